@@ -1,0 +1,138 @@
+# SPDX-License-Identifier: MIT
+#
+# hvprobe: a freestanding x86-64 guest test kernel.
+#
+#   make          build/hvprobe.elf, build/hvprobe.elf32 (QEMU -kernel) and
+#                 build/hvprobe.iso (GRUB, BIOS + UEFI)
+#   make run      boot the default scenario under QEMU and summarise it
+#   make check    host unit tests + the guest suite on all three boot paths
+#   make bench    boot-time benchmark of the three boot paths
+#
+# run and check first make sure the tools they need are installed.
+
+CC := gcc
+LD := ld
+OBJCOPY := objcopy
+PYTHON := python3
+BUILD := build
+
+ifneq ($(shell uname -m),x86_64)
+$(error hvprobe builds on an x86-64 host with GCC and GNU binutils)
+endif
+
+KERNEL_CFLAGS := -std=gnu11 -O2 -g -I. \
+	-ffreestanding -nostdlib -mno-red-zone -mgeneral-regs-only \
+	-fno-pic -fno-pie -fno-stack-protector -fno-asynchronous-unwind-tables \
+	-fno-tree-loop-distribute-patterns \
+	-Wall -Wextra -Werror
+KERNEL_ASFLAGS := -I. -D__ASSEMBLER__
+KERNEL_LDFLAGS := -nostdlib -static -no-pie -z max-page-size=0x1000 \
+	-z noexecstack -T linker.ld
+
+# Link order is test order: tests/ objects run in the order listed.
+KERNEL_OBJS := \
+	boot/entry.o \
+	boot/boot.o \
+	boot/boot_info.o \
+	kernel/acpi.o \
+	kernel/acpi_fadt.o \
+	kernel/cmdline.o \
+	kernel/console.o \
+	kernel/cpuid.o \
+	kernel/entry.o \
+	kernel/json.o \
+	kernel/ktap.o \
+	kernel/libc.o \
+	kernel/main.o \
+	kernel/power.o \
+	kernel/printf.o \
+	kernel/runner.o \
+	kernel/string.o \
+	kernel/trap.o \
+	tests/boot.o \
+	tests/exceptions.o \
+	tests/cpuinfo.o \
+	tests/crash.o
+
+KERNEL_OBJS := $(addprefix $(BUILD)/,$(KERNEL_OBJS))
+
+# Pure logic, built unchanged into the host unit tests.
+UNIT_SHARED := \
+	boot/boot_info.c \
+	kernel/acpi.c \
+	kernel/acpi_fadt.c \
+	kernel/cmdline.c \
+	kernel/json.c \
+	kernel/ktap.c \
+	kernel/printf.c \
+	kernel/runner.c \
+	kernel/string.c
+
+UNIT_TESTS := \
+	tests/unit/main.c \
+	tests/unit/phys_buffer.c \
+	tests/unit/test_acpi.c \
+	tests/unit/test_boot_info.c \
+	tests/unit/test_cmdline.c \
+	tests/unit/test_json.c \
+	tests/unit/test_ktap.c \
+	tests/unit/test_printf.c
+
+UNIT_CFLAGS := -std=gnu11 -O1 -g -I. -DHOST_TEST \
+	-fsanitize=address,undefined -fno-sanitize-recover=all \
+	-fno-omit-frame-pointer -Wall -Wextra -Werror
+
+.PHONY: all run check bench unit deps clean
+
+all: $(BUILD)/hvprobe.elf $(BUILD)/hvprobe.elf32 $(BUILD)/hvprobe.iso
+
+$(BUILD)/%.o: %.c
+	@mkdir -p $(dir $@)
+	$(CC) $(KERNEL_CFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/%.o: %.S
+	@mkdir -p $(dir $@)
+	$(CC) $(KERNEL_ASFLAGS) -MMD -MP -c $< -o $@
+
+$(BUILD)/hvprobe.elf: $(KERNEL_OBJS) linker.ld
+	$(LD) $(KERNEL_LDFLAGS) -o $@ $(KERNEL_OBJS)
+
+# QEMU's Multiboot loader refuses ELF64; the same image as ELF32 loads,
+# since every address is below 4 GiB (the code stays 64-bit).
+$(BUILD)/hvprobe.elf32: $(BUILD)/hvprobe.elf
+	$(OBJCOPY) -O elf32-i386 $< $@
+
+$(BUILD)/isodir/boot/grub/grub.cfg: boot/grub.cfg
+	@mkdir -p $(dir $@)
+	cp $< $@
+
+$(BUILD)/isodir/boot/hvprobe.elf: $(BUILD)/hvprobe.elf
+	@mkdir -p $(dir $@)
+	cp $< $@
+
+$(BUILD)/hvprobe.iso: $(BUILD)/isodir/boot/hvprobe.elf $(BUILD)/isodir/boot/grub/grub.cfg tools/mkiso
+	tools/mkiso $(BUILD)/isodir $@
+
+$(BUILD)/unit/hvprobe-unit: $(UNIT_SHARED) $(UNIT_TESTS) $(wildcard */*.h tests/unit/*.h)
+	@mkdir -p $(dir $@)
+	$(CC) $(UNIT_CFLAGS) -o $@ $(UNIT_SHARED) $(UNIT_TESTS)
+
+unit: $(BUILD)/unit/hvprobe-unit
+	$(BUILD)/unit/hvprobe-unit
+
+deps:
+	@tools/deps
+
+run: deps all
+	tools/run --boot kernel
+
+check: deps all $(BUILD)/unit/hvprobe-unit
+	tools/check --no-build
+
+bench: deps all
+	bench/boot-time
+
+clean:
+	rm -rf $(BUILD)
+
+-include $(KERNEL_OBJS:.o=.d)

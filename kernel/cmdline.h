@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The kernel command line: space-separated key=value words (DESIGN.md,
+ * "Command line"). Parsing is pure and table-driven; an unknown key or bad
+ * value yields a message naming the key and the accepted values.
+ */
+#ifndef KERNEL_CMDLINE_H
+#define KERNEL_CMDLINE_H
+
+#include "kernel/types.h"
+
+enum lpj_source {
+	LPJ_SOURCE_AUTO,
+	LPJ_SOURCE_HYPERV,
+	LPJ_SOURCE_KVM,
+	LPJ_SOURCE_CPUID,
+	LPJ_SOURCE_CMDLINE,
+	LPJ_SOURCE_CALIBRATE,
+	LPJ_SOURCE_COUNT,
+};
+
+enum calibrate_method { CALIBRATE_LINUX, CALIBRATE_FAST, CALIBRATE_COUNT };
+enum bringup_mode { BRINGUP_SERIAL, BRINGUP_PARALLEL, BRINGUP_COUNT };
+
+enum timer_choice {
+	TIMER_AUTO,
+	TIMER_PIT,
+	TIMER_HPET,
+	TIMER_PMTMR,
+	TIMER_APIC,
+	TIMER_HV,
+	TIMER_COUNT,
+};
+
+enum exit_method { EXIT_AUTO, EXIT_QEMU, EXIT_ACPI, EXIT_HALT, EXIT_COUNT };
+
+#define CMDLINE_TEST_MAX 256
+/* cpus= default: start every AP the firmware lists. */
+#define CPUS_ALL 0xffffffffu
+
+struct options {
+	char test[CMDLINE_TEST_MAX];
+	u64 lpj;
+	u32 lpj_source;
+	u32 calibrate;
+	u32 bringup;
+	u32 cpus;
+	u32 timer;
+	u64 pmu_period;
+	u64 pmu_seconds;
+	u64 pmu_nmi_ipi;
+	u32 exit;
+	u64 hz;
+};
+
+extern const char *const lpj_source_names[LPJ_SOURCE_COUNT];
+extern const char *const timer_names[TIMER_COUNT];
+extern const char *const exit_names[EXIT_COUNT];
+
+void options_default(struct options *o);
+/*
+ * Parse line into o (which holds the defaults). Returns false on the first
+ * bad word, with a message in err naming the key and the accepted values.
+ */
+bool cmdline_parse(const char *line, struct options *o, char *err, size_t errlen);
+
+#endif

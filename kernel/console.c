@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: MIT
+/*
+ * 16550 UART driver, polled (PC16550D datasheet; register offsets from the
+ * COM1 base 0x3f8). Output only: hvprobe never reads the console.
+ */
+#include "kernel/console.h"
+#include "kernel/percpu.h"
+#include "kernel/printf.h"
+#include "kernel/spinlock.h"
+#include "kernel/string.h"
+#include "kernel/x86.h"
+
+#define COM1 0x3f8
+#define UART_THR 0 /* transmit holding (DLAB=0) */
+#define UART_DLL 0 /* divisor latch low (DLAB=1) */
+#define UART_IER 1
+#define UART_DLM 1
+#define UART_FCR 2
+#define UART_LCR 3
+#define  UART_LCR_8N1 0x03
+#define  UART_LCR_DLAB 0x80
+#define UART_MCR 4
+#define  UART_MCR_DTR_RTS_OUT2 0x0b
+#define UART_LSR 5
+#define  UART_LSR_THRE 0x20
+#define  UART_FCR_ENABLE_CLEAR 0x07
+/* 1.8432 MHz / 16 / 115200 */
+#define UART_DIVISOR_115200 1
+/* An absent UART must not hang us: give up on a byte after this many polls. */
+#define UART_POLL_LIMIT 100000
+
+static struct spinlock console_lock;
+
+void console_init(void)
+{
+	outb(COM1 + UART_IER, 0);
+	outb(COM1 + UART_LCR, UART_LCR_DLAB);
+	outb(COM1 + UART_DLL, UART_DIVISOR_115200);
+	outb(COM1 + UART_DLM, 0);
+	outb(COM1 + UART_LCR, UART_LCR_8N1);
+	outb(COM1 + UART_FCR, UART_FCR_ENABLE_CLEAR);
+	outb(COM1 + UART_MCR, UART_MCR_DTR_RTS_OUT2);
+}
+
+static void put_byte(char c)
+{
+	for (int i = 0; i < UART_POLL_LIMIT; i++)
+		if (inb(COM1 + UART_LSR) & UART_LSR_THRE)
+			break;
+	outb(COM1 + UART_THR, (u8)c);
+}
+
+static void write_raw(const char *s, size_t len)
+{
+	for (size_t i = 0; i < len; i++) {
+		if (s[i] == '\n')
+			put_byte('\r');
+		put_byte(s[i]);
+	}
+}
+
+void console_write(const char *s, size_t len)
+{
+	bool nested = spin_lock_reentrant(&console_lock);
+
+	write_raw(s, len);
+	spin_unlock_reentrant(&console_lock, nested);
+}
+
+void console_write_line(const char *line)
+{
+	bool nested = spin_lock_reentrant(&console_lock);
+
+	write_raw(line, strlen(line));
+	write_raw("\n", 1);
+	spin_unlock_reentrant(&console_lock, nested);
+}
+
+int vprintf(const char *fmt, va_list ap)
+{
+	char buf[512];
+	int n = vsnprintf(buf, sizeof(buf), fmt, ap);
+
+	console_write(buf, MIN((size_t)n, sizeof(buf) - 1));
+	return n;
+}
+
+int printf(const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vprintf(fmt, ap);
+	va_end(ap);
+	return n;
+}

@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: MIT */
+/* What the kernel learned at boot, for the tests to read. */
+#ifndef KERNEL_KERNEL_H
+#define KERNEL_KERNEL_H
+
+#include "boot/boot_info.h"
+#include "kernel/acpi.h"
+#include "kernel/acpi_fadt.h"
+#include "kernel/cmdline.h"
+
+#define HVPROBE_VERSION "0.1"
+
+extern const struct boot_info *boot_info;
+extern struct options options;
+extern struct acpi acpi;
+extern bool acpi_ok;
+
+__noreturn void kmain(const struct boot_info *bi);
+
+#endif

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: MIT
+/*
+ * boot: the loader's information arrives intact.
+ *
+ * Every later figure depends on the kernel having been started the way the
+ * user asked: the command line carries the experiment's settings, the
+ * memory map bounds where the AP trampoline may go, and the RSDP is the
+ * root of every ACPI table the SMP and timer code reads. A pass means the
+ * command line parsed, the memory map is well-formed, and an RSDP was
+ * found with valid checksums on this boot path (Multiboot 2 tags under
+ * GRUB, a BIOS-area scan under QEMU -kernel). The host runner compares the
+ * DATA line's command line and RAM size with what it gave QEMU.
+ */
+#include "kernel/json.h"
+#include "kernel/kernel.h"
+#include "kernel/string.h"
+#include "kernel/test.h"
+
+/* Sorted, non-overlapping regions are what an E820-style map promises. */
+static bool regions_ordered(const struct boot_info *bi, u32 *bad)
+{
+	for (u32 i = 1; i < bi->mem_count; i++) {
+		const struct mem_region *prev = &bi->mem[i - 1];
+
+		if (bi->mem[i].base < prev->base + prev->length) {
+			*bad = i;
+			return false;
+		}
+	}
+	return true;
+}
+
+static void emit_data(const struct boot_info *bi)
+{
+	char buf[BOOT_CMDLINE_MAX + 512];
+	struct json j;
+	const char *doc;
+
+	json_init(&j, buf, sizeof(buf));
+	json_object_begin(&j, NULL);
+	json_string(&j, "test", "boot");
+	json_string(&j, "protocol", bi->protocol);
+	json_string(&j, "loader", bi->loader);
+	json_string(&j, "cmdline", bi->cmdline);
+	json_u64(&j, "mem_regions", bi->mem_count);
+	json_u64(&j, "mem_ram_kib", boot_info_ram_kib(bi));
+	json_u64(&j, "mem_extent_kib", boot_info_ram_extent_kib(bi));
+	json_string(&j, "rsdp_source", acpi.rsdp_source ? acpi.rsdp_source : "none");
+	/* A loader's copy has no address of its own. */
+	if (acpi.rsdp_address)
+		json_hex(&j, "rsdp", acpi.rsdp_address);
+	json_u64(&j, "acpi_revision", acpi.rsdp.revision);
+	json_string(&j, "root_table", acpi.root_address ? (acpi.xsdt ? "XSDT" : "RSDT") : "none");
+	json_hex(&j, "root_table_address", acpi.root_address);
+	json_u64(&j, "acpi_tables", acpi.table_count);
+	json_object_end(&j);
+	doc = json_finish(&j);
+	if (doc)
+		report_data(doc);
+	else
+		report_error("DATA line did not fit its buffer");
+}
+
+DEFINE_TEST(boot, "the loader's information arrives intact", 0)
+{
+	const struct boot_info *bi = boot_info;
+	char why[64];
+	u32 bad = 0;
+
+	report_info("command line: \"%s\"", bi->cmdline);
+	report(!bi->problems[0], "boot information well-formed%s%s",
+	       bi->problems[0] ? ": " : "", bi->problems);
+	report(bi->loader[0], "loader names itself (\"%s\")", bi->loader);
+
+	for (u32 i = 0; i < bi->mem_count; i++)
+		report_info("memory %016llx-%016llx type %u",
+			    (unsigned long long)bi->mem[i].base,
+			    (unsigned long long)(bi->mem[i].base + bi->mem[i].length - 1),
+			    bi->mem[i].type);
+	report(bi->mem_count > 0, "memory map has %u regions", bi->mem_count);
+	if (!regions_ordered(bi, &bad))
+		report_info("region %u starts before region %u ends", bad, bad - 1);
+	report(!bad, "memory map regions sorted and disjoint");
+	report(boot_info_ram_kib(bi) >= 1024, "memory map reports %llu KiB of RAM",
+	       (unsigned long long)boot_info_ram_kib(bi));
+
+	report_prefix_push("acpi");
+	report(acpi.rsdp_source != NULL, "RSDP found (%s)",
+	       acpi.rsdp_source ? acpi.rsdp_source : "none");
+	report(acpi_rsdp_valid(&acpi.rsdp, acpi.rsdp.revision >= 2 ? sizeof(acpi.rsdp)
+								    : ACPI_RSDP_V1_SIZE,
+			       why, sizeof(why)),
+	       "RSDP checksum valid (revision %u)", acpi.rsdp.revision);
+	report(acpi_ok, "root table %s valid with %u tables%s%s",
+	       acpi.xsdt ? "XSDT" : "RSDT", acpi.table_count, acpi.problems[0] ? ": " : "",
+	       acpi.problems);
+	report(acpi_find(&acpi, "FACP", 0) != NULL, "FADT present and valid");
+	report_prefix_pop();
+
+	emit_data(bi);
+}

@@ -1,0 +1,33 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Host unit tests of hvprobe's pure logic. The tests are registered with
+ * the kernel's own DEFINE_TEST and run by the kernel's own runner, so the
+ * KTAP they print is produced by the code under test too.
+ *
+ *	build/unit/hvprobe-unit [test,test,...]
+ */
+#include <stdio.h>
+
+#include "kernel/test.h"
+
+static void write_line(const char *line)
+{
+	puts(line);
+}
+
+int main(int argc, char **argv)
+{
+	const char *selection = argc > 1 ? argv[1] : "all";
+	char err[512];
+
+	if (argc > 2 || (argc == 2 && argv[1][0] == '-')) {
+		fprintf(stderr, "usage: %s [test,test,...]\n", argv[0]);
+		return 2;
+	}
+	tests_init(write_line);
+	if (!tests_check_selection(selection, err, sizeof(err))) {
+		fprintf(stderr, "%s\n", err);
+		return 2;
+	}
+	return tests_run(selection, "hvprobe host unit tests") > RESULT_SKIP;
+}

@@ -1,0 +1,537 @@
+// SPDX-License-Identifier: MIT
+/*
+ * ACPI discovery (ACPI 6.5 section 5.2) and the FADT and \_S5 parsing
+ * (5.2.9, 7.4.2, 20.2), on tables built in the fake physical memory with
+ * correct checksums. Every timer and SMP figure starts from these tables,
+ * and power-off writes the \_S5 sleep type into PM1 control: a wrong table
+ * followed, or a bad one not refused, means a wrong port poked. Covered:
+ * the checksum, the RSDP's validation and its BIOS-area scan (EBDA first,
+ * then E0000-FFFFF, decoys skipped), the XSDT preferred with the RSDT as
+ * fallback, lookups that skip and report a corrupt or overlong table, the
+ * FADT fields, and \_S5 in each AML integer encoding, truncated, and
+ * without its NameOp.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/acpi.h"
+#include "kernel/acpi_fadt.h"
+#include "kernel/test.h"
+#include "tests/unit/phys_buffer.h"
+
+/* The BIOS data area's EBDA segment, and where the tests put things. */
+#define BDA_EBDA_SEGMENT 0x40e
+#define EBDA_ADDR	 0x9fc00
+#define ROM_ADDR	 0xe0000
+#define RSDT_ADDR	 0x100000
+#define XSDT_ADDR	 0x101000
+#define FADT_ADDR	 0x102000
+#define DSDT_ADDR	 0x103000
+#define X_DSDT_ADDR	 0x104000
+#define MADT_ADDR	 0x105000
+#define SSDT_ADDR	 0x106000
+#define PHYS_END	 ((u64)PHYS_BUFFER_SIZE)
+
+/* FADT byte offsets (ACPI 6.5 Table 5.9); 276 bytes since revision 6. */
+#define FADT_DSDT	  40
+#define FADT_SMI_CMD	  48
+#define FADT_ACPI_ENABLE  52
+#define FADT_PM1A_CNT_BLK 64
+#define FADT_PM1B_CNT_BLK 68
+#define FADT_PM_TMR_BLK	  76
+#define FADT_FLAGS	  112
+#define FADT_X_DSDT	  140
+#define FADT_V1_SIZE	  116
+#define FADT_V6_SIZE	  276
+
+/* AML (ACPI 6.5 20.2): NameOp, RootChar, PackageOp, and the name _S5_. */
+#define NAME 0x08
+#define ROOT '\\'
+#define PKG  0x12
+#define S5   '_', 'S', '5', '_'
+
+static struct boot_info bi;
+static struct acpi a;
+
+static void reset(void)
+{
+	memset(phys_buffer, 0, PHYS_BUFFER_SIZE);
+	memset(&bi, 0, sizeof(bi));
+}
+
+/* Byte sum, written here rather than trusting acpi_checksum(). */
+static u8 sum(const void *p, size_t len)
+{
+	const u8 *b = p;
+	u8 s = 0;
+
+	for (size_t i = 0; i < len; i++)
+		s += b[i];
+	return s;
+}
+
+static void fix_checksum(struct acpi_header *h)
+{
+	h->checksum = 0;
+	h->checksum = -sum(h, h->length);
+}
+
+/* A table of length bytes: header, zero body, valid checksum. */
+static struct acpi_header *table(u64 addr, const char *sig, u32 length)
+{
+	struct acpi_header *h = phys_buffer_at(addr);
+
+	memset(h, 0, length);
+	memcpy(h->signature, sig, 4);
+	h->length = length;
+	h->revision = 1;
+	memcpy(h->oem_id, "HVPRB ", 6);
+	fix_checksum(h);
+	return h;
+}
+
+/* A table whose body is the given bytes (a DSDT's AML). */
+static struct acpi_header *table_with(u64 addr, const char *sig, const void *body, u32 len)
+{
+	struct acpi_header *h = table(addr, sig, sizeof(*h) + len);
+
+	memcpy(h + 1, body, len);
+	fix_checksum(h);
+	return h;
+}
+
+static void rsdt(const u32 *entries, u32 n)
+{
+	table_with(RSDT_ADDR, "RSDT", entries, n * 4);
+}
+
+static void xsdt(const u64 *entries, u32 n)
+{
+	table_with(XSDT_ADDR, "XSDT", entries, n * 8);
+}
+
+/* An RSDP image: revision 0 is 20 bytes, revision 2 is 36. */
+static struct acpi_rsdp *rsdp_fill(void *p, u8 revision, u32 rsdt_addr, u64 xsdt_addr)
+{
+	struct acpi_rsdp *r = p;
+
+	memset(r, 0, revision >= 2 ? sizeof(*r) : ACPI_RSDP_V1_SIZE);
+	memcpy(r->signature, "RSD PTR ", 8);
+	memcpy(r->oem_id, "HVPRB ", 6);
+	r->revision = revision;
+	r->rsdt_address = rsdt_addr;
+	r->checksum = -sum(r, ACPI_RSDP_V1_SIZE);
+	if (revision >= 2) {
+		r->length = sizeof(*r);
+		r->xsdt_address = xsdt_addr;
+		r->extended_checksum = -sum(r, sizeof(*r));
+	}
+	return r;
+}
+
+static struct acpi_rsdp *rsdp_at(u64 addr, u8 revision, u32 rsdt_addr, u64 xsdt_addr)
+{
+	return rsdp_fill(phys_buffer_at(addr), revision, rsdt_addr, xsdt_addr);
+}
+
+/* The loader's copy of a revision 2 RSDP, as Multiboot 2 tag 15 gives. */
+static void loader_rsdp(u32 rsdt_addr, u64 xsdt_addr)
+{
+	rsdp_fill(bi.rsdp, 2, rsdt_addr, xsdt_addr);
+	bi.rsdp_size = ACPI_RSDP_V2_SIZE;
+	bi.rsdp_source = "multiboot2 tag 15";
+}
+
+static void set_ebda_segment(u16 segment)
+{
+	memcpy(phys_buffer_at(BDA_EBDA_SEGMENT), &segment, sizeof(segment));
+}
+
+static void check_str(const char *actual, const char *expected, const char *what)
+{
+	if (!actual || strcmp(actual, expected))
+		report_info("%s: got \"%s\", expected \"%s\"", what, actual ? actual : "(null)",
+			    expected);
+	report(actual && !strcmp(actual, expected), "%s", what);
+}
+
+static void check_rsdp(const void *p, size_t len, bool valid, const char *why_expected,
+		       const char *what)
+{
+	char why[64] = "";
+	bool ok = acpi_rsdp_valid(p, len, why, sizeof(why));
+
+	if (ok != valid || strcmp(why, why_expected))
+		report_info("%s: %s \"%s\"", what, ok ? "valid" : "invalid", why);
+	report(ok == valid && !strcmp(why, why_expected), "%s", what);
+}
+
+static u64 addr_of(const struct acpi_header *h)
+{
+	return h ? (u64)((const u8 *)h - phys_buffer) : 0;
+}
+
+/* acpi_s5_parse over an exactly sized heap copy, so ASan sees over-reads. */
+static void check_s5(const u8 *aml, size_t len, bool found, u8 typa, u8 typb, const char *what)
+{
+	u8 *copy = malloc(len);
+	u8 a_got = 0xee, b_got = 0xee;
+	bool ok;
+
+	memcpy(copy, aml, len);
+	ok = acpi_s5_parse(copy, len, &a_got, &b_got);
+	free(copy);
+	if (ok != found || (found && (a_got != typa || b_got != typb)))
+		report_info("%s: %s, SLP_TYPa %u SLP_TYPb %u", what, ok ? "found" : "not found",
+			    a_got, b_got);
+	report(ok == found && (!found || (a_got == typa && b_got == typb)), "%s", what);
+}
+
+#define CHECK_S5(what, found, typa, typb, ...)                                                     \
+	check_s5((const u8[]){ __VA_ARGS__ }, sizeof((const u8[]){ __VA_ARGS__ }), found, typa,    \
+		 typb, what)
+
+/* A FADT of the given length, pointing at DSDT and X_DSDT. */
+static struct acpi_header *fadt(u32 length, u32 dsdt, u64 x_dsdt, u32 flags)
+{
+	struct acpi_header *h = table(FADT_ADDR, "FACP", length);
+	u8 *f = (u8 *)h;
+	u32 smi_cmd = 0xb2, pm1a = 0x604, pm1b = 0x704, pm_tmr = 0x608;
+
+	h->revision = length >= FADT_V6_SIZE ? 6 : 1;
+	memcpy(f + FADT_DSDT, &dsdt, 4);
+	memcpy(f + FADT_SMI_CMD, &smi_cmd, 4);
+	f[FADT_ACPI_ENABLE] = 0xf1;
+	memcpy(f + FADT_PM1A_CNT_BLK, &pm1a, 4);
+	memcpy(f + FADT_PM1B_CNT_BLK, &pm1b, 4);
+	memcpy(f + FADT_PM_TMR_BLK, &pm_tmr, 4);
+	memcpy(f + FADT_FLAGS, &flags, 4);
+	/* Written even past a short FADT's end, where it must not be read. */
+	memcpy(f + FADT_X_DSDT, &x_dsdt, 8);
+	fix_checksum(h);
+	return h;
+}
+
+/* A DSDT holding Name (_S5, Package (4) { typa, typb, 0, 0 }). */
+static void dsdt(u64 addr, u8 typa, u8 typb)
+{
+	const u8 aml[] = { 0x10, 0x05, ROOT, 0x00, NAME, S5,   PKG, 0x0a,
+			   0x04, 0x0a, typa, 0x0a, typb, 0x00, 0x00 };
+
+	table_with(addr, "DSDT", aml, sizeof(aml));
+}
+
+/* RSDT listing just the FADT, and acpi_init over a scanned RSDP. */
+static bool init_with_fadt(void)
+{
+	static const u32 entries[] = { FADT_ADDR };
+
+	rsdt(entries, ARRAY_SIZE(entries));
+	rsdp_at(ROM_ADDR, 0, RSDT_ADDR, 0);
+	return acpi_init(&a, &bi, phys_buffer_read);
+}
+
+DEFINE_TEST(unit_acpi_rsdp, "checksum and RSDP validation", 0)
+{
+	static const u8 six[] = { 1, 2, 3 };
+	static const u8 zero_sum[] = { 0xff, 0x01, 0x80, 0x80 };
+	u8 ones[256];
+	struct acpi_rsdp r;
+
+	memset(ones, 1, sizeof(ones));
+	report_eq(acpi_checksum(six, sizeof(six)), 6, "1 + 2 + 3 is 6");
+	report_eq(acpi_checksum(zero_sum, sizeof(zero_sum)), 0, "sums wrap modulo 256");
+	report_eq(acpi_checksum(ones, sizeof(ones)), 0, "256 ones sum to 0");
+	report_eq(acpi_checksum(ones, 0), 0, "no bytes sum to 0");
+	reset();
+	report_eq(acpi_checksum(table(RSDT_ADDR, "RSDT", 40), 40), 0,
+		  "a table with a fixed checksum sums to 0");
+
+	rsdp_fill(&r, 0, RSDT_ADDR, 0);
+	check_rsdp(&r, ACPI_RSDP_V1_SIZE, true, "", "a 20-byte revision 0 RSDP is valid");
+	check_rsdp(&r, sizeof(r), true, "", "revision 0 ignores the bytes past 20");
+	check_rsdp(&r, ACPI_RSDP_V1_SIZE - 1, false, "no RSDP signature", "19 bytes are too short");
+	r.signature[7] = '!';
+	check_rsdp(&r, ACPI_RSDP_V1_SIZE, false, "no RSDP signature", "a wrong signature");
+
+	rsdp_fill(&r, 0, RSDT_ADDR, 0);
+	r.oem_id[0] ^= 1;
+	check_rsdp(&r, ACPI_RSDP_V1_SIZE, false, "RSDP checksum bad", "a wrong checksum");
+
+	rsdp_fill(&r, 2, RSDT_ADDR, XSDT_ADDR);
+	check_rsdp(&r, sizeof(r), true, "", "a 36-byte revision 2 RSDP is valid");
+	check_rsdp(&r, ACPI_RSDP_V1_SIZE, false, "RSDP 2.0 length 0 invalid",
+		   "revision 2 in 20 bytes is too short");
+	r.xsdt_address ^= 0x10;
+	check_rsdp(&r, sizeof(r), false, "RSDP extended checksum bad",
+		   "a wrong extended checksum (the first 20 bytes still sum to 0)");
+
+	rsdp_fill(&r, 2, RSDT_ADDR, XSDT_ADDR);
+	r.length = ACPI_RSDP_V1_SIZE;
+	r.checksum = 0;
+	r.checksum = -sum(&r, ACPI_RSDP_V1_SIZE);
+	r.extended_checksum = 0;
+	r.extended_checksum = -sum(&r, sizeof(r));
+	check_rsdp(&r, sizeof(r), false, "RSDP 2.0 length 20 invalid", "a length field below 36");
+	r.length = 40;
+	check_rsdp(&r, sizeof(r), false, "RSDP 2.0 length 40 invalid",
+		   "a length field past the image");
+}
+
+DEFINE_TEST(unit_acpi_scan, "the RSDP scan of the EBDA and the BIOS ROM", 0)
+{
+	reset();
+	report_eq(acpi_rsdp_scan(phys_buffer_read), 0, "empty BIOS areas: not found");
+
+	rsdp_at(0xf5a40, 0, RSDT_ADDR, 0);
+	report_eq(acpi_rsdp_scan(phys_buffer_read), 0xf5a40, "found in the BIOS ROM area");
+
+	reset();
+	rsdp_at(0xfffe0, 0, RSDT_ADDR, 0);
+	report_eq(acpi_rsdp_scan(phys_buffer_read), 0xfffe0, "found in the last slot it fits in");
+
+	reset();
+	rsdp_at(0xffff0, 0, RSDT_ADDR, 0);
+	report_eq(acpi_rsdp_scan(phys_buffer_read), 0, "not found running past 1 MiB");
+
+	reset();
+	rsdp_at(ROM_ADDR + 8, 0, RSDT_ADDR, 0);
+	report_eq(acpi_rsdp_scan(phys_buffer_read), 0, "not on a 16-byte boundary: not found");
+
+	reset();
+	rsdp_at(ROM_ADDR, 0, RSDT_ADDR, 0)->checksum ^= 1;
+	rsdp_at(ROM_ADDR + 0x10, 0, RSDT_ADDR, 0);
+	report_eq(acpi_rsdp_scan(phys_buffer_read), ROM_ADDR + 0x10,
+		  "a bad-checksum decoy is passed over for the good one after it");
+
+	reset();
+	rsdp_at(ROM_ADDR, 2, RSDT_ADDR, XSDT_ADDR)->extended_checksum ^= 1;
+	rsdp_at(ROM_ADDR + 0x30, 2, RSDT_ADDR, XSDT_ADDR);
+	report_eq(acpi_rsdp_scan(phys_buffer_read), ROM_ADDR + 0x30,
+		  "a bad extended checksum is passed over too");
+
+	reset();
+	set_ebda_segment(EBDA_ADDR >> 4);
+	rsdp_at(EBDA_ADDR + 0x40, 0, RSDT_ADDR, 0);
+	rsdp_at(ROM_ADDR, 0, RSDT_ADDR, 0);
+	report_eq(acpi_rsdp_scan(phys_buffer_read), EBDA_ADDR + 0x40,
+		  "the EBDA named at 0x40e is searched first");
+
+	reset();
+	set_ebda_segment(EBDA_ADDR >> 4);
+	rsdp_at(EBDA_ADDR + 0x400, 0, RSDT_ADDR, 0);
+	report_eq(acpi_rsdp_scan(phys_buffer_read), 0, "only the EBDA's first KiB is searched");
+	rsdp_at(ROM_ADDR, 0, RSDT_ADDR, 0);
+	report_eq(acpi_rsdp_scan(phys_buffer_read), ROM_ADDR,
+		  "nothing in the EBDA: the ROM area is searched");
+}
+
+DEFINE_TEST(unit_acpi_init, "XSDT preferred, RSDT as fallback", 0)
+{
+	static const u32 rsdt_entries[] = { FADT_ADDR };
+	static const u64 xsdt_entries[] = { FADT_ADDR, MADT_ADDR };
+	static u32 too_many[ACPI_MAX_TABLES + 6];
+	struct acpi_rsdp *r;
+
+	reset();
+	rsdt(rsdt_entries, ARRAY_SIZE(rsdt_entries));
+	xsdt(xsdt_entries, ARRAY_SIZE(xsdt_entries));
+	loader_rsdp(RSDT_ADDR, XSDT_ADDR);
+	report(acpi_init(&a, &bi, phys_buffer_read), "the loader's RSDP and a valid XSDT");
+	report(a.xsdt && a.table_count == 2 && a.tables[1] == MADT_ADDR,
+	       "the XSDT's two tables are used");
+	check_str(a.rsdp_source, "multiboot2 tag 15", "the RSDP is the loader's copy");
+	report_eq(a.rsdp_address, 0, "which has no address");
+	check_str(a.problems, "", "no problems");
+
+	((struct acpi_header *)phys_buffer_at(XSDT_ADDR))->checksum ^= 1;
+	report(acpi_init(&a, &bi, phys_buffer_read), "a corrupt XSDT: still usable");
+	report(!a.xsdt && a.table_count == 1 && a.tables[0] == FADT_ADDR,
+	       "the RSDT's one table is used");
+	check_str(a.problems, "XSDT at 0x101000: checksum bad", "the XSDT is reported");
+
+	loader_rsdp(RSDT_ADDR, 0);
+	report(acpi_init(&a, &bi, phys_buffer_read) && !a.xsdt,
+	       "a revision 2 RSDP without an XSDT: the RSDT");
+
+	reset();
+	rsdt(rsdt_entries, ARRAY_SIZE(rsdt_entries));
+	xsdt(xsdt_entries, ARRAY_SIZE(xsdt_entries));
+	r = rsdp_at(ROM_ADDR, 0, RSDT_ADDR, 0);
+	/* A revision 0 RSDP has no XSDT field: what lies there is not one. */
+	memcpy((u8 *)r + 24, &(u64){ XSDT_ADDR }, 8);
+	report(acpi_init(&a, &bi, phys_buffer_read) && !a.xsdt && a.table_count == 1,
+	       "revision 0 found by the scan: the RSDT, even with an XSDT address after it");
+	check_str(a.rsdp_source, "BIOS area scan", "the RSDP source is the scan");
+	report_eq(a.rsdp_address, ROM_ADDR, "at its address");
+
+	loader_rsdp(RSDT_ADDR, XSDT_ADDR);
+	bi.rsdp[0] = 'X';
+	report(acpi_init(&a, &bi, phys_buffer_read), "a bad loader copy: the scan finds one");
+	check_str(a.problems, "loader's RSDP: no RSDP signature", "the loader's copy is reported");
+	report_eq(a.rsdp_address, ROM_ADDR, "the scanned RSDP is used");
+
+	reset();
+	report(!acpi_init(&a, &bi, phys_buffer_read), "no RSDP anywhere: no ACPI");
+	check_str(a.problems, "no RSDP found", "reported");
+
+	rsdp_at(ROM_ADDR, 0, PHYS_END + 0x1000, 0);
+	report(!acpi_init(&a, &bi, phys_buffer_read), "an RSDP pointing outside memory: no ACPI");
+	check_str(a.problems, "table at 0x201000 unreadable", "the address is reported");
+
+	rsdp_at(ROM_ADDR, 0, RSDT_ADDR, 0);
+	table(RSDT_ADDR, "RSDT", 36)->length = 20;
+	report(!acpi_init(&a, &bi, phys_buffer_read), "an RSDT shorter than its header: no ACPI");
+	check_str(a.problems, "RSDT at 0x100000: length 20 invalid", "its length is reported");
+
+	table(RSDT_ADDR, "FACP", 36);
+	report(!acpi_init(&a, &bi, phys_buffer_read), "an RSDT that is another table: no ACPI");
+	check_str(a.problems, "root table signature FACP", "its signature is reported");
+
+	reset();
+	for (u32 i = 0; i < ARRAY_SIZE(too_many); i++)
+		too_many[i] = SSDT_ADDR + i * 0x100;
+	rsdt(too_many, ARRAY_SIZE(too_many));
+	rsdp_at(ROM_ADDR, 0, RSDT_ADDR, 0);
+	report(acpi_init(&a, &bi, phys_buffer_read), "an RSDT of 70 entries is usable");
+	report(a.table_count == ACPI_MAX_TABLES && a.tables[63] == SSDT_ADDR + 63 * 0x100,
+	       "its first ACPI_MAX_TABLES entries are kept");
+	check_str(a.problems, "root table lists 70 tables; using 64", "the rest are reported");
+
+	reset();
+	table(XSDT_ADDR, "XSDT", 36)->length = 0;
+	loader_rsdp(PHYS_END + 0x1000, XSDT_ADDR);
+	report(!acpi_init(&a, &bi, phys_buffer_read), "XSDT and RSDT both bad: no ACPI");
+	check_str(a.problems, "XSDT at 0x101000: length 0 invalid; table at 0x201000 unreadable",
+		  "both are reported");
+}
+
+DEFINE_TEST(unit_acpi_find, "lookups skip corrupt and overlong tables", 0)
+{
+	static const u32 entries[] = {
+		FADT_ADDR, FADT_ADDR + 0x100, PHYS_END - 64,	 MADT_ADDR,
+		SSDT_ADDR, SSDT_ADDR + 0x100, PHYS_END + 0x1000,
+	};
+	const u64 end = PHYS_END;
+
+	reset();
+	table(FADT_ADDR, "FACP", FADT_V6_SIZE)->checksum ^= 1;
+	table(FADT_ADDR + 0x100, "FACP", FADT_V6_SIZE);
+	table(PHYS_END - 64, "APIC", 64)->length = 256;
+	table(MADT_ADDR, "APIC", 64);
+	table(SSDT_ADDR, "SSDT", 40);
+	table(SSDT_ADDR + 0x100, "SSDT", 48);
+	rsdt(entries, ARRAY_SIZE(entries));
+	rsdp_at(ROM_ADDR, 0, RSDT_ADDR, 0);
+	report(acpi_init(&a, &bi, phys_buffer_read), "an RSDT of seven entries");
+	report_eq(a.table_count, 7, "all seven are listed");
+
+	report_eq(addr_of(acpi_find(&a, "FACP", 0)), FADT_ADDR + 0x100,
+		  "a FACP with a bad checksum is skipped for the next");
+	report_eq(addr_of(acpi_find(&a, "APIC", 0)), MADT_ADDR,
+		  "an APIC running past the end of memory is skipped for the next");
+	check_str(a.problems,
+		  "FACP at 0x102000: checksum bad; APIC at 0x1fffc0: length 256 invalid",
+		  "both are reported");
+	report_eq(addr_of(acpi_find(&a, "SSDT", 0)), SSDT_ADDR, "the first SSDT");
+	report_eq(addr_of(acpi_find(&a, "SSDT", 1)), SSDT_ADDR + 0x100, "the second SSDT");
+	report(!acpi_find(&a, "SSDT", 2), "no third SSDT");
+	report(!acpi_find(&a, "HPET", 0), "no HPET");
+
+	report(!acpi_table_at(&a, end + 0x1000), "a table outside memory is not read");
+	report(!acpi_table_at(&a, end - 16), "a table whose header runs past memory is not read");
+	table(MADT_ADDR, "APIC", 64)->length = 35;
+	report(!acpi_table_at(&a, MADT_ADDR), "a length below the header's 36 bytes is refused");
+	table(MADT_ADDR, "APIC", 64)->length = 0x1000001;
+	report(!acpi_table_at(&a, MADT_ADDR), "a length over 16 MiB is refused");
+	check_str(strstr(a.problems, "table at 0x201000"),
+		  "table at 0x201000 unreadable; table at 0x1ffff0 unreadable; "
+		  "APIC at 0x105000: length 35 invalid; APIC at 0x105000: length 16777217 invalid",
+		  "each is reported");
+}
+
+DEFINE_TEST(unit_acpi_fadt, "FADT fields and the DSDT it names", 0)
+{
+	struct fadt_info f;
+
+	reset();
+	dsdt(DSDT_ADDR, 5, 5);
+	dsdt(X_DSDT_ADDR, 7, 6);
+	fadt(FADT_V6_SIZE, DSDT_ADDR, X_DSDT_ADDR, ACPI_FADT_TMR_VAL_EXT);
+	init_with_fadt();
+	report(acpi_fadt_parse(&a, &f), "a revision 6 FADT parses");
+	report_eq(f.smi_cmd, 0xb2, "SMI_CMD port");
+	report_eq(f.acpi_enable, 0xf1, "ACPI_ENABLE value");
+	report_eq(f.pm1a_cnt, 0x604, "PM1a control port");
+	report_eq(f.pm1b_cnt, 0x704, "PM1b control port");
+	report_eq(f.pm_tmr, 0x608, "PM timer port");
+	report(f.pm_tmr_32bit, "TMR_VAL_EXT: a 32-bit PM timer");
+	report(!f.hw_reduced, "not hardware-reduced");
+	report_eq(f.dsdt, X_DSDT_ADDR, "X_DSDT is preferred over DSDT");
+	report(f.has_s5 && f.s5_typa == 7 && f.s5_typb == 6, "\\_S5 comes from the X_DSDT");
+
+	fadt(FADT_V6_SIZE, DSDT_ADDR, 0, ACPI_FADT_HW_REDUCED);
+	acpi_fadt_parse(&a, &f);
+	report_eq(f.dsdt, DSDT_ADDR, "X_DSDT 0: the 32-bit DSDT");
+	report(f.has_s5 && f.s5_typa == 5 && f.s5_typb == 5, "\\_S5 from that DSDT");
+	report(f.hw_reduced && !f.pm_tmr_32bit, "HW_REDUCED without TMR_VAL_EXT");
+
+	fadt(FADT_V1_SIZE, DSDT_ADDR, X_DSDT_ADDR, 0);
+	acpi_fadt_parse(&a, &f);
+	report_eq(f.dsdt, DSDT_ADDR, "a 116-byte FADT has no X_DSDT: its bytes are not read");
+	report_eq(f.pm_tmr, 0x608, "and its fields still are");
+
+	((struct acpi_header *)phys_buffer_at(DSDT_ADDR))->checksum ^= 1;
+	report(acpi_fadt_parse(&a, &f), "a corrupt DSDT: the FADT still parses");
+	report(!f.has_s5, "but there is no \\_S5");
+	check_str(a.problems, "DSDT at 0x103000: checksum bad", "the DSDT is reported");
+
+	table(DSDT_ADDR, "SSDT", 64);
+	acpi_fadt_parse(&a, &f);
+	report(!f.has_s5, "a DSDT pointer to another table: no \\_S5");
+
+	reset();
+	table(FADT_ADDR, "APIC", 64);
+	init_with_fadt();
+	report(!acpi_fadt_parse(&a, &f), "no FACP: no FADT");
+	report(!f.pm1a_cnt && !f.has_s5, "and nothing filled in");
+}
+
+DEFINE_TEST(unit_acpi_s5, "\\_S5 in AML: encodings, prefixes, truncation", 0)
+{
+	CHECK_S5("ZeroOp and OneOp", true, 1, 0, NAME, S5, PKG, 0x06, 0x04, 0x01, 0x00, 0x00, 0x00);
+	CHECK_S5("BytePrefix values", true, 5, 7, NAME, S5, PKG, 0x08, 0x04, 0x0a, 0x05, 0x0a, 0x07,
+		 0x00, 0x00);
+	CHECK_S5("WordPrefix and DWordPrefix values, low byte kept", true, 0x34, 0x78, NAME, S5,
+		 PKG, 0x0c, 0x02, 0x0b, 0x34, 0x12, 0x0c, 0x78, 0x56, 0x34, 0x12);
+	CHECK_S5("with the root prefix '\\'", true, 5, 5, NAME, ROOT, S5, PKG, 0x08, 0x04, 0x0a,
+		 0x05, 0x0a, 0x05, 0x00, 0x00);
+	CHECK_S5("inside a Scope, after other bytes", true, 3, 4, 0x10, 0x0f, ROOT, 0x00, 0x5b,
+		 0x80, NAME, S5, PKG, 0x08, 0x04, 0x0a, 0x03, 0x0a, 0x04, 0x00, 0x00);
+	CHECK_S5("a two-byte PkgLength is skipped whole", true, 2, 3, NAME, S5, PKG, 0x48, 0x00,
+		 0x02, 0x0a, 0x02, 0x0a, 0x03);
+
+	CHECK_S5("truncated after the first element", false, 0, 0, NAME, S5, PKG, 0x08, 0x04, 0x0a,
+		 0x05);
+	CHECK_S5("truncated inside a BytePrefix", false, 0, 0, NAME, S5, PKG, 0x08, 0x04, 0x0a,
+		 0x05, 0x0a);
+	CHECK_S5("truncated after PackageOp", false, 0, 0, NAME, S5, PKG);
+	CHECK_S5("truncated after the name", false, 0, 0, NAME, S5);
+	CHECK_S5("a string element is not an integer", false, 0, 0, NAME, S5, PKG, 0x08, 0x04, 0x0d,
+		 'a', 0x00, 0x0a, 0x05);
+	CHECK_S5("not a Package", false, 0, 0, NAME, S5, 0x0a, 0x05);
+
+	CHECK_S5("_S5_ at the very start, with no NameOp", false, 0, 0, S5, PKG, 0x06, 0x04, 0x01,
+		 0x01, 0x00, 0x00);
+	CHECK_S5("_S5_ after a StoreOp, not a NameOp", false, 0, 0, 0x70, S5, PKG, 0x06, 0x04, 0x01,
+		 0x01, 0x00, 0x00);
+	CHECK_S5("'\\_S5_' after a StoreOp, not a NameOp", false, 0, 0, 0x70, ROOT, S5, PKG, 0x06,
+		 0x04, 0x01, 0x01, 0x00, 0x00);
+	CHECK_S5("'\\_S5_' at the very start", false, 0, 0, ROOT, S5, PKG, 0x06, 0x04, 0x01, 0x01,
+		 0x00, 0x00);
+	CHECK_S5("a reference first, then the NameOp definition", true, 2, 2, 0x70, S5, PKG, 0x06,
+		 0x04, 0x01, 0x01, 0x00, 0x00, NAME, S5, PKG, 0x08, 0x04, 0x0a, 0x02, 0x0a, 0x02,
+		 0x00, 0x00);
+	CHECK_S5("no _S5_ at all", false, 0, 0, NAME, '_', 'S', '4', '_', PKG, 0x06, 0x04, 0x01,
+		 0x01, 0x00, 0x00);
+}

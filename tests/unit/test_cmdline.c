@@ -1,0 +1,301 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The command-line parser: every key of its table with a good value, the
+ * defaults, number syntax, word splitting, and each way a word can be
+ * wrong. The command line is how a user picks the experiment (test=,
+ * lpj=, timer=, pmu.*=); a value silently misread or dropped would run a
+ * different experiment than the one the results are filed under, so a bad
+ * word must stop the run with a message naming the key and what is
+ * accepted, and that message must fit whatever buffer the caller has.
+ */
+#include <stdlib.h>
+#include <string.h>
+
+#include "kernel/cmdline.h"
+#include "kernel/printf.h"
+#include "kernel/test.h"
+
+#define ERR_MAX 512
+
+#define ACCEPTED_KEYS                                                                              \
+	" (accepted: test, lpj, lpj_source, calibrate, bringup, cpus, timer, pmu.period, "         \
+	"pmu.seconds, pmu.nmi_ipi, exit, hz)"
+
+static void check_str(const char *actual, const char *expected, const char *what)
+{
+	if (strcmp(actual, expected))
+		report_info("%s: got \"%s\", expected \"%s\"", what, actual, expected);
+	report(!strcmp(actual, expected), "%s", what);
+}
+
+/* line with its tabs, CRs and LFs spelled out, to quote in a KTAP line. */
+static const char *visible(const char *line)
+{
+	static const char blanks[] = "\t\r\n", names[] = "trn";
+	static char buf[ERR_MAX];
+	size_t n = 0;
+
+	for (; *line && n < sizeof(buf) - 3; line++) {
+		const char *blank = strchr(blanks, *line);
+
+		if (blank) {
+			buf[n++] = '\\';
+			buf[n++] = names[blank - blanks];
+		} else {
+			buf[n++] = *line;
+		}
+	}
+	buf[n] = '\0';
+	return buf;
+}
+
+/* Parse line over the defaults; it must be accepted with no message. */
+static void parse_ok(const char *line, struct options *o)
+{
+	char err[ERR_MAX];
+	bool ok;
+
+	options_default(o);
+	ok = cmdline_parse(line, o, err, sizeof(err));
+	if (!ok)
+		report_info("\"%s\": %s", visible(line), err);
+	report(ok && !err[0], "\"%s\" is accepted", visible(line));
+}
+
+/* Parse line over the defaults; it must be refused with exactly msg. */
+static void parse_bad(const char *line, const char *msg)
+{
+	char err[ERR_MAX];
+	struct options o;
+	bool ok;
+
+	options_default(&o);
+	ok = cmdline_parse(line, &o, err, sizeof(err));
+	if (ok || strcmp(err, msg))
+		report_info("\"%s\": %s, message \"%s\", expected \"%s\"", line,
+			    ok ? "accepted" : "refused", err, msg);
+	report(!ok && !strcmp(err, msg), "\"%s\" is refused with its message", line);
+}
+
+DEFINE_TEST(unit_cmdline_defaults, "defaults, and an empty line keeps them", 0)
+{
+	struct options def, o;
+	char err[ERR_MAX];
+
+	options_default(&def);
+	check_str(def.test, "all", "test defaults to all");
+	report_eq(def.lpj, 0, "lpj defaults to 0 (measure)");
+	report_eq(def.lpj_source, LPJ_SOURCE_AUTO, "lpj_source defaults to auto");
+	report_eq(def.calibrate, CALIBRATE_LINUX, "calibrate defaults to linux");
+	report_eq(def.bringup, BRINGUP_SERIAL, "bringup defaults to serial");
+	report_eq(def.cpus, CPUS_ALL, "cpus defaults to all");
+	report_eq(def.timer, TIMER_AUTO, "timer defaults to auto");
+	report_eq(def.pmu_period, 10000, "pmu.period defaults to 10000");
+	report_eq(def.pmu_seconds, 2, "pmu.seconds defaults to 2");
+	report_eq(def.pmu_nmi_ipi, 0, "pmu.nmi_ipi defaults to 0");
+	report_eq(def.exit, EXIT_AUTO, "exit defaults to auto");
+	report_eq(def.hz, 250, "hz defaults to 250");
+
+	parse_ok("", &o);
+	report(!memcmp(&o, &def, sizeof(o)), "an empty line changes nothing");
+	parse_ok(" \t\r\n ", &o);
+	report(!memcmp(&o, &def, sizeof(o)), "a line of blanks changes nothing");
+
+	memset(err, 'x', sizeof(err));
+	options_default(&o);
+	report(cmdline_parse("hz=100", &o, err, sizeof(err)) && !err[0],
+	       "success leaves an empty message");
+}
+
+DEFINE_TEST(unit_cmdline_keys, "every key with a good value", 0)
+{
+	struct options o;
+
+	parse_ok("test=boot,cpuinfo lpj=4000000 lpj_source=kvm calibrate=fast bringup=parallel "
+		 "cpus=3 timer=pmtmr pmu.period=100000 pmu.seconds=3600 pmu.nmi_ipi=1000000 "
+		 "exit=acpi hz=1000",
+		 &o);
+	check_str(o.test, "boot,cpuinfo", "test=boot,cpuinfo");
+	report_eq(o.lpj, 4000000, "lpj=4000000");
+	report_eq(o.lpj_source, LPJ_SOURCE_KVM, "lpj_source=kvm");
+	report_eq(o.calibrate, CALIBRATE_FAST, "calibrate=fast");
+	report_eq(o.bringup, BRINGUP_PARALLEL, "bringup=parallel");
+	report_eq(o.cpus, 3, "cpus=3");
+	report_eq(o.timer, TIMER_PMTMR, "timer=pmtmr");
+	report_eq(o.pmu_period, 100000, "pmu.period=100000");
+	report_eq(o.pmu_seconds, 3600, "pmu.seconds=3600");
+	report_eq(o.pmu_nmi_ipi, 1000000, "pmu.nmi_ipi=1000000");
+	report_eq(o.exit, EXIT_ACPI, "exit=acpi");
+	report_eq(o.hz, 1000, "hz=1000");
+
+	/* Each enum table, every name in it, by its index. */
+	for (u32 i = 0; i < LPJ_SOURCE_COUNT; i++) {
+		char line[64];
+
+		snprintf(line, sizeof(line), "lpj_source=%s", lpj_source_names[i]);
+		parse_ok(line, &o);
+		report_eq(o.lpj_source, i, lpj_source_names[i]);
+	}
+	for (u32 i = 0; i < TIMER_COUNT; i++) {
+		char line[64];
+
+		snprintf(line, sizeof(line), "timer=%s", timer_names[i]);
+		parse_ok(line, &o);
+		report_eq(o.timer, i, timer_names[i]);
+	}
+	for (u32 i = 0; i < EXIT_COUNT; i++) {
+		char line[64];
+
+		snprintf(line, sizeof(line), "exit=%s", exit_names[i]);
+		parse_ok(line, &o);
+		report_eq(o.exit, i, exit_names[i]);
+	}
+	parse_ok("calibrate=linux bringup=serial", &o);
+	report(o.calibrate == CALIBRATE_LINUX && o.bringup == BRINGUP_SERIAL,
+	       "calibrate=linux and bringup=serial");
+
+	/* The range limits themselves are accepted. */
+	parse_ok("hz=10 cpus=0 pmu.period=1 pmu.seconds=1 pmu.nmi_ipi=0", &o);
+	report(o.hz == 10 && o.cpus == 0 && o.pmu_period == 1 && o.pmu_seconds == 1 &&
+		       o.pmu_nmi_ipi == 0,
+	       "the lower limits");
+	parse_ok("hz=10000 cpus=65535 pmu.period=0x7fffffff lpj=18446744073709551615", &o);
+	report(o.hz == 10000 && o.cpus == 65535 && o.pmu_period == 0x7fffffff &&
+		       o.lpj == UINT64_MAX,
+	       "the upper limits");
+}
+
+DEFINE_TEST(unit_cmdline_syntax, "hex, last value wins, blanks between words", 0)
+{
+	struct options o;
+	char long_test[CMDLINE_TEST_MAX + 8];
+
+	parse_ok("lpj=0x3d0900", &o);
+	report_eq(o.lpj, 4000000, "0x-prefixed hex");
+	parse_ok("lpj=0XfFfFfFfFfFfFfFfF", &o);
+	report_eq(o.lpj, UINT64_MAX, "0X prefix and mixed-case digits");
+	parse_ok("lpj=007", &o);
+	report_eq(o.lpj, 7, "leading zeros are decimal, not octal");
+
+	parse_ok("hz=100 hz=300", &o);
+	report_eq(o.hz, 300, "the last value wins");
+	parse_ok("test=boot test=cpuinfo", &o);
+	check_str(o.test, "cpuinfo", "the last test= wins");
+
+	parse_ok("   hz=100   cpus=2   ", &o);
+	report(o.hz == 100 && o.cpus == 2, "leading, trailing and repeated spaces");
+	parse_ok("hz=100\tcpus=2\r\n", &o);
+	report(o.hz == 100 && o.cpus == 2, "tabs, CR and LF separate words");
+	parse_ok("test=a=b", &o);
+	check_str(o.test, "a=b", "a value may hold '='");
+
+	memset(long_test, 'x', CMDLINE_TEST_MAX - 1);
+	long_test[CMDLINE_TEST_MAX - 1] = '\0';
+	{
+		char line[CMDLINE_TEST_MAX + 8] = "test=";
+
+		strcat(line, long_test);
+		parse_ok(line, &o);
+		report_eq(strlen(o.test), CMDLINE_TEST_MAX - 1, "test= of 255 characters fits");
+	}
+}
+
+DEFINE_TEST(unit_cmdline_errors, "each bad word is refused with its message", 0)
+{
+	char line[CMDLINE_TEST_MAX + 8] = "test=";
+	struct options o;
+	char err[ERR_MAX];
+
+	parse_bad("foo=1", "unknown key 'foo'" ACCEPTED_KEYS);
+	parse_bad("hz=100 pmu.periods=5", "unknown key 'pmu.periods'" ACCEPTED_KEYS);
+	parse_bad("HZ=100", "unknown key 'HZ'" ACCEPTED_KEYS);
+	parse_bad("=5", "unknown key ''" ACCEPTED_KEYS);
+	parse_bad("quiet", "'quiet' is not key=value" ACCEPTED_KEYS);
+	parse_bad("hz=100 /boot/hvprobe.elf", "'/boot/hvprobe.elf' is not key=value" ACCEPTED_KEYS);
+
+	parse_bad("hz=", "hz: '' is not accepted (accepted: 10..10000)");
+	parse_bad("hz=0", "hz: '0' is not accepted (accepted: 10..10000)");
+	parse_bad("hz=10001", "hz: '10001' is not accepted (accepted: 10..10000)");
+	parse_bad("hz=1k", "hz: '1k' is not accepted (accepted: 10..10000)");
+	parse_bad("lpj=-1", "lpj: '-1' is not accepted (accepted: 0..18446744073709551615)");
+	parse_bad(
+		"lpj=18446744073709551616",
+		"lpj: '18446744073709551616' is not accepted (accepted: 0..18446744073709551615)");
+	parse_bad("lpj=0x10000000000000000",
+		  "lpj: '0x10000000000000000' is not accepted (accepted: 0..18446744073709551615)");
+	parse_bad("lpj=0x", "lpj: '0x' is not accepted (accepted: 0..18446744073709551615)");
+	parse_bad("lpj=0xg", "lpj: '0xg' is not accepted (accepted: 0..18446744073709551615)");
+	parse_bad("pmu.period=0", "pmu.period: '0' is not accepted (accepted: 1..2147483647)");
+	parse_bad("pmu.period=0x80000000",
+		  "pmu.period: '0x80000000' is not accepted (accepted: 1..2147483647)");
+	parse_bad("pmu.seconds=3601", "pmu.seconds: '3601' is not accepted (accepted: 1..3600)");
+	parse_bad("pmu.nmi_ipi=1000001",
+		  "pmu.nmi_ipi: '1000001' is not accepted (accepted: 0..1000000)");
+	parse_bad("cpus=65536", "cpus: '65536' is not accepted (accepted: 0..65535)");
+	/* 2^32 + 1 would be 1 if the range check came after a 32-bit store. */
+	parse_bad("cpus=4294967297", "cpus: '4294967297' is not accepted (accepted: 0..65535)");
+
+	parse_bad("timer=tsc", "timer: 'tsc' is not accepted (accepted: auto, pit, hpet, pmtmr, "
+			       "apic, hv)");
+	parse_bad("timer=",
+		  "timer: '' is not accepted (accepted: auto, pit, hpet, pmtmr, apic, hv)");
+	parse_bad("timer=PIT", "timer: 'PIT' is not accepted (accepted: auto, pit, hpet, pmtmr, "
+			       "apic, hv)");
+	parse_bad("lpj_source=xen", "lpj_source: 'xen' is not accepted (accepted: auto, hyperv, "
+				    "kvm, cpuid, cmdline, calibrate)");
+	parse_bad("calibrate=slow", "calibrate: 'slow' is not accepted (accepted: linux, fast)");
+	parse_bad("bringup=x", "bringup: 'x' is not accepted (accepted: serial, parallel)");
+	parse_bad("exit=reboot", "exit: 'reboot' is not accepted (accepted: auto, qemu, acpi, "
+				 "halt)");
+
+	parse_bad("test=", "test: value must be 1..255 characters");
+	memset(line + 5, 'x', CMDLINE_TEST_MAX);
+	line[5 + CMDLINE_TEST_MAX] = '\0';
+	parse_bad(line, "test: value must be 1..255 characters");
+
+	/* Parsing stops at the first bad word: later words are not applied. */
+	options_default(&o);
+	report(!cmdline_parse("hz=100 bogus cpus=2", &o, err, sizeof(err)),
+	       "a line with a bad word in the middle is refused");
+	report(o.hz == 100 && o.cpus == CPUS_ALL, "words before it applied, words after it not");
+	check_str(err, "'bogus' is not key=value" ACCEPTED_KEYS, "the message names that word");
+}
+
+DEFINE_TEST(unit_cmdline_small_buffer, "a message longer than the buffer is cut", 0)
+{
+	static const size_t sizes[] = { 1, 2, 8, 17, 18, 40 };
+	const char *full = "unknown key 'foo'" ACCEPTED_KEYS;
+	struct options o;
+
+	for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
+		/* Exactly sized on the heap: ASan sees any write past it. */
+		size_t size = sizes[i];
+		char *err = malloc(size);
+
+		memset(err, 'x', size);
+		options_default(&o);
+		report(!cmdline_parse("foo=1", &o, err, size), "refused with a %zu-byte buffer",
+		       size);
+		report(strlen(err) == size - 1 && !strncmp(err, full, size - 1),
+		       "the message is cut to %zu characters and terminated", size - 1);
+		free(err);
+	}
+
+	for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
+		char *err = malloc(sizes[i]);
+
+		options_default(&o);
+		cmdline_parse("timer=tsc", &o, err, sizes[i]);
+		report(strlen(err) == sizes[i] - 1, "an enum message in %zu bytes is terminated",
+		       sizes[i]);
+		free(err);
+	}
+
+	{
+		char guard = 'x';
+
+		options_default(&o);
+		report(!cmdline_parse("foo=1", &o, &guard, 0) && guard == 'x',
+		       "a 0-byte buffer is never written");
+	}
+}

@@ -1,0 +1,334 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The KTAP writer and the report*() API, on private instances whose lines
+ * are captured. The KTAP log is the only thing the host runner, KUnit's
+ * parser and KernelCI read, so its exact text is an interface: a wrong
+ * indent, a stray '#' or a verdict that lets an error pass as "ok" would
+ * misreport a hypervisor. Covered: plan and header, subtests, the SKIP and
+ * ERROR directives, worst-wins verdicts (pass < skip < error < fail), the
+ * test that checked nothing, prefixes, and the totals line.
+ *
+ * report*() write to ktap_current, which is the harness's own instance
+ * while this runs: those checks point it at a private instance for the
+ * calls and restore it before asserting anything.
+ */
+#include <string.h>
+
+#include "kernel/ktap.h"
+#include "kernel/test.h"
+
+#define CAPTURE_LINES	 32
+#define CAPTURE_LINE_MAX 600
+
+static char captured[CAPTURE_LINES][CAPTURE_LINE_MAX];
+static u32 captured_count;
+
+static void capture(const char *line)
+{
+	if (captured_count < CAPTURE_LINES) {
+		strncpy(captured[captured_count], line, CAPTURE_LINE_MAX - 1);
+		captured[captured_count][CAPTURE_LINE_MAX - 1] = '\0';
+	}
+	captured_count++;
+}
+
+/* A fresh instance writing into the capture. */
+static void start(struct ktap *k)
+{
+	captured_count = 0;
+	ktap_init(k, capture);
+}
+
+/* The captured lines must be exactly expected[0..n). */
+static void check_lines(const char *const *expected, u32 n, const char *what)
+{
+	u32 i;
+
+	for (i = 0; i < n && i < captured_count; i++)
+		if (strcmp(captured[i], expected[i]))
+			break;
+	if (i < n || captured_count != n) {
+		report_info("%s: line %u differs", what, i + 1);
+		report_info("  got:      \"%s\"", i < captured_count ? captured[i] : "(none)");
+		report_info("  expected: \"%s\"", i < n ? expected[i] : "(none)");
+	}
+	report(i == n && captured_count == n, "%s", what);
+}
+
+/* The most recent captured line must be exactly expected. */
+static void check_last(const char *expected, const char *what)
+{
+	const char *last = captured_count ? captured[captured_count - 1] : "(none)";
+
+	if (strcmp(last, expected))
+		report_info("%s: got \"%s\", expected \"%s\"", what, last, expected);
+	report(!strcmp(last, expected), "%s", what);
+}
+
+/* One subtest holding cases of the given results, in order. */
+static enum result run_cases(struct ktap *k, const enum result *r, u32 n)
+{
+	static const char *const names[] = { "passed", "skipped", "errored", "failed" };
+
+	start(k);
+	ktap_test_begin(k, "t");
+	for (u32 i = 0; i < n; i++)
+		ktap_case(k, r[i], "%s %u", names[r[i]], i + 1);
+	return ktap_test_end(k, "t");
+}
+
+static void check_verdict(const enum result *r, u32 n, enum result expected_r,
+			  const char *expected_line, const char *what)
+{
+	struct ktap k;
+
+	report_eq(run_cases(&k, r, n), expected_r, what);
+	check_last(expected_line, what);
+}
+
+DEFINE_TEST(unit_ktap_plan, "header, subtests, case lines and totals", 0)
+{
+	static const char *const want[] = {
+		"KTAP version 1",
+		"1..2",
+		"    KTAP version 1",
+		"    # Subtest: alpha",
+		"    # a diagnostic",
+		"    ok 1 first check",
+		"    ok 2 second check",
+		"    1..2",
+		"ok 1 alpha",
+		"    KTAP version 1",
+		"    # Subtest: beta",
+		"    not ok 1 it broke",
+		"    1..1",
+		"not ok 2 beta",
+		"# Totals: pass:1 fail:1 skip:0 error:0",
+	};
+	struct ktap k;
+
+	start(&k);
+	ktap_header(&k, 2);
+	ktap_test_begin(&k, "alpha");
+	ktap_diag(&k, "a %s", "diagnostic");
+	ktap_case(&k, RESULT_PASS, "first check");
+	ktap_case(&k, RESULT_PASS, "second %s", "check");
+	report_eq(ktap_test_end(&k, "alpha"), RESULT_PASS, "passing subtest ends as a pass");
+	ktap_test_begin(&k, "beta");
+	ktap_case(&k, RESULT_FAIL, "it broke");
+	report_eq(ktap_test_end(&k, "beta"), RESULT_FAIL, "failing subtest ends as a fail");
+	ktap_footer(&k);
+	check_lines(want, ARRAY_SIZE(want), "the whole log, line for line");
+	report_eq(ktap_overall(&k), RESULT_FAIL, "overall result is the fail");
+}
+
+DEFINE_TEST(unit_ktap_directives, "SKIP and ERROR lines name their reason", 0)
+{
+	static const char *const want[] = {
+		"    KTAP version 1",
+		"    # Subtest: hpet",
+		"    ok 1 no HPET # SKIP no HPET",
+		"    not ok 2 table bad # ERROR table bad",
+		"    ok 3 hpet: main counter # SKIP not enabled",
+		"    1..3",
+		"not ok 1 hpet # ERROR table bad",
+	};
+	struct ktap k;
+
+	start(&k);
+	ktap_test_begin(&k, "hpet");
+	ktap_case(&k, RESULT_SKIP, "no HPET");
+	ktap_case(&k, RESULT_ERROR, "table %s", "bad");
+	ktap_prefix_push(&k, "hpet: main counter");
+	ktap_case(&k, RESULT_SKIP, "not enabled");
+	ktap_prefix_pop(&k);
+	ktap_test_end(&k, "hpet");
+	check_lines(want, ARRAY_SIZE(want), "a skip or error with no prefix repeats its reason");
+
+	start(&k);
+	ktap_header(&k, 4);
+	ktap_test_result(&k, "pmu", RESULT_SKIP, "no PMU");
+	ktap_test_result(&k, "smp", RESULT_ERROR, "crashed");
+	ktap_test_result(&k, "tsc", RESULT_PASS, "ignored");
+	ktap_test_result(&k, "apic", RESULT_FAIL, "ignored");
+	ktap_footer(&k);
+	{
+		static const char *const results[] = {
+			"KTAP version 1",
+			"1..4",
+			"ok 1 pmu # SKIP no PMU",
+			"not ok 2 smp # ERROR crashed",
+			"ok 3 tsc",
+			"not ok 4 apic",
+			"# Totals: pass:1 fail:1 skip:1 error:1",
+		};
+
+		check_lines(results, ARRAY_SIZE(results),
+			    "top-level results carry a reason only with a directive");
+	}
+}
+
+DEFINE_TEST(unit_ktap_verdict, "worst wins: pass < skip < error < fail", 0)
+{
+	static const enum result pass_skip[] = { RESULT_PASS, RESULT_SKIP, RESULT_PASS };
+	static const enum result skip_error[] = { RESULT_SKIP, RESULT_ERROR, RESULT_SKIP };
+	static const enum result fail_first[] = { RESULT_FAIL, RESULT_ERROR, RESULT_SKIP };
+	static const enum result error_fail[] = { RESULT_ERROR, RESULT_PASS, RESULT_FAIL };
+	static const enum result two_errors[] = { RESULT_ERROR, RESULT_ERROR };
+	static const enum result all_pass[] = { RESULT_PASS, RESULT_PASS };
+
+	check_verdict(all_pass, ARRAY_SIZE(all_pass), RESULT_PASS, "ok 1 t", "only passes: pass");
+	check_verdict(pass_skip, ARRAY_SIZE(pass_skip), RESULT_SKIP, "ok 1 t # SKIP skipped 2",
+		      "a skip among passes: skip");
+	check_verdict(skip_error, ARRAY_SIZE(skip_error), RESULT_ERROR,
+		      "not ok 1 t # ERROR errored 2", "an error among skips: error");
+	check_verdict(error_fail, ARRAY_SIZE(error_fail), RESULT_FAIL, "not ok 1 t",
+		      "a fail after an error: fail");
+	check_verdict(fail_first, ARRAY_SIZE(fail_first), RESULT_FAIL, "not ok 1 t",
+		      "milder results after a fail: still fail");
+	check_verdict(two_errors, ARRAY_SIZE(two_errors), RESULT_ERROR,
+		      "not ok 1 t # ERROR errored 1", "two errors: the first one's reason");
+	check_verdict(NULL, 0, RESULT_ERROR, "not ok 1 t # ERROR no checks were made",
+		      "no checks at all: error");
+	report(!strcmp(captured[captured_count - 2], "    1..0"),
+	       "a test without checks plans 0 cases");
+}
+
+DEFINE_TEST(unit_ktap_text, "'#' kept out of descriptions, prefixes, long lines", 0)
+{
+	static const char *const want[] = {
+		"    KTAP version 1",
+		"    # Subtest: t",
+		"    ok 1 cpu _1: 3 _ 4",
+		"    ok 2 outer: x",
+		"    ok 3 outer: inner: y",
+		"    ok 4 outer: z",
+		"    ok 5 w",
+		"    not ok 6 outer: inner # ERROR why _2",
+		"    1..6",
+		"not ok 1 t # ERROR why _2",
+	};
+	static const char *const levels[KTAP_PREFIX_DEPTH + 1] = { "0", "1", "2", "3", "4",
+								   "5", "6", "7", "8" };
+	char long_desc[700];
+	struct ktap k;
+
+	start(&k);
+	ktap_test_begin(&k, "t");
+	ktap_case(&k, RESULT_PASS, "cpu #1: %d # %d", 3, 4);
+	ktap_prefix_push(&k, "outer");
+	ktap_case(&k, RESULT_PASS, "x");
+	ktap_prefix_push(&k, "inner");
+	ktap_case(&k, RESULT_PASS, "y");
+	ktap_prefix_pop(&k);
+	ktap_case(&k, RESULT_PASS, "z");
+	ktap_prefix_pop(&k);
+	ktap_prefix_pop(&k);
+	ktap_case(&k, RESULT_PASS, "w");
+	ktap_prefix_push(&k, "outer");
+	ktap_prefix_push(&k, "inner");
+	ktap_case(&k, RESULT_ERROR, "why #2");
+	ktap_test_end(&k, "t");
+	check_lines(want, ARRAY_SIZE(want), "prefixes join with ': ' and pop back");
+
+	/* A new test starts with no prefix, whatever the last one left. */
+	start(&k);
+	ktap_test_begin(&k, "a");
+	ktap_prefix_push(&k, "left over");
+	ktap_case(&k, RESULT_PASS, "x");
+	ktap_test_end(&k, "a");
+	ktap_test_begin(&k, "b");
+	ktap_case(&k, RESULT_PASS, "y");
+	check_last("    ok 1 y", "ktap_test_begin clears the prefix and numbers from 1");
+
+	/* Pushes past KTAP_PREFIX_DEPTH are dropped, and pops stop at empty. */
+	start(&k);
+	ktap_test_begin(&k, "t");
+	for (u32 i = 0; i < ARRAY_SIZE(levels); i++)
+		ktap_prefix_push(&k, levels[i]);
+	ktap_case(&k, RESULT_PASS, "deep");
+	check_last("    ok 1 0: 1: 2: 3: 4: 5: 6: 7: deep", "the push past the depth is dropped");
+	for (int i = 0; i < KTAP_PREFIX_DEPTH + 2; i++)
+		ktap_prefix_pop(&k);
+	ktap_case(&k, RESULT_PASS, "flat");
+	check_last("    ok 2 flat", "extra pops leave the prefix empty");
+
+	/* A '#' in a prefix would start a bogus directive ("# 1: ..."). */
+	start(&k);
+	ktap_test_begin(&k, "t");
+	ktap_prefix_push(&k, "cpu #1");
+	ktap_case(&k, RESULT_PASS, "x");
+	check_last("    ok 1 cpu _1: x", "a hash sign in a prefix is replaced too");
+
+	/*
+	 * A newline in a description (a hypervisor's CPUID brand string, say)
+	 * would split the result line into a non-KTAP second half.
+	 */
+	start(&k);
+	ktap_test_begin(&k, "t");
+	ktap_case(&k, RESULT_PASS, "brand \"%s\"", "QEMU\nVirtual CPU");
+	report(!strchr(captured[captured_count - 1], '\n'),
+	       "a newline in a description does not split the line");
+
+	/* Descriptions far beyond a line are cut, not overflowed (ASan). */
+	memset(long_desc, 'a', sizeof(long_desc) - 1);
+	long_desc[sizeof(long_desc) - 1] = '\0';
+	start(&k);
+	ktap_test_begin(&k, "t");
+	ktap_prefix_push(&k, long_desc);
+	ktap_case(&k, RESULT_FAIL, "%s", long_desc);
+	ktap_case(&k, RESULT_ERROR, "%s", long_desc);
+	ktap_test_end(&k, "t");
+	/* "    not ok 1 " + the name cut to 255 (127-character prefix, ": ", 126) */
+	report_eq(strlen(captured[2]), 13 + 255, "a failed case's name is cut to 255 characters");
+	/* "    not ok 2 " + the 127-character prefix + " # ERROR " + 255 */
+	report_eq(strlen(captured[3]), 13 + 127 + 9 + 255,
+		  "an error's prefix is cut to 127 and its reason to 255 characters");
+	check_last("not ok 1 t", "the cut lines still give a verdict");
+}
+
+DEFINE_TEST(unit_ktap_report, "report*() write to ktap_current", 0)
+{
+	static const char *const want[] = {
+		"    KTAP version 1",
+		"    # Subtest: t",
+		"    ok 1 true holds",
+		"    not ok 2 false fails",
+		"    ok 3 three",
+		"    # two: got 2 (0x2), expected 3 (0x3)",
+		"    not ok 4 two",
+		"    # info 7",
+		"    # DATA {\"a\":1}",
+		"    ok 5 p: q",
+		"    ok 6 p # SKIP not here",
+		"    not ok 7 broken # ERROR broken",
+		"    1..7",
+		"not ok 1 t",
+		"# Totals: pass:0 fail:1 skip:0 error:0",
+	};
+	struct ktap *saved = ktap_current;
+	bool r_true, r_false, r_eq, r_ne;
+	struct ktap k;
+
+	start(&k);
+	ktap_current = &k;
+	ktap_test_begin(&k, "t");
+	r_true = report(true, "%s holds", "true");
+	r_false = report(false, "false fails");
+	r_eq = report_eq(3, 3, "three");
+	r_ne = report_eq(2, 3, "two");
+	report_info("info %d", 7);
+	report_data("{\"a\":1}");
+	report_prefix_push("p");
+	report(true, "q");
+	report_skip("not %s", "here");
+	report_prefix_pop();
+	report_error("broken");
+	ktap_test_end(&k, "t");
+	ktap_footer(&k);
+	ktap_current = saved;
+
+	check_lines(want, ARRAY_SIZE(want), "each call's line, in order");
+	report(r_true && !r_false && r_eq && !r_ne, "report and report_eq return the check");
+	report_eq(k.totals.fail, 1, "one failed test counted");
+}
