@@ -1,0 +1,371 @@
+# SPDX-License-Identifier: MIT
+"""KTAP version 1 parser for hvprobe's serial log.
+
+The log is read as it arrives, one line at a time, and becomes a tree: the
+top-level tests, their cases to any depth, the `# DATA {json}` measurements
+of each top-level test, the totals line, and a list of problems (lines that
+could not be understood). Serial logs are hostile input (firmware chatter,
+escape sequences, half-printed lines, a guest that reboots or dies), so the
+parser never raises on them: it records a problem and carries on.
+
+A log without the totals line is a crash, whatever else it holds.
+"""
+
+import json
+import re
+from dataclasses import dataclass, field
+
+# Worst wins: a skip hides a pass, an error hides a skip, a fail hides all.
+STATUSES = ("pass", "skip", "error", "fail")
+_RANK = {status: rank for rank, status in enumerate(STATUSES)}
+
+# Serial logs are capped so that a guest printing garbage in a loop cannot
+# grow results.json without bound.
+MAX_PROBLEMS = 50
+
+# Numbers are bounded so that a line of digits cannot reach int()'s limit.
+_VERSION = re.compile(r"K?TAP version (\d{1,9})$")
+_VERSION_AT_END = re.compile(r"K?TAP version \d{1,9}$")
+_PLAN = re.compile(r"1\.\.(\d{1,9})(?:\s+#.*)?$")
+_RESULT = re.compile(r"(not ok|ok)\s+(\d{1,9})(?!\d)\s*(.*)$")
+_DIRECTIVE = re.compile(r"(?:^|\s)#\s*(SKIP|ERROR)\b:?\s*(.*)$", re.IGNORECASE)
+_DATA = re.compile(r"#\s*DATA\s+(.*)$")
+_TOTALS = re.compile(r"#\s*Totals:(.*)$")
+_COUNT = re.compile(r"(\w+):(\d{1,18})\b")
+_SUBTEST = re.compile(r"#\s*Subtest:\s*(.*)$")
+# CSI and two-byte escapes (GRUB and OVMF paint the serial console), then
+# any other control character, the line ending included.
+_ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|[@-_])"
+                     r"|[\x00-\x08\x0a-\x1f\x7f]")
+
+
+def worst(*statuses):
+    """The worst of the given statuses, "pass" for none."""
+    return max(statuses, key=_RANK.__getitem__, default="pass")
+
+
+@dataclass
+class Test:
+    """One result line, with the results of its subtest as cases."""
+    number: int
+    name: str
+    status: str
+    reason: str = ""
+    line: str = ""
+    cases: list = field(default_factory=list)
+    data: list = field(default_factory=list)
+    time: float | None = None
+
+    def effective_status(self):
+        """The worst status in this test and all its cases: a test that
+        says ok over a failing case has still failed."""
+        return worst(self.status, *(c.effective_status() for c in self.cases))
+
+    def walk(self):
+        yield self
+        for case in self.cases:
+            yield from case.walk()
+
+    def to_json(self, top=True):
+        doc = {"name": self.name, "number": self.number,
+               "status": self.status, "reason": self.reason,
+               "cases": [c.to_json(top=False) for c in self.cases]}
+        if top:
+            doc["data"] = self.data
+            doc["time_s"] = None if self.time is None else round(self.time, 6)
+        return doc
+
+
+@dataclass
+class Report:
+    tests: list = field(default_factory=list)
+    plan: int | None = None
+    totals: dict | None = None
+    data: list = field(default_factory=list)
+    problems: list = field(default_factory=list)
+    crash_reason: str | None = None
+    reboot_line: int | None = None
+    first_ktap_time: float | None = None
+    totals_time: float | None = None
+
+    @property
+    def crashed(self):
+        return self.crash_reason is not None
+
+    def walk(self):
+        for test in self.tests:
+            yield from test.walk()
+
+
+@dataclass
+class _Level:
+    """One open KTAP document: the top level or a subtest being printed."""
+    indent: int
+    name: str = ""
+    plan: int | None = None
+    results: list = field(default_factory=list)
+    # Results of a finished subtest, waiting for this level's result line.
+    pending: list = field(default_factory=list)
+    pending_name: str = ""
+
+
+def clean(line):
+    """A serial line without its line ending, escapes or control bytes."""
+    if isinstance(line, bytes):
+        line = line.decode("utf-8", "replace")
+    return _ESCAPE.sub("", line.expandtabs(8)).rstrip()
+
+
+def parse_totals(text):
+    return {key: int(value) for key, value in _COUNT.findall(text)}
+
+
+class Parser:
+    """Feed lines (str or bytes, with or without line endings) in order,
+    then call finish() for the report. `report` may be read at any time."""
+
+    def __init__(self):
+        self.report = Report()
+        self._levels = []
+        self._data = []      # DATA lines of the top-level test being printed
+        self._lineno = 0
+        self._done = False
+
+    @property
+    def started(self):
+        return bool(self._levels)
+
+    @property
+    def done(self):
+        return self._done
+
+    def feed(self, line, time=None):
+        self._lineno += 1
+        if self._done:
+            return
+        line = clean(line)
+        body = line.lstrip(" ")
+        if not body:
+            return
+        if not self._levels:
+            # Before the kernel speaks, everything is firmware or GRUB, and
+            # the first line may still carry a prompt or half an escape.
+            if _VERSION_AT_END.search(line):
+                self._levels.append(_Level(indent=0))
+                self.report.first_ktap_time = time
+            return
+        self._line(len(line) - len(body), body, time)
+
+    def finish(self):
+        """Close what the log left open; returns the report."""
+        if not self._done:
+            self._done = True
+            if not self._levels:
+                self.report.crash_reason = "no KTAP output"
+            else:
+                self.report.crash_reason = (
+                    f"log ends without a totals line (after line "
+                    f"{self._lineno})")
+                self._close_all(finished=False)
+        return self.report
+
+    def _problem(self, text):
+        problems = self.report.problems
+        if len(problems) < MAX_PROBLEMS:
+            problems.append(f"line {self._lineno}: {text}")
+        elif len(problems) == MAX_PROBLEMS:
+            problems.append("further problems not recorded")
+
+    def _depth(self, indent):
+        """Index of the deepest open level this indentation belongs to."""
+        depth = 0
+        for i, level in enumerate(self._levels):
+            if level.indent <= indent:
+                depth = i
+        return depth
+
+    def _line(self, indent, body, time):
+        if body.startswith("#"):
+            self._diagnostic(indent, body, time)
+            return
+        version = _VERSION.match(body)
+        plan = _PLAN.match(body)
+        result = _RESULT.match(body)
+        if not (version or plan or result):
+            if _VERSION_AT_END.search(body):
+                self._reboot()      # a fresh boot behind some firmware noise
+            else:
+                self._problem(f"not KTAP: {body[:120]!r}")
+            return
+
+        depth = self._enter(indent)
+        level = self._levels[depth]
+        if version:
+            if depth == 0:
+                self._reboot()
+            elif level.plan is not None or level.results:
+                # A new subtest where the last one got no result line.
+                self._problem("subtest ended without a result line")
+                self._close_to(depth - 1)
+                self._levels.append(_Level(indent=indent))
+        elif plan:
+            if level.plan is not None:
+                self._problem("second plan line in one test")
+            level.plan = int(plan.group(1))
+            if depth == 0:
+                self.report.plan = level.plan
+        else:
+            self._result(level, depth == 0, result, body, time)
+
+    def _enter(self, indent):
+        """Open a subtest for a structural line indented past the deepest
+        open level, or close the levels a shallower line ends."""
+        if indent > self._levels[-1].indent:
+            self._levels.append(_Level(indent=indent))
+            return len(self._levels) - 1
+        depth = self._depth(indent)
+        self._close_to(depth)
+        return depth
+
+    def _result(self, level, top, match, body, time):
+        number = int(match.group(2))
+        name, status, reason = match.group(3), "pass", ""
+        if match.group(1) == "not ok":
+            status = "fail"
+        directive = _DIRECTIVE.search(name)
+        if directive:
+            status = directive.group(1).lower()
+            name, reason = name[:directive.start()], directive.group(2)
+        elif " # " in f" {name} ":
+            name, _, reason = f" {name} ".partition(" # ")
+        name = name.strip()
+        if name.startswith("- "):
+            name = name[2:].lstrip()
+        test = Test(number=number, name=name, status=status,
+                    reason=reason.strip(), line=body, cases=level.pending,
+                    time=time)
+        level.pending, level.pending_name = [], ""
+        level.results.append(test)
+        if number != len(level.results):
+            self._problem(f"result {number} where {len(level.results)} "
+                          "was expected")
+        if top:
+            test.data, self._data = self._data, []
+            self.report.tests.append(test)
+
+    def _diagnostic(self, indent, body, time):
+        data = _DATA.match(body)
+        if data:
+            self._data_line(data.group(1))
+            return
+        totals = _TOTALS.match(body)
+        if totals and self._depth(indent) == 0:
+            self._close_all(finished=True)
+            self.report.totals = parse_totals(totals.group(1))
+            self.report.totals_time = time
+            self._done = True
+            self._check_totals()
+            return
+        subtest = _SUBTEST.match(body)
+        if subtest:
+            depth = self._enter(indent)
+            if depth == 0:
+                self._problem("subtest header at the top level")
+            else:
+                self._levels[depth].name = subtest.group(1).strip()
+
+    def _data_line(self, text):
+        try:
+            obj = json.loads(text, parse_constant=_reject_constant)
+        except (ValueError, RecursionError) as err:
+            self._problem(f"DATA is not valid JSON ({err}): {text[:120]!r}")
+            return
+        if not isinstance(obj, dict):
+            self._problem(f"DATA is not a JSON object: {text[:120]!r}")
+            return
+        if "test" not in obj:
+            self._problem(f"DATA has no \"test\" key: {text[:120]!r}")
+        self.report.data.append(obj)
+        self._data.append(obj)
+
+    def _close_to(self, depth):
+        """Close the levels deeper than depth; a closed subtest's results
+        become the cases of its parent's next result line."""
+        while len(self._levels) > depth + 1:
+            child = self._levels.pop()
+            parent = self._levels[-1]
+            if child.plan is not None and child.plan != len(child.results):
+                self._problem(f"subtest {child.name or '?'} planned "
+                              f"{child.plan} results, printed "
+                              f"{len(child.results)}")
+            if parent.pending:
+                self._problem("subtest ended without a result line")
+            parent.pending.extend(child.results)
+            parent.pending_name = parent.pending_name or child.name
+
+    def _close_all(self, finished):
+        """End every open subtest. One that never got its result line
+        becomes an error test, so that what the guest printed before it
+        stopped still reaches the report. After a totals line (finished)
+        stray DATA only goes to the top-level test it names."""
+        if not self._levels:
+            return
+        unfinished = len(self._levels) > 1 or self._levels[0].pending
+        self._close_to(0)
+        root = self._levels[0]
+        if unfinished or (self._data and not finished):
+            if finished:
+                self._problem("subtest ended without a result line")
+            name = root.pending_name
+            if not name and self._data:
+                name = self._data[0].get("test")
+            test = Test(number=len(root.results) + 1,
+                        name=str(name or "(unnamed)"), status="error",
+                        reason="unfinished: no result line",
+                        cases=root.pending, data=self._data)
+            root.results.append(test)
+            self.report.tests.append(test)
+        else:
+            by_name = {t.name: t for t in self.report.tests}
+            for obj in self._data:
+                if obj.get("test") in by_name:
+                    by_name[obj["test"]].data.append(obj)
+        root.pending, self._data = [], []
+        if root.plan is None:
+            self._problem("no plan line at the top level")
+
+    def _check_totals(self):
+        totals, report = self.report.totals, self.report
+        if report.plan is not None and report.plan != len(report.tests):
+            self._problem(f"plan is 1..{report.plan} but "
+                          f"{len(report.tests)} tests reported")
+        if not {"pass", "fail", "skip", "error"} <= totals.keys():
+            self._problem(f"totals line lacks counts: {totals}")
+            return
+        counted = {status: 0 for status in STATUSES}
+        for test in report.tests:
+            counted[test.status] += 1
+        if any(totals[s] != counted[s] for s in STATUSES):
+            self._problem(f"totals {totals} disagree with the top-level "
+                          f"results {counted}")
+
+    def _reboot(self):
+        self._problem("second KTAP version line at the top level")
+        self._close_all(finished=False)
+        self.report.reboot_line = self._lineno
+        self.report.crash_reason = (f"the guest started over at line "
+                                    f"{self._lineno} (reboot?)")
+        self._done = True
+
+
+def _reject_constant(name):
+    # NaN and Infinity are not JSON, and results.json must stay JSON.
+    raise ValueError(f"{name} is not JSON")
+
+
+def parse(lines):
+    """Parse a whole log (an iterable of lines) into a Report."""
+    parser = Parser()
+    for line in lines:
+        parser.feed(line)
+    return parser.finish()

@@ -1,0 +1,81 @@
+# SPDX-License-Identifier: MIT
+"""Boot media for the firmware paths: a per-run GRUB CD carrying the
+run's kernel command line, and a private copy of OVMF's variable store.
+
+GRUB takes the command line from the `multiboot2 <kernel> <args...>` line
+of grub.cfg, so a run with its own command line gets its own ISO, rebuilt
+from the build's ISO tree with that one line rewritten.
+"""
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+# The one recipe for a GRUB ISO, shared with the Makefile.
+MKISO = Path(__file__).resolve().parent.parent / "mkiso"
+_MULTIBOOT2 = re.compile(r"^(\s*multiboot2\s+)(\S+)")
+
+
+class MediaError(Exception):
+    """The boot media could not be made; the run cannot start."""
+
+
+def grub_quote(word):
+    """A GRUB word that stands for exactly `word`: inside single quotes
+    everything is literal, so only the quote itself needs '\\''."""
+    return "'" + word.replace("'", "'\\''") + "'"
+
+
+def rewrite_grub_cfg(text, words):
+    """grub.cfg with every multiboot2 line passing words as the command
+    line in place of the default one."""
+    args = "".join(" " + grub_quote(w) for w in words)
+    lines, found = [], 0
+    for line in text.splitlines(keepends=True):
+        match = _MULTIBOOT2.match(line)
+        if match:
+            found += 1
+            end = "\n" if line.endswith("\n") else ""
+            line = match.group(1) + match.group(2) + args + end
+        lines.append(line)
+    if not found:
+        raise MediaError("grub.cfg has no multiboot2 line to carry the "
+                         "command line")
+    return "".join(lines)
+
+
+def make_iso(isodir, run_dir, words):
+    """Build run_dir/hvprobe.iso from the ISO tree isodir with words as
+    the kernel command line; returns its path."""
+    tree = Path(run_dir) / "isodir"
+    iso = Path(run_dir) / "hvprobe.iso"
+    cfg = tree / "boot" / "grub" / "grub.cfg"
+    try:
+        shutil.copytree(isodir, tree)
+        cfg.write_text(rewrite_grub_cfg(cfg.read_text(), words))
+    except OSError as err:
+        raise MediaError(f"cannot prepare the ISO tree: {err}") from None
+    try:
+        done = subprocess.run([str(MKISO), str(tree), str(iso)],
+                              stdin=subprocess.DEVNULL, capture_output=True,
+                              text=True, errors="replace")
+    except OSError as err:
+        raise MediaError(f"cannot run {MKISO.name}: {err}") from None
+    if done.returncode:
+        raise MediaError(f"{MKISO.name} failed ({done.returncode}):\n"
+                         f"{done.stdout}{done.stderr}".rstrip())
+    # The tree is the build's plus one line; the ISO is what the run used.
+    shutil.rmtree(tree)
+    return iso
+
+
+def copy_ovmf_vars(source, run_dir):
+    """A writable variable store for one run, so runs never share one."""
+    target = Path(run_dir) / "OVMF_VARS.fd"
+    try:
+        shutil.copyfile(source, target)
+    except OSError as err:
+        raise MediaError(f"cannot copy OVMF variables {source}: "
+                         f"{err.strerror}") from None
+    return target

@@ -1,0 +1,135 @@
+# SPDX-License-Identifier: MIT
+"""QEMU command lines for hvprobe: machine, accelerator, memory and NUMA
+layout, and the three boot paths (QEMU's multiboot1 loader, GRUB from a CD
+under SeaBIOS, GRUB from a CD under OVMF).
+
+Everything here is pure so that the tests can pin the exact argv; the only
+look at the host is kvm_usable(), whose answer the caller passes in.
+"""
+
+import os
+import re
+from dataclasses import dataclass, field
+
+BOOTS = ("kernel", "bios", "uefi")
+ACCELS = ("auto", "kvm", "tcg")
+
+OVMF_CODE = os.environ.get("HVPROBE_OVMF_CODE",
+                           "/usr/share/OVMF/OVMF_CODE_4M.fd")
+OVMF_VARS = os.environ.get("HVPROBE_OVMF_VARS",
+                           "/usr/share/OVMF/OVMF_VARS_4M.fd")
+
+# isa-debug-exit turns the guest's write of v to port 0xf4 into QEMU's exit
+# status (v << 1) | 1: 1 means the kernel passed, 3 that something failed.
+DEBUG_EXIT = "isa-debug-exit,iobase=0xf4,iosize=0x04"
+EXIT_PASSED, EXIT_FAILED = 1, 3
+
+
+class ConfigError(Exception):
+    """A request that cannot be turned into a machine; a user error."""
+
+
+@dataclass
+class Machine:
+    boot: str = "kernel"
+    smp: int = 1
+    numa: int = 0               # nodes; 0 leaves NUMA out of the command line
+    mem_mib: int = 256
+    accel: str = "auto"
+    cpu: str | None = None      # overrides the model the accelerator implies
+    machine: str = "q35"
+    extra: list = field(default_factory=list)
+
+
+def parse_size(text):
+    """A memory size as --mem takes it (256M, 1G, 512 = MiB), in MiB."""
+    match = re.fullmatch(r"(\d{1,9})\s*([MGT]?)(?:i?B)?", text.strip(),
+                         re.IGNORECASE)
+    if not match or int(match.group(1)) == 0:
+        raise ConfigError(f"bad memory size {text!r} (examples: 256M, 2G)")
+    shift = {"": 0, "M": 0, "G": 10, "T": 20}[match.group(2).upper()]
+    return int(match.group(1)) << shift
+
+
+def kvm_usable(path="/dev/kvm"):
+    """Whether this process may create KVM guests."""
+    try:
+        os.close(os.open(path, os.O_RDWR | os.O_CLOEXEC))
+    except OSError:
+        return False
+    return True
+
+
+# The host's CPU, less IA32_ARCH_CAPABILITIES: hvprobe never reads it, and
+# QEMU aborts on nested KVM hosts that advertise the MSR but refuse the
+# value QEMU writes ("failed to set MSR 0x10a"), as this project's own
+# machines do.
+KVM_CPU = "host,-arch-capabilities"
+
+
+def resolve_accel(requested, kvm_ok):
+    """(accelerator, default CPU model) for --accel and the host's KVM."""
+    if requested not in ACCELS:
+        raise ConfigError(f"unknown accelerator {requested!r}")
+    if requested == "kvm" and not kvm_ok:
+        raise ConfigError("--accel kvm, but /dev/kvm cannot be opened "
+                          "read-write here")
+    if requested == "kvm" or (requested == "auto" and kvm_ok):
+        return "kvm", KVM_CPU
+    return "tcg", "max"
+
+
+def numa_args(mem_mib, smp, nodes):
+    """Split memory and CPUs evenly over nodes, CPUs in contiguous ranges,
+    so that node i holds CPUs [i*k, (i+1)*k)."""
+    if nodes < 1:
+        raise ConfigError("--numa needs at least one node")
+    if smp % nodes:
+        raise ConfigError(f"--smp {smp} CPUs do not split evenly into "
+                          f"{nodes} NUMA nodes")
+    if mem_mib % nodes:
+        raise ConfigError(f"--mem {mem_mib}M does not split into {nodes} "
+                          f"NUMA nodes of whole MiB")
+    cpus, mem = smp // nodes, mem_mib // nodes
+    args = []
+    for node in range(nodes):
+        first, last = node * cpus, (node + 1) * cpus - 1
+        span = str(first) if first == last else f"{first}-{last}"
+        args += ["-object", f"memory-backend-ram,id=m{node},size={mem}M",
+                 "-numa", f"node,nodeid={node},cpus={span},memdev=m{node}"]
+    return args
+
+
+def qemu_argv(m, kvm_ok, kernel=None, cmdline="", iso=None, vars_file=None,
+              binary="qemu-system-x86_64"):
+    """(argv, accelerator) for machine m. kernel is the multiboot1 image
+    for --boot kernel; iso and vars_file are the CD and the writable copy
+    of OVMF's variable store for the firmware paths."""
+    if m.boot not in BOOTS:
+        raise ConfigError(f"unknown boot path {m.boot!r}")
+    if m.smp < 1:
+        raise ConfigError("--smp needs at least one CPU")
+    accel, model = resolve_accel(m.accel, kvm_ok)
+    argv = [binary, "-machine", m.machine, "-accel", accel,
+            "-cpu", m.cpu or model, "-m", f"{m.mem_mib}M",
+            "-smp", str(m.smp)]
+    if m.numa:
+        argv += numa_args(m.mem_mib, m.smp, m.numa)
+    # -nodefaults drops the NIC (and its option ROM's boot delay), VGA and
+    # the default CD drive; -serial then adds COM1 back at 0x3f8.
+    argv += ["-nodefaults", "-display", "none", "-monitor", "none",
+             "-serial", "stdio", "-no-reboot", "-device", DEBUG_EXIT]
+    if m.boot == "kernel":
+        argv += ["-kernel", kernel, "-append", cmdline]
+    else:
+        if m.boot == "uefi":
+            argv += ["-drive", "if=pflash,format=raw,readonly=on,"
+                     f"file={_opt(OVMF_CODE)}",
+                     "-drive", f"if=pflash,format=raw,file={_opt(vars_file)}"]
+        argv += ["-cdrom", iso, "-boot", "d"]
+    return argv + list(m.extra), accel
+
+
+def _opt(value):
+    # QEMU's option syntax escapes a comma inside a value by doubling it.
+    return value.replace(",", ",,")

@@ -1,0 +1,260 @@
+# SPDX-License-Identifier: MIT
+"""What a run means: host checks, verdict, case counts and the summary.
+
+All of it works on the results.json document (a dict), so that tools/run,
+which writes it, and tools/check, which reads it back, agree by
+construction.
+"""
+
+import os
+import re
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import ktap
+from .qemu import EXIT_FAILED, EXIT_PASSED
+
+SCHEMA = 1
+BAD = ("error", "fail")
+
+# The kernel counts the RAM the boot loader's memory map calls usable, and
+# the firmware keeps some of -m for itself. Measured with QEMU 10, q35 and
+# -m 256M: SeaBIOS (and QEMU's multiboot loader on top of it) keeps 513 to
+# 517 KiB, OVMF about 6.4 MiB (reserved, ACPI and NVS ranges), so UEFI
+# runs fail this rule as it stands.
+MEM_TOLERANCE_KIB = 1024
+
+
+def results_dir(root):
+    """Where run folders go unless a command line says otherwise."""
+    return Path(os.environ.get("HVPROBE_RESULTS", Path(root) / "results"))
+
+
+def new_dir(parent, base):
+    """parent/base, or base-2, base-3... if taken; created, so ours."""
+    parent = Path(parent)
+    parent.mkdir(parents=True, exist_ok=True)
+    for n in range(1, 1000):
+        path = parent / (base if n == 1 else f"{base}-{n}")
+        try:
+            path.mkdir()
+            return path
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"no free folder name for {base} in {parent}")
+
+
+def effective(test):
+    """A test's status with its cases' statuses folded in, worst wins."""
+    return ktap.worst(test["status"], *(effective(c) for c in test["cases"]))
+
+
+def leaves(test):
+    if not test["cases"]:
+        yield test
+    for case in test["cases"]:
+        yield from leaves(case)
+
+
+def check_memory(reported_kib, expected_kib):
+    """(status, detail) for the RAM the kernel found against --mem."""
+    diff = abs(reported_kib - expected_kib)
+    detail = (f"kernel sees {reported_kib} KiB, --mem is {expected_kib} KiB"
+              f" (off by {diff} KiB, {MEM_TOLERANCE_KIB} allowed)")
+    return ("pass" if diff <= MEM_TOLERANCE_KIB else "fail"), detail
+
+
+def check_cmdline(reported, expected, boot):
+    if reported == expected:
+        return "pass", f"{expected!r}"
+    detail = f"kernel saw {reported!r}, host passed {expected!r}"
+    if boot != "kernel" and re.search(r"['\"\\ ]", expected):
+        detail += " (GRUB escapes quotes and backslashes, and quotes words " \
+                  "with spaces)"
+    return "fail", detail
+
+
+def host_checks(tests, cmdline, mem_kib, boot):
+    """Checks only the host can make, from the boot test's DATA line; none
+    when the boot test did not run or was skipped."""
+    boot_test = next((t for t in tests if t["name"] == "boot"), None)
+    if boot_test is None or boot_test["status"] == "skip":
+        return []
+    data = next((d for t in tests for d in t["data"]
+                 if d.get("test") == "boot"), None)
+    checks = []
+    for name, key in (("cmdline", "cmdline"), ("memory", "mem_extent_kib")):
+        value = None if data is None else data.get(key)
+        if data is None:
+            status, detail = "fail", "the boot test printed no DATA line"
+        elif name == "cmdline" and isinstance(value, str):
+            status, detail = check_cmdline(value, cmdline, boot)
+        elif name == "memory" and type(value) is int:
+            status, detail = check_memory(value, mem_kib)
+        else:
+            status, detail = "fail", f"boot DATA has no usable {key!r}"
+        checks.append({"name": name, "status": status, "detail": detail})
+    return checks
+
+
+def exit_check(exit_status, ktap_verdict, expected_status=None):
+    """The kernel's own verdict, carried by isa-debug-exit, must agree
+    with what it printed. Other statuses (ACPI power-off) carry none,
+    unless the run names the status it expects (exit=acpi gives 0)."""
+    if expected_status is not None:
+        status = "pass" if exit_status == expected_status else "fail"
+        return [{"name": "exit_status", "status": status,
+                 "detail": f"QEMU exit status {exit_status}, expected "
+                           f"{expected_status}"}]
+    if exit_status not in (EXIT_PASSED, EXIT_FAILED):
+        return []
+    said = "pass" if exit_status == EXIT_PASSED else "fail"
+    status = "pass" if said == ktap_verdict else "fail"
+    return [{"name": "exit_status", "status": status,
+             "detail": f"QEMU exit status {exit_status} ({said}), "
+                       f"KTAP says {ktap_verdict}"}]
+
+
+def ktap_verdict(tests):
+    bad = any(effective(t) in BAD for t in tests)
+    return "fail" if bad else "pass"
+
+
+def verdict(doc):
+    if doc["crash"]:
+        return "crash"
+    if ktap_verdict(doc["tests"]) == "fail":
+        return "fail"
+    if any(c["status"] == "fail" for c in doc["host_checks"]):
+        return "fail"
+    return "pass"
+
+
+def expect_fail_match(report, pattern):
+    """The first not-ok result line matching pattern, or None."""
+    for test in report.walk():
+        if test.line.startswith("not ok") and re.search(pattern, test.line):
+            return test.line
+    return None
+
+
+@dataclass
+class Counts:
+    passed: int = 0
+    failed: int = 0
+    skipped: int = 0
+
+    def add(self, status):
+        if status == "pass":
+            self.passed += 1
+        elif status == "skip":
+            self.skipped += 1
+        else:
+            self.failed += 1
+
+    def __iadd__(self, other):
+        self.passed += other.passed
+        self.failed += other.failed
+        self.skipped += other.skipped
+        return self
+
+    def __str__(self):
+        return (f"{self.passed} passed, {self.failed} failed, "
+                f"{self.skipped} skipped")
+
+
+def count_test(test, counts):
+    """Count the leaf cases under test. A test that failed although none
+    of its cases did (it crashed after the last one) counts once more."""
+    if not test["cases"]:
+        counts.add(test["status"])
+        return
+    for case in test["cases"]:
+        count_test(case, counts)
+    if test["status"] in BAD and \
+            not any(effective(c) in BAD for c in test["cases"]):
+        counts.failed += 1
+
+
+def count_unit(report, returncode):
+    """Cases of the host unit test binary. Its KTAP must be complete (a
+    totals line, or as many results as its plan), and a failing exit
+    status must show up as a failed case."""
+    counts = Counts()
+    for test in report.tests:
+        count_test(test.to_json(), counts)
+    complete = report.totals is not None or (
+        report.reboot_line is None and report.plan == len(report.tests))
+    if not complete or (returncode != 0 and counts.failed == 0):
+        counts.failed += 1
+    return counts
+
+
+def count_unittest(result):
+    """Cases of a Python unittest result: one per test method."""
+    failed = (len(result.failures) + len(result.errors)
+              + len(result.unexpectedSuccesses))
+    skipped = len(result.skipped)
+    return Counts(passed=result.testsRun - failed - skipped, failed=failed,
+                  skipped=skipped)
+
+
+def count_run(doc):
+    """Cases of one guest run: its leaf results, one failure for a crash,
+    one case per host check; a negative run is one case."""
+    counts = Counts()
+    if doc.get("expect_fail") is not None:
+        counts.add("pass" if doc.get("expected") else "fail")
+        return counts
+    for test in doc["tests"]:
+        count_test(test, counts)
+    if doc["crash"]:
+        counts.failed += 1
+    for check in doc["host_checks"]:
+        counts.add(check["status"])
+    return counts
+
+
+_LABEL = {"pass": "PASS", "skip": "SKIP", "error": "ERROR", "fail": "FAIL"}
+
+
+def summary(doc, log_tail=()):
+    """The lines tools/run prints after a run."""
+    out = []
+    for test in doc["tests"]:
+        status = effective(test)
+        n = sum(1 for _ in leaves(test))
+        line = f"{_LABEL[status]:5} {test['name']}"
+        if test["reason"]:
+            line += f": {test['reason']}"
+        if test["cases"]:
+            line += f"  ({n} case{'s' * (n != 1)})"
+        out.append(line.rstrip())
+        for case in _bad_leaves(test):
+            out.append(f"        {_LABEL[case['status']]} {case['path']}"
+                       + (f": {case['reason']}" if case["reason"] else ""))
+    for check in doc["host_checks"]:
+        out.append(f"{_LABEL[check['status']]:5} host {check['name']}: "
+                   f"{check['detail']}")
+    totals = doc["totals"]
+    if totals is not None:
+        out.append("Totals: " + " ".join(f"{k}:{v}" for k, v in
+                                         totals.items()))
+    for problem in doc["problems"]:
+        out.append(f"warning: {problem}")
+    if doc["crash"]:
+        out.append(f"CRASH: {doc['crash']}")
+        if log_tail:
+            out.append(f"last {len(log_tail)} lines of the serial log:")
+            out += [f"  | {line}" for line in log_tail]
+    return out
+
+
+def _bad_leaves(test, prefix=""):
+    for case in test["cases"]:
+        path = f"{prefix}{case['number']} {case['name']}"
+        if case["cases"]:
+            yield from _bad_leaves(case, path + " / ")
+        elif case["status"] in BAD:
+            yield {"path": path, "status": case["status"],
+                   "reason": case["reason"]}
