@@ -31,19 +31,33 @@ KERNEL_LDFLAGS := -nostdlib -static -no-pie -z max-page-size=0x1000 \
 
 # Link order is test order: tests/ objects run in the order listed.
 KERNEL_OBJS := \
+	apic/apic.o \
+	apic/smp.o \
+	apic/trampoline.o \
 	boot/entry.o \
 	boot/boot.o \
 	boot/boot_info.o \
 	kernel/acpi.o \
 	kernel/acpi_fadt.o \
+	kernel/acpi_hpet.o \
+	kernel/acpi_madt.o \
+	kernel/acpi_srat.o \
+	kernel/alloc.o \
+	kernel/clock.o \
 	kernel/cmdline.o \
 	kernel/console.o \
 	kernel/cpuid.o \
+	kernel/delay.o \
 	kernel/entry.o \
+	kernel/hpet.o \
 	kernel/json.o \
 	kernel/ktap.o \
 	kernel/libc.o \
+	kernel/lpj.o \
 	kernel/main.o \
+	kernel/pic.o \
+	kernel/pit.o \
+	kernel/pmtimer.o \
 	kernel/power.o \
 	kernel/printf.o \
 	kernel/runner.o \
@@ -52,6 +66,9 @@ KERNEL_OBJS := \
 	tests/boot.o \
 	tests/exceptions.o \
 	tests/cpuinfo.o \
+	tests/timers.o \
+	tests/smp.o \
+	tests/lpj.o \
 	tests/crash.o
 
 KERNEL_OBJS := $(addprefix $(BUILD)/,$(KERNEL_OBJS))
@@ -61,9 +78,13 @@ UNIT_SHARED := \
 	boot/boot_info.c \
 	kernel/acpi.c \
 	kernel/acpi_fadt.c \
+	kernel/acpi_hpet.c \
+	kernel/acpi_madt.c \
+	kernel/acpi_srat.c \
 	kernel/cmdline.c \
 	kernel/json.c \
 	kernel/ktap.c \
+	kernel/lpj.c \
 	kernel/printf.c \
 	kernel/runner.c \
 	kernel/string.c
@@ -74,9 +95,13 @@ UNIT_TESTS := \
 	tests/unit/test_acpi.c \
 	tests/unit/test_boot_info.c \
 	tests/unit/test_cmdline.c \
+	tests/unit/test_hpet.c \
 	tests/unit/test_json.c \
 	tests/unit/test_ktap.c \
-	tests/unit/test_printf.c
+	tests/unit/test_lpj.c \
+	tests/unit/test_madt.c \
+	tests/unit/test_printf.c \
+	tests/unit/test_srat.c
 
 UNIT_CFLAGS := -std=gnu11 -O1 -g -I. -DHOST_TEST \
 	-fsanitize=address,undefined -fno-sanitize-recover=all \

@@ -11,13 +11,13 @@ const char *const lpj_source_names[] = {
 };
 _Static_assert(ARRAY_SIZE(lpj_source_names) == LPJ_SOURCE_COUNT, "lpj_source_names");
 
-static const char *const calibrate_names[] = {
+const char *const calibrate_names[] = {
 	[CALIBRATE_LINUX] = "linux",
 	[CALIBRATE_FAST] = "fast",
 };
 _Static_assert(ARRAY_SIZE(calibrate_names) == CALIBRATE_COUNT, "calibrate_names");
 
-static const char *const bringup_names[] = {
+const char *const bringup_names[] = {
 	[BRINGUP_SERIAL] = "serial",
 	[BRINGUP_PARALLEL] = "parallel",
 };
@@ -36,6 +36,20 @@ const char *const exit_names[] = {
 	[EXIT_HALT] = "halt",
 };
 _Static_assert(ARRAY_SIZE(exit_names) == EXIT_COUNT, "exit_names");
+
+const char *const apic_choice_names[] = {
+	[APIC_AUTO] = "auto",
+	[APIC_XAPIC] = "xapic",
+	[APIC_X2APIC] = "x2apic",
+};
+_Static_assert(ARRAY_SIZE(apic_choice_names) == APIC_CHOICE_COUNT, "apic_choice_names");
+
+const char *const lpj_reuse_names[] = {
+	[LPJ_REUSE_NODE] = "node",
+	[LPJ_REUSE_PACKAGE] = "package",
+	[LPJ_REUSE_NONE] = "none",
+};
+_Static_assert(ARRAY_SIZE(lpj_reuse_names) == LPJ_REUSE_COUNT, "lpj_reuse_names");
 
 enum opt_kind { OPT_U32, OPT_U64, OPT_ENUM, OPT_STRING };
 
@@ -69,6 +83,10 @@ static const struct opt_desc opts[] = {
 	U64_OPT("pmu.nmi_ipi", pmu_nmi_ipi, 0, 1000000),
 	ENUM_OPT("exit", exit, exit_names),
 	U64_OPT("hz", hz, 10, 10000),
+	ENUM_OPT("apic", apic, apic_choice_names),
+	/* SDM Vol 3A 9.4.4.1 waits 10 ms after INIT; Linux uses 0 on modern CPUs. */
+	U64_OPT("init_udelay", init_udelay, 0, 1000000),
+	ENUM_OPT("lpj_reuse", lpj_reuse, lpj_reuse_names),
 };
 
 void options_default(struct options *o)
@@ -84,6 +102,9 @@ void options_default(struct options *o)
 		.exit = EXIT_AUTO,
 		/* Debian's CONFIG_HZ. */
 		.hz = 250,
+		.apic = APIC_AUTO,
+		.init_udelay = 10000,
+		.lpj_reuse = LPJ_REUSE_NODE,
 	};
 	str_copy(o->test, "all", sizeof(o->test));
 }

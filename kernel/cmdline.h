@@ -33,6 +33,8 @@ enum timer_choice {
 };
 
 enum exit_method { EXIT_AUTO, EXIT_QEMU, EXIT_ACPI, EXIT_HALT, EXIT_COUNT };
+enum apic_choice { APIC_AUTO, APIC_XAPIC, APIC_X2APIC, APIC_CHOICE_COUNT };
+enum lpj_reuse { LPJ_REUSE_NODE, LPJ_REUSE_PACKAGE, LPJ_REUSE_NONE, LPJ_REUSE_COUNT };
 
 #define CMDLINE_TEST_MAX 256
 /* cpus= default: start every AP the firmware lists. */
@@ -51,11 +53,18 @@ struct options {
 	u64 pmu_nmi_ipi;
 	u32 exit;
 	u64 hz;
+	u32 apic;
+	u64 init_udelay;
+	u32 lpj_reuse;
 };
 
 extern const char *const lpj_source_names[LPJ_SOURCE_COUNT];
 extern const char *const timer_names[TIMER_COUNT];
 extern const char *const exit_names[EXIT_COUNT];
+extern const char *const calibrate_names[CALIBRATE_COUNT];
+extern const char *const bringup_names[BRINGUP_COUNT];
+extern const char *const apic_choice_names[APIC_CHOICE_COUNT];
+extern const char *const lpj_reuse_names[LPJ_REUSE_COUNT];
 
 void options_default(struct options *o);
 /*

@@ -11,6 +11,8 @@
 
 #define CPUID_LEAF_VENDOR 0x00000000
 #define CPUID_LEAF_FEATURES 0x00000001
+#define CPUID_LEAF_TOPOLOGY 0x0000000b
+#define CPUID_LEAF_TSC 0x00000015
 #define CPUID_LEAF_HYPERVISOR 0x40000000
 #define CPUID_LEAF_EXT_MAX 0x80000000
 #define CPUID_LEAF_EXT_FEATURES 0x80000001
@@ -46,6 +48,16 @@ struct cpu_feature {
 /* The leaf's maximum is checked first: out-of-range leaves read garbage. */
 bool cpu_has(struct cpu_feature f);
 u32 cpuid_max_leaf(u32 base);
+
+/* Family and model with the extended fields folded in (SDM Vol 2A CPUID). */
+struct cpu_signature {
+	u32 family, model, stepping;
+};
+
+struct cpu_signature cpu_signature(void);
+/* The 12-byte vendor string of leaf 0 ("GenuineIntel", "AuthenticAMD"). */
+void cpu_vendor(char out[13]);
+bool cpu_vendor_is(const char *vendor);
 
 #endif /* __ASSEMBLER__ */
 #endif

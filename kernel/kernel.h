@@ -14,6 +14,8 @@ extern const struct boot_info *boot_info;
 extern struct options options;
 extern struct acpi acpi;
 extern bool acpi_ok;
+extern struct fadt_info fadt;
+extern bool fadt_ok;
 
 __noreturn void kmain(const struct boot_info *bi);
 

@@ -241,7 +241,17 @@ void report_info(const char *fmt, ...)
 
 void report_data(const char *json)
 {
-	ktap_diag(ktap_current, "DATA %s", json);
+	/* DATA lines can be long (one entry per CPU): no vsnprintf buffer. */
+	static char line[KTAP_DATA_MAX];
+	size_t indent = ktap_current->in_test ? sizeof(KTAP_INDENT) - 1 : 0;
+
+	memcpy(line, KTAP_INDENT, indent);
+	str_copy(line + indent, "# DATA ", sizeof(line) - indent);
+	if (!str_append(line, json, sizeof(line))) {
+		ktap_case(ktap_current, RESULT_ERROR, "DATA line longer than %d bytes", KTAP_DATA_MAX);
+		return;
+	}
+	ktap_current->write_line(line);
 }
 
 void report_prefix_push(const char *prefix)

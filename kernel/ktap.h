@@ -22,6 +22,7 @@ enum result {
 #define KTAP_PREFIX_MAX 128
 #define KTAP_PREFIX_DEPTH 8
 #define KTAP_INDENT "    "
+#define KTAP_DATA_MAX (256 * 1024)
 
 struct ktap_totals {
 	u32 pass, fail, skip, error;
@@ -69,7 +70,7 @@ bool report_eq_u64(u64 actual, u64 expected, const char *what);
 void report_skip(const char *fmt, ...) __printf(1, 2);
 void report_error(const char *fmt, ...) __printf(1, 2);
 void report_info(const char *fmt, ...) __printf(1, 2);
-/* One `# DATA {json}` line; json is the finished document. */
+/* One `# DATA {json}` line, up to KTAP_DATA_MAX; json is the finished document. */
 void report_data(const char *json);
 void report_prefix_push(const char *prefix);
 void report_prefix_pop(void);

@@ -1,13 +1,19 @@
 // SPDX-License-Identifier: MIT
 /*
- * kmain(): bring the boot CPU to a state where tests can run, run them,
- * and end the run with the result. One init step per line, in dependency
- * order.
+ * kmain(): bring the boot CPU to a state where tests can run, start the
+ * other CPUs, run the tests, and end the run with the result. One init
+ * step per line, in dependency order.
  */
+#include "apic/apic.h"
+#include "apic/smp.h"
+#include "kernel/alloc.h"
+#include "kernel/clock.h"
 #include "kernel/console.h"
+#include "kernel/delay.h"
 #include "kernel/kernel.h"
 #include "kernel/percpu.h"
 #include "kernel/phys.h"
+#include "kernel/pic.h"
 #include "kernel/power.h"
 #include "kernel/printf.h"
 #include "kernel/test.h"
@@ -17,23 +23,33 @@ const struct boot_info *boot_info;
 struct options options;
 struct acpi acpi;
 bool acpi_ok;
+struct fadt_info fadt;
+bool fadt_ok;
 
 static struct percpu bsp;
-static struct fadt_info fadt;
+
+static bool setup(char *err, size_t errlen)
+{
+	return apic_init_bsp(options.apic, err, errlen) &&	   /* xAPIC or x2APIC */
+	       clock_init(options.timer, options.hz, err, errlen) && /* TSC Hz, tick */
+	       (delay_init_bsp(), true) &&			   /* the BSP's lpj */
+	       smp_init(err, errlen) &&				   /* CPU list, trampoline */
+	       (smp_boot(), true);				   /* the APs */
+}
 
 __noreturn void kmain(const struct boot_info *bi)
 {
 	char err[KTAP_REASON_MAX * 2], banner[160];
-	bool fadt_ok;
-	enum result r;
 
 	boot_info = bi;
 	cpu_tables_init(&bsp, 0);		/* GS, GDT, TSS, IDT: faults report */
+	pic_disable();				/* 8259s off the exception vectors */
 	console_init();				/* COM1 for KTAP */
 	tests_init(console_write_line);		/* from here a crash ends the plan */
 	acpi_ok = acpi_init(&acpi, bi, phys_map); /* RSDP, root table */
-	fadt_ok = acpi_ok && acpi_fadt_parse(&acpi, &fadt); /* PM1 ports, \_S5 */
+	fadt_ok = acpi_ok && acpi_fadt_parse(&acpi, &fadt); /* PM1 ports, \\_S5 */
 	power_init(EXIT_AUTO, fadt_ok ? &fadt : NULL); /* until exit= is known */
+	alloc_init(bi);				/* memory above the kernel */
 	options_default(&options);
 
 	if (!cmdline_parse(bi->cmdline, &options, err, sizeof(err)) ||
@@ -43,6 +59,8 @@ __noreturn void kmain(const struct boot_info *bi)
 
 	snprintf(banner, sizeof(banner), "hvprobe %s: %s, loader \"%s\"", HVPROBE_VERSION,
 		 bi->protocol, bi->loader);
-	r = tests_run(options.test, banner);
-	power_exit(r);
+	tests_start(options.test, banner);
+	if (!setup(err, sizeof(err)))
+		power_exit(tests_abort_setup(err));
+	power_exit(tests_run());
 }

@@ -84,7 +84,7 @@ bool tests_check_selection(const char *selection, char *err, size_t errlen)
 	return true;
 }
 
-enum result tests_run(const char *selection, const char *banner)
+void tests_start(const char *selection, const char *banner)
 {
 	struct ktap *k = &ktap_main;
 	u32 planned = 0;
@@ -92,13 +92,32 @@ enum result tests_run(const char *selection, const char *banner)
 	run.selection = selection;
 	for (const struct test *t = tests_begin(); t < tests_end(); t++)
 		planned += selected(t, selection);
-
 	run.started = true;
 	ktap_header(k, planned);
 	if (banner)
 		ktap_diag(k, "%s", banner);
+}
+
+enum result tests_abort_setup(const char *reason)
+{
+	struct ktap *k = &ktap_main;
+	char why[KTAP_REASON_MAX];
+
+	snprintf(why, sizeof(why), "not run: set-up failed: %s", reason);
+	for (const struct test *t = tests_begin(); t < tests_end(); t++)
+		if (selected(t, run.selection))
+			ktap_test_result(k, t->name, RESULT_ERROR, why);
+	run.finished = true;
+	ktap_footer(k);
+	return ktap_overall(k);
+}
+
+enum result tests_run(void)
+{
+	struct ktap *k = &ktap_main;
+
 	for (const struct test *t = tests_begin(); t < tests_end(); t++) {
-		if (!selected(t, selection))
+		if (!selected(t, run.selection))
 			continue;
 		run.running = t;
 		ktap_test_begin(k, t->name);

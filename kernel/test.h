@@ -50,8 +50,12 @@ void tests_init(void (*write_line)(const char *line));
  * writes a message listing the tests and returns false.
  */
 bool tests_check_selection(const char *selection, char *err, size_t errlen);
-/* Runs the selection; returns the worst result. */
-enum result tests_run(const char *selection, const char *banner);
+/* Print the plan for the selection; set-up diagnostics may follow. */
+void tests_start(const char *selection, const char *banner);
+/* Set-up after tests_start() failed: every planned test is an error. */
+enum result tests_abort_setup(const char *reason);
+/* Run the planned tests and print the totals; returns the worst result. */
+enum result tests_run(void);
 /* A run that cannot start: a one-test plan whose test is an error. */
 enum result tests_fail_setup(const char *name, const char *reason);
 /*

@@ -15,21 +15,6 @@
 #include "kernel/test.h"
 #include "kernel/x86.h"
 
-/* SDM Vol 2A CPUID: family and model with their extended fields folded in. */
-static u32 display_family(u32 eax)
-{
-	u32 family = (eax >> 8) & 0xf;
-
-	return family == 0xf ? family + ((eax >> 20) & 0xff) : family;
-}
-
-static u32 display_model(u32 eax)
-{
-	u32 family = (eax >> 8) & 0xf, model = (eax >> 4) & 0xf;
-
-	return family == 0x6 || family == 0xf ? model | (((eax >> 16) & 0xf) << 4) : model;
-}
-
 static void regs_to_string(char *out, u32 a, u32 b, u32 c)
 {
 	memcpy(out, &a, 4);
@@ -44,11 +29,11 @@ DEFINE_TEST(cpuinfo, "CPU and hypervisor identification", 0)
 	u32 max_basic = r.eax, max_ext = cpuid_max_leaf(CPUID_LEAF_EXT_MAX), max_hv = 0;
 	char vendor[13], hv[13] = "", brand[49] = "", buf[512];
 	bool has_hv = cpu_has(X86_FEATURE_HYPERVISOR);
-	struct cpuid_regs f = cpuid(CPUID_LEAF_FEATURES);
+	struct cpu_signature sig = cpu_signature();
 	struct json j;
 	const char *doc;
 
-	regs_to_string(vendor, r.ebx, r.edx, r.ecx);
+	cpu_vendor(vendor);
 	if (has_hv) {
 		r = cpuid(CPUID_LEAF_HYPERVISOR);
 		max_hv = r.eax;
@@ -82,9 +67,9 @@ DEFINE_TEST(cpuinfo, "CPU and hypervisor identification", 0)
 	json_string(&j, "test", "cpuinfo");
 	json_string(&j, "vendor", vendor);
 	json_string(&j, "brand", brand);
-	json_u64(&j, "family", display_family(f.eax));
-	json_u64(&j, "model", display_model(f.eax));
-	json_u64(&j, "stepping", f.eax & 0xf);
+	json_u64(&j, "family", sig.family);
+	json_u64(&j, "model", sig.model);
+	json_u64(&j, "stepping", sig.stepping);
 	json_hex(&j, "max_leaf", max_basic);
 	json_hex(&j, "max_ext_leaf", max_ext);
 	json_string(&j, "hypervisor", has_hv ? hv : "none");

@@ -33,11 +33,12 @@ static void check(const char *what, int expected_vector, u64 expected_error)
 }
 
 /*
- * rdmsr_safe()/wrmsr_safe() on both paths. The faulting MSR is an x2APIC
- * register read while the APIC is in xAPIC mode, which the SDM (Vol 3A
- * 11.12.1) defines to #GP; an unimplemented MSR would not do, as TCG reads
- * those as 0. QEMU before 8.0 emulates no x2APIC under TCG and does not
- * fault either: that is a SKIP, not a pass.
+ * rdmsr_safe()/wrmsr_safe() on both paths. The faulting accesses are ones
+ * the SDM (Vol 3A 11.12.1) defines to #GP: any x2APIC register while the
+ * APIC is in xAPIC mode; in x2APIC mode, reading a reserved one or writing
+ * the read-only ID. An unimplemented MSR would not do, as TCG
+ * reads those as 0. QEMU before 8.0 emulates no x2APIC under TCG and does
+ * not fault either: that is a SKIP, not a pass.
  */
 static void msr_checks(void)
 {
@@ -55,7 +56,12 @@ static void msr_checks(void)
 	wrmsr(MSR_IA32_KERNEL_GS_BASE, saved);
 
 	if (rdmsr(MSR_IA32_APIC_BASE) & APIC_BASE_EXTD) {
-		report_skip("firmware left the APIC in x2APIC mode: no MSR known to #GP");
+		/* x2APIC mode: 0x801 is reserved, the APIC ID read-only (SDM 11.12.1.2). */
+		report_eq(rdmsr_safe(MSR_X2APIC_RESERVED_801, &val), X86_TRAP_GP,
+			  "rdmsr_safe of a reserved x2APIC MSR returns #GP");
+		report_eq(val, 0, "rdmsr_safe leaves 0 in the value after a fault");
+		report_eq(wrmsr_safe(MSR_IA32_X2APIC_APICID, 0), X86_TRAP_GP,
+			  "wrmsr_safe of the read-only x2APIC ID returns #GP");
 		return;
 	}
 	v = rdmsr_safe(MSR_IA32_X2APIC_APICID, &val);

@@ -29,5 +29,6 @@ int main(int argc, char **argv)
 		fprintf(stderr, "%s\n", err);
 		return 2;
 	}
-	return tests_run(selection, "hvprobe host unit tests") > RESULT_SKIP;
+	tests_start(selection, "hvprobe host unit tests");
+	return tests_run() > RESULT_SKIP;
 }

@@ -19,7 +19,7 @@
 
 #define ACCEPTED_KEYS                                                                              \
 	" (accepted: test, lpj, lpj_source, calibrate, bringup, cpus, timer, pmu.period, "         \
-	"pmu.seconds, pmu.nmi_ipi, exit, hz)"
+	"pmu.seconds, pmu.nmi_ipi, exit, hz, apic, init_udelay, lpj_reuse)"
 
 static void check_str(const char *actual, const char *expected, const char *what)
 {
@@ -95,6 +95,9 @@ DEFINE_TEST(unit_cmdline_defaults, "defaults, and an empty line keeps them", 0)
 	report_eq(def.pmu_nmi_ipi, 0, "pmu.nmi_ipi defaults to 0");
 	report_eq(def.exit, EXIT_AUTO, "exit defaults to auto");
 	report_eq(def.hz, 250, "hz defaults to 250");
+	report_eq(def.apic, APIC_AUTO, "apic defaults to auto");
+	report_eq(def.init_udelay, 10000, "init_udelay defaults to the SDM's 10 ms");
+	report_eq(def.lpj_reuse, LPJ_REUSE_NODE, "lpj_reuse defaults to node");
 
 	parse_ok("", &o);
 	report(!memcmp(&o, &def, sizeof(o)), "an empty line changes nothing");
@@ -113,7 +116,7 @@ DEFINE_TEST(unit_cmdline_keys, "every key with a good value", 0)
 
 	parse_ok("test=boot,cpuinfo lpj=4000000 lpj_source=kvm calibrate=fast bringup=parallel "
 		 "cpus=3 timer=pmtmr pmu.period=100000 pmu.seconds=3600 pmu.nmi_ipi=1000000 "
-		 "exit=acpi hz=1000",
+		 "exit=acpi hz=1000 apic=x2apic init_udelay=0 lpj_reuse=package",
 		 &o);
 	check_str(o.test, "boot,cpuinfo", "test=boot,cpuinfo");
 	report_eq(o.lpj, 4000000, "lpj=4000000");
@@ -127,6 +130,9 @@ DEFINE_TEST(unit_cmdline_keys, "every key with a good value", 0)
 	report_eq(o.pmu_nmi_ipi, 1000000, "pmu.nmi_ipi=1000000");
 	report_eq(o.exit, EXIT_ACPI, "exit=acpi");
 	report_eq(o.hz, 1000, "hz=1000");
+	report_eq(o.apic, APIC_X2APIC, "apic=x2apic");
+	report_eq(o.init_udelay, 0, "init_udelay=0");
+	report_eq(o.lpj_reuse, LPJ_REUSE_PACKAGE, "lpj_reuse=package");
 
 	/* Each enum table, every name in it, by its index. */
 	for (u32 i = 0; i < LPJ_SOURCE_COUNT; i++) {

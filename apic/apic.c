@@ -1,0 +1,145 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Local APIC access. The mode is chosen once on the BSP; every CPU then
+ * switches its own APIC to it (SDM Vol 3A 11.12.1: x2APIC is entered by
+ * setting EXTD with EN already set). The enable bit in IA32_APIC_BASE is
+ * never cleared: QEMU 7.2's TCG cannot set it again.
+ */
+#include "apic/apic.h"
+#include "kernel/cmdline.h"
+#include "kernel/cpuid.h"
+#include "kernel/printf.h"
+#include "kernel/x86.h"
+
+/* A send that never completes must not hang bring-up (xAPIC only). */
+#define ICR_IDLE_POLLS 1000000
+#define XAPIC_MAX_ID 0xfe /* 0xff is the broadcast destination */
+
+static enum apic_mode mode;
+static volatile u32 *xapic;
+
+enum apic_mode apic_mode(void)
+{
+	return mode;
+}
+
+const char *apic_mode_name(void)
+{
+	return mode == APIC_MODE_X2APIC ? "x2apic" : "xapic";
+}
+
+u32 apic_read(u32 reg)
+{
+	if (mode == APIC_MODE_X2APIC)
+		return (u32)rdmsr(MSR_IA32_X2APIC_BASE + reg / 16);
+	return xapic[reg / 4];
+}
+
+void apic_write(u32 reg, u32 val)
+{
+	if (mode == APIC_MODE_X2APIC)
+		wrmsr(MSR_IA32_X2APIC_BASE + reg / 16, val);
+	else
+		xapic[reg / 4] = val;
+}
+
+u32 apic_id(void)
+{
+	u32 id = apic_read(APIC_ID);
+
+	/* xAPIC keeps the ID in bits 31:24; x2APIC uses all 32 bits. */
+	return mode == APIC_MODE_X2APIC ? id : id >> 24;
+}
+
+u32 apic_max_id(void)
+{
+	return mode == APIC_MODE_X2APIC ? 0xfffffffe : XAPIC_MAX_ID;
+}
+
+void apic_eoi(void)
+{
+	apic_write(APIC_EOI, 0);
+}
+
+u32 apic_esr(void)
+{
+	apic_write(APIC_ESR, 0);
+	return apic_read(APIC_ESR);
+}
+
+void apic_send_ipi(u32 dest_apic_id, u32 icr_low)
+{
+	if (mode == APIC_MODE_X2APIC) {
+		/* One 64-bit write; no delivery-status bit to poll (SDM 11.12.9). */
+		wrmsr(MSR_IA32_X2APIC_ICR, ((u64)dest_apic_id << 32) | icr_low);
+		return;
+	}
+	apic_write(APIC_ICR2, dest_apic_id << 24);
+	apic_write(APIC_ICR, icr_low);
+	for (int i = 0; i < ICR_IDLE_POLLS && (apic_read(APIC_ICR) & APIC_ICR_BUSY); i++)
+		pause();
+}
+
+/* Software-enable with a spurious vector, mask every LVT entry we own. */
+static void apic_setup_this_cpu(void)
+{
+	u64 base = rdmsr(MSR_IA32_APIC_BASE);
+
+	if (mode == APIC_MODE_X2APIC && !(base & APIC_BASE_EXTD))
+		wrmsr(MSR_IA32_APIC_BASE, base | APIC_BASE_EN | APIC_BASE_EXTD);
+	apic_write(APIC_SVR, APIC_SVR_ENABLE | APIC_VECTOR_SPURIOUS);
+	apic_write(APIC_TPR, 0);
+	apic_write(APIC_LVT_TIMER, APIC_LVT_MASKED);
+	apic_write(APIC_LVT_PMC, APIC_LVT_MASKED);
+	apic_write(APIC_LVT_LINT0, APIC_LVT_MASKED);
+	/* LINT1 carries the platform's NMI on PCs (MADT type 4). */
+	apic_write(APIC_LVT_LINT1, APIC_LVT_DM_NMI);
+	apic_write(APIC_LVT_ERROR, APIC_LVT_MASKED);
+	apic_esr();
+}
+
+bool apic_init_bsp(u32 choice, char *err, size_t errlen)
+{
+	u64 base = rdmsr(MSR_IA32_APIC_BASE);
+	bool have_x2apic = cpu_has(X86_FEATURE_X2APIC);
+
+	if (choice == APIC_X2APIC && !have_x2apic) {
+		snprintf(err, errlen, "apic=x2apic, but CPUID.1:ECX[21] (x2APIC) is clear");
+		return false;
+	}
+	/* Firmware that left x2APIC on cannot be undone without a reset. */
+	if (choice == APIC_XAPIC && (base & APIC_BASE_EXTD)) {
+		snprintf(err, errlen, "apic=xapic, but firmware left the APIC in x2APIC mode");
+		return false;
+	}
+	mode = (choice == APIC_X2APIC || (choice == APIC_AUTO && have_x2apic) ||
+		(base & APIC_BASE_EXTD))
+		       ? APIC_MODE_X2APIC
+		       : APIC_MODE_XAPIC;
+	xapic = (volatile u32 *)(uintptr_t)(base & APIC_BASE_ADDR_MASK);
+	apic_setup_this_cpu();
+	return true;
+}
+
+void apic_init_ap(void)
+{
+	apic_setup_this_cpu();
+}
+
+void apic_timer_start(u8 vector, u32 count, bool periodic)
+{
+	apic_write(APIC_TIMER_DCR, APIC_TIMER_DIVIDE_1);
+	apic_write(APIC_LVT_TIMER, vector | (periodic ? APIC_LVT_TIMER_PERIODIC : 0));
+	apic_write(APIC_TIMER_ICR, count);
+}
+
+void apic_timer_stop(void)
+{
+	apic_write(APIC_LVT_TIMER, APIC_LVT_MASKED);
+	apic_write(APIC_TIMER_ICR, 0);
+}
+
+u32 apic_timer_current(void)
+{
+	return apic_read(APIC_TIMER_CCR);
+}

@@ -1,0 +1,327 @@
+// SPDX-License-Identifier: MIT
+/* SMP bring-up; see smp.h and the trampoline's contract in trampoline.S. */
+#include "apic/apic.h"
+#include "apic/smp.h"
+#include "kernel/alloc.h"
+#include "kernel/clock.h"
+#include "kernel/cpuid.h"
+#include "kernel/delay.h"
+#include "kernel/kernel.h"
+#include "kernel/ktap.h"
+#include "kernel/printf.h"
+#include "kernel/string.h"
+#include "kernel/trap.h"
+#include "kernel/x86.h"
+
+#define AP_STACK_SIZE (16 * KiB)
+/* Per AP: the SDM's 10 ms INIT wait is the command line's; these are not. */
+#define AP_ONLINE_TIMEOUT_US (10 * 1000000ULL)
+/* Linux wakeup_secondary_cpu_via_init(): SIPI settle times. */
+#define SIPI_DELAY_MODERN_US 10
+#define SIPI_DELAY_LEGACY_US 300
+#define SIPI_SETTLE_LEGACY_US 200
+/* CPUID.0BH level types (SDM Vol 2A CPUID leaf 0BH) */
+#define TOPOLOGY_LEVEL_INVALID 0
+#define TOPOLOGY_MAX_LEVELS 8
+
+struct ap_table_entry {
+	u32 apic_id;
+	u32 pad;
+	struct percpu *cpu;
+};
+
+/* Read by ap_entry64 before an AP has a stack: count, then entries. */
+struct {
+	u64 count;
+	struct ap_table_entry entries[SMP_MAX_CPUS];
+} smp_ap_table;
+
+struct smp_state smp;
+
+static struct percpu *cpus[SMP_MAX_CPUS];
+static u32 cpu_count;
+
+extern const u8 trampoline_start[], trampoline_end[];
+extern const u8 tr_gdt[], tr_gdt_ptr[], tr_far32[], tr_cr3[], tr_protected[];
+
+void ap_main(struct percpu *cpu);
+
+u32 smp_cpu_count(void)
+{
+	return cpu_count;
+}
+
+struct percpu *smp_cpu(u32 index)
+{
+	return index < cpu_count ? cpus[index] : NULL;
+}
+
+u32 smp_online_count(void)
+{
+	u32 n = 0;
+
+	for (u32 i = 0; i < cpu_count; i++)
+		n += cpus[i]->state == CPU_ONLINE;
+	return n;
+}
+
+static void problem(const char *fmt, ...) __printf(1, 2);
+
+static void problem(const char *fmt, ...)
+{
+	char msg[96];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (smp.problems[0])
+		str_append(smp.problems, "; ", sizeof(smp.problems));
+	str_append(smp.problems, msg, sizeof(smp.problems));
+}
+
+/* APIC ID bits below the package ID: the widest CPUID.0BH level's shift. */
+static u32 package_shift(void)
+{
+	u32 shift = 0;
+
+	if (cpuid_max_leaf(0) >= CPUID_LEAF_TOPOLOGY) {
+		for (u32 level = 0; level < TOPOLOGY_MAX_LEVELS; level++) {
+			struct cpuid_regs r = cpuid_count(CPUID_LEAF_TOPOLOGY, level);
+
+			if (((r.ecx >> 8) & 0xff) == TOPOLOGY_LEVEL_INVALID)
+				break;
+			shift = r.eax & 0x1f;
+		}
+		if (shift)
+			return shift;
+	}
+	/* CPUID.1:EBX[23:16]: addressable logical processors per package. */
+	for (u32 count = (cpuid(CPUID_LEAF_FEATURES).ebx >> 16) & 0xff; (1u << shift) < count;)
+		shift++;
+	return shift;
+}
+
+static void describe(struct percpu *cpu, u32 index, u32 apic_id)
+{
+	cpu->index = index;
+	cpu->apic_id = apic_id;
+	cpu->node = smp.have_srat ? srat_node_of(&smp.srat, apic_id) : 0;
+	if (cpu->node == NODE_NONE)
+		cpu->node = 0;
+	cpu->package = apic_id >> smp.package_shift;
+}
+
+static struct percpu *new_ap(u32 apic_id)
+{
+	struct percpu *cpu = boot_alloc(sizeof(*cpu), 64);
+	u8 *stack = boot_alloc(AP_STACK_SIZE, 16);
+
+	if (!cpu || !stack)
+		return NULL;
+	describe(cpu, cpu_count, apic_id);
+	cpu->stack_top = (u64)(uintptr_t)(stack + AP_STACK_SIZE);
+	smp_ap_table.entries[smp_ap_table.count++] =
+		(struct ap_table_entry){ .apic_id = apic_id, .cpu = cpu };
+	return cpu;
+}
+
+static bool place_trampoline(char *err, size_t errlen)
+{
+	u64 page = alloc_low_page(boot_info);
+	u8 *p = (u8 *)(uintptr_t)page;
+	u32 gdt = (u32)page + (u32)(tr_gdt - trampoline_start);
+	u32 far32 = (u32)page + (u32)(tr_protected - trampoline_start);
+	u32 cr3 = (u32)read_cr3();
+
+	if (!page) {
+		snprintf(err, errlen, "no free page below 640 KiB for the AP trampoline");
+		return false;
+	}
+	memcpy(p, trampoline_start, trampoline_end - trampoline_start);
+	memcpy(p + (tr_gdt_ptr - trampoline_start) + 2, &gdt, 4);
+	memcpy(p + (tr_far32 - trampoline_start), &far32, 4);
+	memcpy(p + (tr_cr3 - trampoline_start), &cr3, 4);
+	smp.trampoline = page;
+	return true;
+}
+
+bool smp_init(char *err, size_t errlen)
+{
+	const struct acpi_header *madt = acpi_ok ? acpi_find(&acpi, "APIC", 0) : NULL;
+	const struct acpi_header *srat = acpi_ok ? acpi_find(&acpi, "SRAT", 0) : NULL;
+	struct percpu *bsp = this_cpu();
+	u32 max_aps = options.cpus;
+
+	smp.package_shift = package_shift();
+	smp.have_madt = madt && acpi_madt_parse(madt, &smp.madt);
+	smp.have_srat = srat && acpi_srat_parse(srat, &smp.srat);
+	smp.nodes = smp.have_srat && smp.srat.node_count ? smp.srat.node_count : 1;
+
+	bsp->apic_id = bsp->hw_apic_id = apic_id();
+	describe(bsp, 0, bsp->apic_id);
+	bsp->state = CPU_ONLINE;
+	cpus[cpu_count++] = bsp;
+	if (!smp.have_madt) {
+		problem("no usable MADT: only the BSP runs");
+		return true;
+	}
+
+	for (u32 i = 0; i < smp.madt.cpu_count; i++) {
+		u32 id = smp.madt.cpus[i].apic_id;
+		struct percpu *cpu;
+
+		if (id == bsp->apic_id)
+			continue;
+		if (!smp.madt.cpus[i].enabled)
+			continue;
+		if (cpu_count - 1 >= max_aps)
+			break;
+		if (id > apic_max_id()) {
+			problem("APIC ID %u is beyond %s's reach", id, apic_mode_name());
+			continue;
+		}
+		if (cpu_count == SMP_MAX_CPUS) {
+			problem("more than %d CPUs listed", SMP_MAX_CPUS);
+			break;
+		}
+		cpu = new_ap(id);
+		if (!cpu) {
+			problem("out of memory for CPU %u's data", cpu_count);
+			break;
+		}
+		cpus[cpu_count++] = cpu;
+	}
+	return cpu_count == 1 || place_trampoline(err, errlen);
+}
+
+/* INIT, INIT de-assert, SIPI, SIPI: Linux's wakeup_secondary_cpu_via_init(). */
+static void kick(struct percpu *cpu)
+{
+	u32 sipi = APIC_ICR_DM_STARTUP | APIC_ICR_VECTOR(smp.trampoline >> 12);
+	bool modern = !options.init_udelay;
+
+	apic_esr();
+	cpu->tsc_init = rdtsc();
+	apic_send_ipi(cpu->apic_id, APIC_ICR_DM_INIT | APIC_ICR_LEVEL_ASSERT |
+					    APIC_ICR_TRIGGER_LEVEL);
+	udelay(options.init_udelay);
+	apic_send_ipi(cpu->apic_id, APIC_ICR_DM_INIT | APIC_ICR_TRIGGER_LEVEL);
+	cpu->tsc_sipi = rdtsc();
+	for (int i = 0; i < 2; i++) {
+		apic_send_ipi(cpu->apic_id, sipi);
+		udelay(modern ? SIPI_DELAY_MODERN_US : SIPI_DELAY_LEGACY_US);
+		udelay(modern ? SIPI_DELAY_MODERN_US : SIPI_SETTLE_LEGACY_US);
+	}
+	cpu->esr = apic_esr();
+	smp.started++;
+}
+
+static bool is_online(void *arg)
+{
+	return ((struct percpu *)arg)->state == CPU_ONLINE;
+}
+
+static bool all_online(void *arg)
+{
+	(void)arg;
+	for (u32 i = 1; i < cpu_count; i++)
+		if (cpus[i]->state != CPU_ONLINE)
+			return false;
+	return true;
+}
+
+bool smp_wait(bool (*done)(void *arg), void *arg, u64 timeout_us)
+{
+	u64 start = rdtsc(), limit = timeout_us * (clock.tsc_hz / 1000000);
+
+	for (;;) {
+		cli();
+		if (done(arg)) {
+			sti();
+			return true;
+		}
+		if (rdtsc() - start > limit) {
+			sti();
+			return false;
+		}
+		/* STI's shadow covers HLT: a wake-up between check and HLT ends it. */
+		asm volatile("sti; hlt" ::: "memory");
+	}
+}
+
+void smp_wake(const struct percpu *cpu)
+{
+	apic_send_ipi(cpu->apic_id, APIC_ICR_DM_FIXED | APIC_ICR_VECTOR(APIC_VECTOR_WAKE));
+}
+
+void smp_boot(void)
+{
+	u32 aps = cpu_count - 1;
+
+	if (!aps)
+		return;
+	report_info("smp: booting %u APs (bringup=%s, init_udelay=%llu)", aps,
+		    bringup_names[options.bringup], (unsigned long long)options.init_udelay);
+	smp.tsc_start = rdtsc();
+	if (options.bringup == BRINGUP_PARALLEL) {
+		for (u32 i = 1; i < cpu_count; i++)
+			kick(cpus[i]);
+		smp_wait(all_online, NULL, AP_ONLINE_TIMEOUT_US + aps * 100000ULL);
+	} else {
+		for (u32 i = 1; i < cpu_count; i++) {
+			kick(cpus[i]);
+			smp_wait(is_online, cpus[i], AP_ONLINE_TIMEOUT_US);
+		}
+	}
+	smp.tsc_end = rdtsc();
+	report_info("smp: brought up %u CPUs", smp_online_count());
+}
+
+static bool work_done(void *arg)
+{
+	struct percpu *cpu = arg;
+
+	return cpu->work == NULL;
+}
+
+bool smp_run_on(struct percpu *cpu, void (*fn)(void *arg), void *arg, u64 timeout_us)
+{
+	if (cpu->state != CPU_ONLINE)
+		return false;
+	cpu->work_arg = arg;
+	__atomic_store_n(&cpu->work, fn, __ATOMIC_RELEASE);
+	smp_wake(cpu);
+	return smp_wait(work_done, cpu, timeout_us);
+}
+
+/* The AP's life: tables, APIC, calibration, then idle until given work. */
+void ap_main(struct percpu *cpu)
+{
+	cpu_tables_init(cpu, cpu->index);
+	cpu->tsc_alive = rdtsc();
+	cpu->state = CPU_ALIVE;
+	apic_init_ap();
+	cpu->hw_apic_id = apic_id();
+	delay_calibrate_ap();
+	cpu->tsc_calibrated = rdtsc();
+	cpu->tsc_online = rdtsc();
+	__atomic_store_n(&cpu->state, CPU_ONLINE, __ATOMIC_RELEASE);
+	smp_wake(cpus[0]);
+
+	for (;;) {
+		void (*fn)(void *);
+
+		cli();
+		fn = __atomic_load_n(&cpu->work, __ATOMIC_ACQUIRE);
+		if (!fn) {
+			asm volatile("sti; hlt" ::: "memory");
+			continue;
+		}
+		sti();
+		fn(cpu->work_arg);
+		cpu->work_done++;
+		__atomic_store_n(&cpu->work, NULL, __ATOMIC_RELEASE);
+		smp_wake(cpus[0]);
+	}
+}

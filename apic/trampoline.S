@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The AP trampoline and the APs' 64-bit entry.
+ *
+ * Contract. smp.c copies [trampoline_start, trampoline_end) to a free
+ * 4 KiB page P below 1 MiB and patches, at their offsets from
+ * trampoline_start:
+ *	tr_gdt_ptr + 2	u32	P + (tr_gdt - trampoline_start)
+ *	tr_far32	u32	P + (tr_protected - trampoline_start)
+ *	tr_cr3		u32	the BSP's CR3 (the 1:1 map, below 4 GiB)
+ * then sends STARTUP with vector P >> 12. Each AP starts in real mode at
+ * CS:IP = (P >> 4):0 (SDM Vol 3A 9.4.4 "MP Initialization Example"), loads
+ * the trampoline's GDT, enters protected mode, enables PAE, EFER.LME and
+ * paging (SDM Vol 3A 10.8.5) and far-jumps to ap_entry64 in the kernel.
+ * There it finds its struct percpu in smp_ap_table by its own APIC ID, so
+ * any number of APs may run the trampoline at once (parallel bring-up),
+ * switches to the stack at percpu->stack_top and calls ap_main(percpu).
+ */
+#include "kernel/cpuid.h"
+#include "kernel/msr.h"
+#include "kernel/percpu.h"
+#include "kernel/x86.h"
+
+#define TR_CS32 0x08
+#define TR_DS 0x10
+#define TR_CS64 0x18
+/* CPUID.0BH:ECX[15:8] level type 0 means the leaf has no data. */
+#define TOPOLOGY_LEVEL_TYPE_MASK 0xff00
+#define SMP_AP_ENTRY_SIZE 16
+
+	.section .rodata, "a"
+	.code16
+	.balign 16
+	.global trampoline_start, trampoline_end
+	.global tr_gdt, tr_gdt_ptr, tr_far32, tr_cr3, tr_protected
+trampoline_start:
+	cli
+	cld
+	movw %cs, %ax
+	movw %ax, %ds
+	/* ESI = P, kept across the switch: there is no stack to find it with. */
+	movzwl %ax, %esi
+	shll $4, %esi
+	lgdtl tr_gdt_ptr - trampoline_start
+	movl %cr0, %eax
+	orl $X86_CR0_PE, %eax
+	movl %eax, %cr0
+	ljmpl *(tr_far32 - trampoline_start)
+
+	.code32
+tr_protected:
+	movl $TR_DS, %eax
+	movl %eax, %ds
+	movl %eax, %es
+	movl %eax, %ss
+	movl (tr_cr3 - trampoline_start)(%esi), %eax
+	movl %eax, %cr3
+	movl %cr4, %eax
+	orl $X86_CR4_PAE, %eax
+	movl %eax, %cr4
+	movl $MSR_IA32_EFER, %ecx
+	rdmsr
+	orl $MSR_IA32_EFER_LME, %eax
+	wrmsr
+	movl %cr0, %eax
+	orl $(X86_CR0_PG | X86_CR0_PE), %eax
+	movl %eax, %cr0
+	ljmpl $TR_CS64, $ap_entry64
+
+	/* 32-bit code, flat data, 64-bit code (SDM Vol 3A 3.4.5). */
+	.balign 8
+tr_gdt:
+	.quad 0
+	.quad 0x00cf9a000000ffff
+	.quad 0x00cf92000000ffff
+	.quad 0x00af9a000000ffff
+tr_gdt_end:
+tr_gdt_ptr:
+	.word tr_gdt_end - tr_gdt - 1
+	.long 0
+tr_far32:
+	.long 0
+	.word TR_CS32
+tr_cr3:
+	.long 0
+trampoline_end:
+
+	.text
+	.code64
+ap_entry64:
+	movl $TR_DS, %eax
+	movl %eax, %ds
+	movl %eax, %es
+	movl %eax, %ss
+
+	/* Our APIC ID: CPUID.0BH:EDX where the leaf exists, else CPUID.1:EBX[31:24]. */
+	xorl %eax, %eax
+	cpuid
+	cmpl $CPUID_LEAF_TOPOLOGY, %eax
+	jb 2f
+	movl $CPUID_LEAF_TOPOLOGY, %eax
+	xorl %ecx, %ecx
+	cpuid
+	testl $TOPOLOGY_LEVEL_TYPE_MASK, %ecx
+	jz 2f
+	movl %edx, %ebx
+	jmp 3f
+2:	movl $CPUID_LEAF_FEATURES, %eax
+	cpuid
+	shrl $24, %ebx
+
+	/* smp_ap_table: u64 count, then { u32 apic_id, u32 pad, u64 percpu }. */
+3:	leaq smp_ap_table(%rip), %rsi
+	movq (%rsi), %rcx
+	addq $8, %rsi
+4:	testq %rcx, %rcx
+	jz 5f
+	cmpl (%rsi), %ebx
+	je 6f
+	addq $SMP_AP_ENTRY_SIZE, %rsi
+	decq %rcx
+	jmp 4b
+6:	movq 8(%rsi), %rdi
+	movq PERCPU_STACK_TOP(%rdi), %rsp
+	call ap_main
+	/* Not listed, or ap_main returned: stop here for good. */
+5:	cli
+	hlt
+	jmp 5b

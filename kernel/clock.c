@@ -1,0 +1,212 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Reference selection, TSC and APIC-timer frequencies, and the jiffy tick.
+ *
+ * The tick is the BSP's APIC timer in periodic mode at hz=, like a Linux
+ * guest's local timer after boot; it needs no I/O APIC or 8259 routing, so
+ * it runs on legacy-free platforms (Hyper-V Gen2, q35 with pit=off) too.
+ * Lost ticks are made up from the TSC, so late or lost interrupts delay
+ * an edge but lose no time.
+ */
+#include "apic/apic.h"
+#include "kernel/clock.h"
+#include "kernel/cpuid.h"
+#include "kernel/printf.h"
+#include "kernel/string.h"
+#include "kernel/trap.h"
+#include "kernel/x86.h"
+
+/* Long enough for 0.1 % against a 1.19 MHz PIT, short enough for boot. */
+#define TSC_WINDOW_US 25000
+#define APIC_WINDOW_US 10000
+#define US_PER_SECOND 1000000ULL
+
+struct clock_state clock;
+volatile u64 jiffies;
+
+static u64 apic_ref_read(void)
+{
+	return 0xffffffffu - apic_timer_current();
+}
+
+static void apic_ref_start(void)
+{
+	apic_write(APIC_TIMER_DCR, APIC_TIMER_DIVIDE_1);
+	apic_write(APIC_LVT_TIMER, APIC_LVT_MASKED);
+	apic_write(APIC_TIMER_ICR, 0xffffffffu);
+}
+
+/*
+ * The APIC timer is a reference only where its rate is stated: the core
+ * crystal clock of CPUID.15H:ECX (SDM Vol 3A 11.5.4: the timer counts at
+ * the core crystal clock frequency on processors that enumerate it).
+ */
+static bool apic_ref_probe(struct refclock *r)
+{
+	u32 crystal = cpuid_max_leaf(0) >= CPUID_LEAF_TSC ? cpuid(CPUID_LEAF_TSC).ecx : 0;
+
+	*r = (struct refclock){ .name = "apic", .hz = crystal, .bits = 32,
+				.read = apic_ref_read, .start = apic_ref_start,
+				.stop = clock_tick_start };
+	if (!crystal) {
+		str_copy(r->absent, "APIC timer rate not stated (CPUID.15H:ECX=0)",
+			 sizeof(r->absent));
+		return false;
+	}
+	r->present = true;
+	return true;
+}
+
+static bool hv_ref_probe(struct refclock *r)
+{
+	*r = (struct refclock){ .name = "hv" };
+	str_copy(r->absent, "Hyper-V reference counter not supported by this build",
+		 sizeof(r->absent));
+	return false;
+}
+
+u64 clock_measure_tsc_hz(const struct refclock *r, u64 window_us)
+{
+	u64 want = r->hz * window_us / US_PER_SECOND, got = 0, prev, t0, t1;
+
+	if (r->start)
+		r->start();
+	prev = r->read();
+	t0 = rdtsc();
+	while (got < want) {
+		u64 now = r->read();
+
+		got += refclock_delta(prev, now, r->bits);
+		prev = now;
+	}
+	t1 = rdtsc();
+	if (r->stop)
+		r->stop();
+	return (t1 - t0) * r->hz / got;
+}
+
+/* CPUID.15H: TSC = crystal * EBX / EAX, when all three are stated. */
+static u64 tsc_hz_from_cpuid(void)
+{
+	struct cpuid_regs r;
+
+	if (cpuid_max_leaf(0) < CPUID_LEAF_TSC)
+		return 0;
+	r = cpuid(CPUID_LEAF_TSC);
+	if (!r.eax || !r.ebx || !r.ecx)
+		return 0;
+	return (u64)r.ecx * r.ebx / r.eax;
+}
+
+static u64 measure_apic_timer_hz(void)
+{
+	u64 t0, t1, wait = clock.tsc_hz * APIC_WINDOW_US / US_PER_SECOND;
+	u32 c0, c1;
+
+	apic_ref_start();
+	c0 = apic_timer_current();
+	t0 = rdtsc();
+	while (rdtsc() - t0 < wait)
+		pause();
+	c1 = apic_timer_current();
+	t1 = rdtsc();
+	apic_timer_stop();
+	return (u64)(c0 - c1) * clock.tsc_hz / (t1 - t0);
+}
+
+static u64 tick_tsc_base, tsc_per_jiffy;
+
+/*
+ * One jiffy per tick, as the timer paces them; but a vCPU that was not
+ * running when its timer fired loses ticks (the APIC holds only one
+ * pending), so when the TSC says jiffies fell behind by more than a tick,
+ * they catch up at once. Linux's jiffies likewise follow its clocksource
+ * (kernel/time/tick-sched.c tick_do_update_jiffies64()) and lose no time.
+ */
+static void tick(struct trap_frame *f)
+{
+	u64 by_tsc = (rdtsc() - tick_tsc_base) / tsc_per_jiffy;
+
+	(void)f;
+	jiffies = by_tsc > jiffies + 1 ? by_tsc : jiffies + 1;
+	apic_eoi();
+}
+
+static void eoi_only(struct trap_frame *f)
+{
+	(void)f;
+	apic_eoi();
+}
+
+/* Spurious interrupts get no EOI (SDM Vol 3A 11.9). */
+static void spurious(struct trap_frame *f)
+{
+	(void)f;
+}
+
+void clock_tick_start(void)
+{
+	tsc_per_jiffy = clock.tsc_hz / clock.hz;
+	tick_tsc_base = rdtsc() - jiffies * tsc_per_jiffy;
+	apic_timer_start(APIC_VECTOR_TICK, (u32)(clock.apic_timer_hz / clock.hz), true);
+}
+
+u64 tsc_to_us(u64 cycles)
+{
+	/* Exact for up to 2^64 / 10^6 cycles: minutes at any real TSC rate. */
+	return clock.tsc_hz ? cycles * US_PER_SECOND / clock.tsc_hz : 0;
+}
+
+bool clock_init(u32 choice, u32 hz, char *err, size_t errlen)
+{
+	static const u32 auto_order[] = { TIMER_HPET, TIMER_PMTMR, TIMER_PIT, TIMER_HV,
+					  TIMER_APIC };
+	struct refclock *refs = clock.refs;
+
+	clock.hz = hz;
+	clock.ref = TIMER_AUTO;
+	pit_probe(&refs[TIMER_PIT]);
+	hpet_probe(&refs[TIMER_HPET]);
+	pmtimer_probe(&refs[TIMER_PMTMR]);
+	apic_ref_probe(&refs[TIMER_APIC]);
+	hv_ref_probe(&refs[TIMER_HV]);
+	str_copy(refs[TIMER_AUTO].absent, "auto is a choice, not a timer",
+		 sizeof(refs[TIMER_AUTO].absent));
+
+	if (choice == TIMER_AUTO) {
+		for (u32 i = 0; i < ARRAY_SIZE(auto_order) && clock.ref == TIMER_AUTO; i++)
+			if (refs[auto_order[i]].present)
+				clock.ref = auto_order[i];
+		clock.ref_why = "auto: first present of hpet, pmtmr, pit, hv, apic";
+		if (clock.ref == TIMER_AUTO) {
+			snprintf(err, errlen, "timer=auto: no reference timer (%s; %s; %s)",
+				 refs[TIMER_HPET].absent, refs[TIMER_PMTMR].absent,
+				 refs[TIMER_PIT].absent);
+			return false;
+		}
+	} else {
+		if (!refs[choice].present) {
+			snprintf(err, errlen, "timer=%s: %s", timer_names[choice],
+				 refs[choice].absent);
+			return false;
+		}
+		clock.ref = choice;
+		clock.ref_why = "timer= on the command line";
+	}
+
+	clock.tsc_hz = tsc_hz_from_cpuid();
+	clock.tsc_hz_source = "cpuid-0x15";
+	if (!clock.tsc_hz) {
+		clock.tsc_hz = clock_measure_tsc_hz(&refs[clock.ref], TSC_WINDOW_US);
+		clock.tsc_hz_source = refs[clock.ref].name;
+	}
+	clock.apic_timer_hz = refs[TIMER_APIC].present ? refs[TIMER_APIC].hz
+						       : measure_apic_timer_hz();
+
+	trap_set_handler(APIC_VECTOR_TICK, tick);
+	trap_set_handler(APIC_VECTOR_WAKE, eoi_only);
+	trap_set_handler(APIC_VECTOR_SPURIOUS, spurious);
+	clock_tick_start();
+	sti();
+	return true;
+}

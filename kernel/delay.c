@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: MIT
+/* Delay loop and lpj calibration; see delay.h. */
+#include "apic/smp.h"
+#include "kernel/clock.h"
+#include "kernel/cpuid.h"
+#include "kernel/delay.h"
+#include "kernel/kernel.h"
+#include "kernel/lpj.h"
+#include "kernel/printf.h"
+#include "kernel/string.h"
+#include "kernel/x86.h"
+
+/* calibrate=fast: one window against the reference timer. */
+#define FAST_WINDOW_US 5000
+
+struct delay_state delay;
+
+/*
+ * Linux's X86_FEATURE_CONSTANT_TSC: the invariant-TSC bit, or Intel's
+ * family/model rule (arch/x86/kernel/cpu/intel.c early_init_intel()).
+ * TCG never sets invariant TSC, so an Intel CPU model is how to get reuse.
+ */
+static bool tsc_is_constant(const char **why)
+{
+	struct cpu_signature sig = cpu_signature();
+	bool intel = cpu_vendor_is("GenuineIntel");
+
+	if (cpu_has(X86_FEATURE_INVTSC)) {
+		*why = "invariant TSC (CPUID.80000007H:EDX[8])";
+		return true;
+	}
+	if (intel && ((sig.family == 0x6 && sig.model >= 0x0e) ||
+		      (sig.family == 0xf && sig.model >= 0x03))) {
+		*why = "Intel family/model with constant TSC";
+		return true;
+	}
+	*why = "TSC not constant: no invariant-TSC bit, not an Intel constant-TSC model";
+	return false;
+}
+
+u64 delay_calibrate_linux(void)
+{
+	u32 dct = MAX(clock.hz / 100, 1u);
+	u64 lower[LPJ_DIRECT_SAMPLES], upper[LPJ_DIRECT_SAMPLES];
+
+	for (u32 i = 0; i < LPJ_DIRECT_SAMPLES; i++) {
+		u64 start = jiffies, pre_start = 0, post_start, pre_end = 0, post_end, t;
+
+		/* Bracket the edge after start + 1, then the one DCT ticks later. */
+		t = rdtsc();
+		while (jiffies <= start + 1) {
+			pre_start = t;
+			t = rdtsc();
+		}
+		post_start = rdtsc();
+		t = post_start;
+		while (jiffies <= start + 1 + dct) {
+			pre_end = t;
+			t = rdtsc();
+		}
+		post_end = rdtsc();
+		/*
+		 * A late tick makes jiffies jump and an edge go unbracketed: such
+		 * a sample is void (lower > upper fails the verdict), as Linux
+		 * voids samples with no pre-edge reading.
+		 */
+		if (!pre_start || !pre_end || jiffies != start + 2 + dct) {
+			lower[i] = 1;
+			upper[i] = 0;
+			continue;
+		}
+		lower[i] = pre_end - post_start;
+		upper[i] = post_end - pre_start;
+	}
+	return lpj_direct_combine(lower, upper, LPJ_DIRECT_SAMPLES, dct);
+}
+
+u64 delay_calibrate_fast(void)
+{
+	return lpj_from_tsc_hz(clock_measure_tsc_hz(&clock.refs[clock.ref], FAST_WINDOW_US),
+			       clock.hz);
+}
+
+/* Linux falls back to its converge method; three more tries are enough here. */
+#define LINUX_CALIBRATION_TRIES 3
+
+static void calibrate(struct percpu *cpu)
+{
+	u64 lpj = 0;
+
+	if (options.calibrate == CALIBRATE_LINUX)
+		for (u32 i = 0; i < LINUX_CALIBRATION_TRIES && !lpj; i++)
+			lpj = delay_calibrate_linux();
+	cpu->lpj = lpj ? lpj : delay_calibrate_fast();
+	cpu->lpj_source = "calibrate";
+	cpu->calibrated = true;
+}
+
+/* A preset applies to every CPU; false when there is none to apply. */
+static bool preset(struct percpu *cpu)
+{
+	switch (options.lpj_source) {
+	case LPJ_SOURCE_AUTO:
+	case LPJ_SOURCE_CMDLINE:
+		if (!options.lpj)
+			return false;
+		cpu->lpj = options.lpj;
+		cpu->lpj_source = "cmdline";
+		return true;
+	case LPJ_SOURCE_CPUID:
+		if (!clock.tsc_hz_source || strcmp(clock.tsc_hz_source, "cpuid-0x15"))
+			return false;
+		cpu->lpj = lpj_from_tsc_hz(clock.tsc_hz, clock.hz);
+		cpu->lpj_source = "cpuid";
+		return true;
+	default:
+		return false;
+	}
+}
+
+static bool same_domain(const struct percpu *a, const struct percpu *b)
+{
+	switch (options.lpj_reuse) {
+	case LPJ_REUSE_NODE: return a->node == b->node;
+	case LPJ_REUSE_PACKAGE: return a->package == b->package;
+	default: return false;
+	}
+}
+
+/* Linux's calibrate_delay_is_known(): copy from a finished sibling. */
+static bool reuse(struct percpu *cpu)
+{
+	if (!delay.tsc_constant || options.lpj_reuse == LPJ_REUSE_NONE)
+		return false;
+	for (u32 i = 0; i < smp_cpu_count(); i++) {
+		const struct percpu *other = smp_cpu(i);
+
+		if (other != cpu && other->state == CPU_ONLINE && other->lpj &&
+		    same_domain(cpu, other)) {
+			cpu->lpj = other->lpj;
+			cpu->lpj_source = "reuse";
+			return true;
+		}
+	}
+	return false;
+}
+
+void delay_init_bsp(void)
+{
+	struct percpu *cpu = this_cpu();
+
+	delay.tsc_constant = tsc_is_constant(&delay.tsc_constant_why);
+	switch (options.lpj_source) {
+	case LPJ_SOURCE_CMDLINE:
+		if (!options.lpj)
+			str_copy(delay.problem, "lpj_source=cmdline, but no lpj= given",
+				 sizeof(delay.problem));
+		break;
+	case LPJ_SOURCE_CPUID:
+		if (strcmp(clock.tsc_hz_source, "cpuid-0x15"))
+			str_copy(delay.problem,
+				 "lpj_source=cpuid, but CPUID.15H states no TSC frequency",
+				 sizeof(delay.problem));
+		break;
+	case LPJ_SOURCE_HYPERV:
+	case LPJ_SOURCE_KVM:
+		snprintf(delay.problem, sizeof(delay.problem),
+			 "lpj_source=%s: hypervisor lpj sources are not supported by this build",
+			 lpj_source_names[options.lpj_source]);
+		break;
+	default:
+		break;
+	}
+	if (preset(cpu))
+		return;
+	if (options.lpj_source == LPJ_SOURCE_CALIBRATE) {
+		calibrate(cpu);
+		return;
+	}
+	/* lpj_fine: the boot CPU trusts the TSC frequency it measured. */
+	cpu->lpj = lpj_from_tsc_hz(clock.tsc_hz, clock.hz);
+	cpu->lpj_source = "lpj_fine";
+	cpu->calibrated = true;
+}
+
+void delay_calibrate_ap(void)
+{
+	struct percpu *cpu = this_cpu();
+
+	if (preset(cpu))
+		return;
+	if (options.lpj_source != LPJ_SOURCE_CALIBRATE && reuse(cpu))
+		return;
+	calibrate(cpu);
+}
+
+void udelay(u64 us)
+{
+	u64 lpj = this_cpu()->lpj ? this_cpu()->lpj : lpj_from_tsc_hz(clock.tsc_hz, clock.hz);
+	u64 cycles = lpj_delay_cycles(lpj, clock.hz, us), start = rdtsc();
+
+	while (rdtsc() - start < cycles)
+		pause();
+}

@@ -1,0 +1,59 @@
+// SPDX-License-Identifier: MIT
+/* Loops-per-jiffy arithmetic; see lpj.h. */
+#include "kernel/lpj.h"
+
+#define US_PER_SECOND 1000000ULL
+
+u64 lpj_from_tsc_hz(u64 tsc_hz, u32 hz)
+{
+	return hz ? tsc_hz / 1000 * 1000 / hz : 0;
+}
+
+u64 lpj_delay_cycles(u64 lpj, u32 hz, u64 us)
+{
+	/* lpj * hz is cycles per second; split to keep us * that in range. */
+	u64 per_second = lpj * hz;
+
+	return per_second / US_PER_SECOND * us + per_second % US_PER_SECOND * us / US_PER_SECOND;
+}
+
+static u64 spread_dropping_outliers(u64 *good, u32 n)
+{
+	for (;;) {
+		u64 sum = 0, mean, far = 0, lo = ~0ULL, hi = 0;
+		u32 far_i = 0;
+
+		for (u32 i = 0; i < n; i++) {
+			sum += good[i];
+			lo = MIN(lo, good[i]);
+			hi = MAX(hi, good[i]);
+		}
+		mean = sum / n;
+		if (n == 1 || hi - lo <= mean / 8)
+			return mean;
+		for (u32 i = 0; i < n; i++) {
+			u64 d = good[i] > mean ? good[i] - mean : mean - good[i];
+
+			if (d > far) {
+				far = d;
+				far_i = i;
+			}
+		}
+		good[far_i] = good[--n];
+	}
+}
+
+u64 lpj_direct_combine(const u64 lower[], const u64 upper[], u32 n, u32 ticks)
+{
+	u64 good[LPJ_DIRECT_SAMPLES];
+	u32 count = 0;
+
+	if (!ticks)
+		return 0;
+	for (u32 i = 0; i < n && count < LPJ_DIRECT_SAMPLES; i++) {
+		if (upper[i] < lower[i] || upper[i] - lower[i] >= upper[i] / 8)
+			continue;
+		good[count++] = (lower[i] + upper[i]) / 2 / ticks;
+	}
+	return count ? spread_dropping_outliers(good, count) : 0;
+}

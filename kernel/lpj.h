@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Loops-per-jiffy arithmetic, pure so the host tests check it. On x86 with
+ * the TSC delay loop, lpj is TSC cycles per jiffy (Linux tsc.c
+ * get_loops_per_jiffy(): tsc_khz * 1000 / HZ).
+ */
+#ifndef KERNEL_LPJ_H
+#define KERNEL_LPJ_H
+
+#include "kernel/types.h"
+
+/* Linux truncates to kHz first; so do we, so presets compare exactly. */
+u64 lpj_from_tsc_hz(u64 tsc_hz, u32 hz);
+/* TSC cycles for a delay of us microseconds at lpj and hz. */
+u64 lpj_delay_cycles(u64 lpj, u32 hz, u64 us);
+
+/*
+ * Linux's calibrate_delay_direct() verdict (init/calibrate.c): each sample
+ * brackets a DCT-jiffy window by the last reading before and the first
+ * after each tick edge, giving a lower and an upper cycle count. A sample
+ * is good when upper - lower < upper / 8; the good ones' midpoints are
+ * averaged, and while more than one remains and they spread by more than
+ * 1/8 of the mean, the one farthest from it is dropped. Returns cycles per
+ * jiffy, or 0 when no sample was good.
+ */
+#define LPJ_DIRECT_SAMPLES 5
+u64 lpj_direct_combine(const u64 lower[], const u64 upper[], u32 n, u32 ticks);
+
+#endif

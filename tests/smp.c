@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: MIT
+/*
+ * smp: every vCPU the firmware lists comes online, where the firmware says
+ * it is, and NMIs reach every one of them.
+ *
+ * This is half of experiment 1: how long bringing up N vCPUs takes, and
+ * where the time goes (INIT, SIPI, the AP's first instruction, its delay
+ * calibration). A pass means every usable MADT CPU (capped by cpus=) came
+ * online, each AP read back the APIC ID the MADT gave it, each sits in the
+ * node the SRAT assigns, an NMI IPI from the BSP reached every AP and one
+ * from every AP reached the BSP. The DATA line carries the per-AP timeline
+ * in microseconds from the start of bring-up; the host checks the CPU and
+ * node counts against what it gave QEMU.
+ */
+#include "apic/apic.h"
+#include "apic/smp.h"
+#include "kernel/clock.h"
+#include "kernel/delay.h"
+#include "kernel/json.h"
+#include "kernel/kernel.h"
+#include "kernel/test.h"
+#include "kernel/x86.h"
+
+#define NMI_TIMEOUT_US 1000000
+/* About 200 bytes per AP, for up to SMP_MAX_CPUS. */
+#define JSON_MAX (256 * 1024)
+
+struct nmi_wait {
+	const struct percpu *cpu;
+	u64 before;
+};
+
+static bool nmi_arrived(void *arg)
+{
+	struct nmi_wait *w = arg;
+
+	return w->cpu->nmi_count > w->before;
+}
+
+static void send_nmi_to_bsp(void *arg)
+{
+	(void)arg;
+	apic_send_ipi(smp_cpu(0)->apic_id, APIC_ICR_DM_NMI);
+}
+
+/* One at a time: x86 holds at most one NMI pending, so a burst may merge. */
+static void nmi_checks(void)
+{
+	u32 to_ap = 0, to_bsp = 0, aps = 0;
+
+	for (u32 i = 1; i < smp_cpu_count(); i++) {
+		struct percpu *ap = smp_cpu(i);
+		struct nmi_wait w = { ap, ap->nmi_count };
+
+		if (ap->state != CPU_ONLINE)
+			continue;
+		aps++;
+		apic_send_ipi(ap->apic_id, APIC_ICR_DM_NMI);
+		if (smp_wait(nmi_arrived, &w, NMI_TIMEOUT_US))
+			to_ap++;
+		else
+			report_info("NMI to APIC ID %u did not arrive", ap->apic_id);
+
+		w = (struct nmi_wait){ smp_cpu(0), smp_cpu(0)->nmi_count };
+		if (smp_run_on(ap, send_nmi_to_bsp, NULL, NMI_TIMEOUT_US) &&
+		    smp_wait(nmi_arrived, &w, NMI_TIMEOUT_US))
+			to_bsp++;
+		else
+			report_info("NMI from APIC ID %u to the BSP did not arrive", ap->apic_id);
+	}
+	report_prefix_push("nmi");
+	if (!aps) {
+		report_skip("no AP online to exchange NMIs with");
+	} else {
+		report_eq(to_ap, aps, "an NMI IPI from the BSP reaches every AP");
+		report_eq(to_bsp, aps, "an NMI IPI from every AP reaches the BSP");
+	}
+	report_prefix_pop();
+}
+
+static u64 us_since_start(u64 tsc)
+{
+	return tsc > smp.tsc_start ? tsc_to_us(tsc - smp.tsc_start) : 0;
+}
+
+static int cmp_u64(u64 a, u64 b)
+{
+	return a < b ? -1 : a > b;
+}
+
+static void sort_u64(u64 *v, u32 n)
+{
+	for (u32 i = 1; i < n; i++)
+		for (u32 j = i; j > 0 && cmp_u64(v[j - 1], v[j]) > 0; j--) {
+			u64 t = v[j];
+
+			v[j] = v[j - 1];
+			v[j - 1] = t;
+		}
+}
+
+static void emit_data(u32 online, u32 calibrations)
+{
+	static char buf[JSON_MAX];
+	static u64 per_ap[SMP_MAX_CPUS];
+	struct json j;
+	const char *doc;
+	u32 n = 0;
+
+	for (u32 i = 1; i < smp_cpu_count(); i++) {
+		const struct percpu *c = smp_cpu(i);
+
+		if (c->state == CPU_ONLINE)
+			per_ap[n++] = tsc_to_us(c->tsc_online - c->tsc_init);
+	}
+	sort_u64(per_ap, n);
+
+	json_init(&j, buf, sizeof(buf));
+	json_object_begin(&j, NULL);
+	json_string(&j, "test", "smp");
+	json_u64(&j, "cpus", online);
+	json_u64(&j, "nodes", smp.nodes);
+	json_string(&j, "apic", apic_mode_name());
+	json_string(&j, "bringup", bringup_names[options.bringup]);
+	json_u64(&j, "init_udelay_us", options.init_udelay);
+	json_string(&j, "lpj_source", smp_cpu(0)->lpj_source);
+	json_string(&j, "lpj_reuse", lpj_reuse_names[options.lpj_reuse]);
+	json_u64(&j, "calibrations", calibrations);
+	json_u64(&j, "total_us", smp.tsc_end > smp.tsc_start ? tsc_to_us(smp.tsc_end - smp.tsc_start) : 0);
+	json_object_begin(&j, "per_ap_us");
+	json_u64(&j, "min", n ? per_ap[0] : 0);
+	json_u64(&j, "median", n ? per_ap[n / 2] : 0);
+	json_u64(&j, "max", n ? per_ap[n - 1] : 0);
+	json_object_end(&j);
+	json_array_begin(&j, "aps");
+	for (u32 i = 1; i < smp_cpu_count(); i++) {
+		const struct percpu *c = smp_cpu(i);
+		bool up = c->state == CPU_ONLINE;
+
+		json_object_begin(&j, NULL);
+		json_u64(&j, "apic_id", c->apic_id);
+		json_u64(&j, "node", c->node);
+		json_bool(&j, "online", up);
+		json_u64(&j, "init_us", us_since_start(c->tsc_init));
+		json_u64(&j, "sipi_us", us_since_start(c->tsc_sipi));
+		json_u64(&j, "alive_us", c->state >= CPU_ALIVE ? us_since_start(c->tsc_alive) : 0);
+		json_u64(&j, "calibrated_us", up ? us_since_start(c->tsc_calibrated) : 0);
+		json_u64(&j, "online_us", up ? us_since_start(c->tsc_online) : 0);
+		json_u64(&j, "lpj", c->lpj);
+		json_string(&j, "lpj_source", c->lpj_source ? c->lpj_source : "none");
+		json_object_end(&j);
+	}
+	json_array_end(&j);
+	json_object_end(&j);
+	doc = json_finish(&j);
+	if (doc)
+		report_data(doc);
+	else
+		report_error("DATA line did not fit %d bytes", JSON_MAX);
+}
+
+DEFINE_TEST(smp, "every listed CPU comes online where the firmware says", 0)
+{
+	u32 usable = smp.have_madt ? madt_usable_cpus(&smp.madt) : 1;
+	u32 expected = MIN(usable, options.cpus == CPUS_ALL ? usable : options.cpus + 1);
+	u32 online = smp_online_count(), id_ok = 0, node_ok = 0, calibrations = 0;
+
+	if (smp.problems[0])
+		report_info("bring-up notes: %s", smp.problems);
+	if (smp.have_madt && smp.madt.problems[0])
+		report_info("MADT: %s", smp.madt.problems);
+	report(smp.have_madt, "the MADT lists %u usable CPUs", usable);
+	for (u32 i = 0; i < smp_cpu_count(); i++) {
+		const struct percpu *c = smp_cpu(i);
+		u32 node = smp.have_srat ? srat_node_of(&smp.srat, c->hw_apic_id) : 0;
+
+		calibrations += c->calibrated;
+		if (c->state != CPU_ONLINE) {
+			report_info("APIC ID %u did not come online (state %u, ESR 0x%x)", c->apic_id,
+				    c->state, c->esr);
+			continue;
+		}
+		id_ok += c->hw_apic_id == c->apic_id;
+		node_ok += c->node == (node == NODE_NONE ? 0 : node);
+	}
+	report_eq(online, expected, "every CPU to start is online");
+	report_eq(id_ok, online, "each CPU's APIC ID matches its MADT entry");
+	report_eq(node_ok, online, "each CPU's node matches the SRAT");
+	for (u32 i = 1; i < smp_cpu_count(); i++)
+		if (smp_cpu(i)->esr)
+			report_info("APIC error status 0x%x after starting APIC ID %u",
+				    smp_cpu(i)->esr, smp_cpu(i)->apic_id);
+	nmi_checks();
+	emit_data(online, calibrations);
+}

@@ -1,0 +1,133 @@
+// SPDX-License-Identifier: MIT
+/*
+ * timers: every reference timer present tells the same time.
+ *
+ * Calibration is only as good as its reference, and hypervisors emulate
+ * the PIT, HPET and ACPI PM timer with different clocks underneath. Each
+ * present reference measures the TSC frequency (median of three 25 ms
+ * windows); a pass means every pair agrees within 2 % and the jiffy tick
+ * runs at hz= by the chosen reference. A missing timer (pit=off,
+ * hpet=off, Hyper-V Gen2) is a SKIP that says why.
+ */
+#include "kernel/clock.h"
+#include "kernel/json.h"
+#include "kernel/kernel.h"
+#include "kernel/test.h"
+#include "kernel/x86.h"
+
+#define WINDOW_US 25000
+#define RUNS 3
+#define AGREEMENT_PCT 2
+#define TICK_WINDOW_US 200000
+#define TICK_TOLERANCE_PCT 10
+
+static u64 measured[TIMER_COUNT];
+
+static u64 median3(u64 a, u64 b, u64 c)
+{
+	return a > b ? (b > c ? b : (a > c ? c : a)) : (a > c ? a : (b > c ? c : b));
+}
+
+static bool within_pct(u64 a, u64 b, u64 pct)
+{
+	u64 d = a > b ? a - b : b - a;
+
+	return d * 100 <= b * pct;
+}
+
+/* Ticks counted over TICK_WINDOW_US of reference time, as a rate. */
+static u64 tick_rate(void)
+{
+	const struct refclock *r = &clock.refs[clock.ref];
+	u64 want = r->hz * TICK_WINDOW_US / 1000000, got = 0, prev, j0;
+
+	/* The APIC reference shares the timer with the tick: measure by TSC. */
+	if (r->start) {
+		u64 t0 = rdtsc(), wait = clock.tsc_hz / 1000000 * TICK_WINDOW_US;
+
+		j0 = jiffies;
+		while (rdtsc() - t0 < wait)
+			asm volatile("hlt");
+		return (jiffies - j0) * 1000000 / TICK_WINDOW_US;
+	}
+	prev = r->read();
+	j0 = jiffies;
+	while (got < want) {
+		u64 now = r->read();
+
+		got += refclock_delta(prev, now, r->bits);
+		prev = now;
+	}
+	return (jiffies - j0) * r->hz / got;
+}
+
+DEFINE_TEST(timers, "every reference timer agrees on the TSC frequency", 0)
+{
+	static const u32 order[] = { TIMER_PIT, TIMER_HPET, TIMER_PMTMR, TIMER_APIC, TIMER_HV };
+	char buf[1024];
+	struct json j;
+	const char *doc;
+	u64 rate;
+
+	for (u32 i = 0; i < ARRAY_SIZE(order); i++) {
+		const struct refclock *r = &clock.refs[order[i]];
+
+		report_prefix_push(r->name);
+		if (!r->present) {
+			report_skip("%s", r->absent);
+		} else {
+			measured[order[i]] = median3(clock_measure_tsc_hz(r, WINDOW_US),
+						     clock_measure_tsc_hz(r, WINDOW_US),
+						     clock_measure_tsc_hz(r, WINDOW_US));
+			report(measured[order[i]] > 0, "TSC measured at %llu Hz (%u-bit, %llu Hz)",
+			       (unsigned long long)measured[order[i]], r->bits,
+			       (unsigned long long)r->hz);
+		}
+		report_prefix_pop();
+	}
+	for (u32 a = 0; a < ARRAY_SIZE(order); a++)
+		for (u32 b = a + 1; b < ARRAY_SIZE(order); b++) {
+			u64 x = measured[order[a]], y = measured[order[b]];
+
+			if (x && y)
+				report(within_pct(x, y, AGREEMENT_PCT),
+				       "%s and %s agree within %d %% (%llu vs %llu Hz)",
+				       clock.refs[order[a]].name, clock.refs[order[b]].name,
+				       AGREEMENT_PCT, (unsigned long long)x, (unsigned long long)y);
+		}
+
+	rate = tick_rate();
+	report(within_pct(rate, clock.hz, TICK_TOLERANCE_PCT),
+	       "the jiffy tick runs at %llu Hz by the %s (hz=%u)", (unsigned long long)rate,
+	       clock.refs[clock.ref].name, clock.hz);
+
+	json_init(&j, buf, sizeof(buf));
+	json_object_begin(&j, NULL);
+	json_string(&j, "test", "timers");
+	json_string(&j, "reference", clock.refs[clock.ref].name);
+	json_string(&j, "reference_why", clock.ref_why);
+	json_u64(&j, "tsc_hz", clock.tsc_hz);
+	json_string(&j, "tsc_hz_source", clock.tsc_hz_source);
+	json_u64(&j, "apic_timer_hz", clock.apic_timer_hz);
+	json_u64(&j, "hz", clock.hz);
+	json_u64(&j, "tick_hz_measured", rate);
+	json_object_begin(&j, "timers");
+	for (u32 i = 0; i < ARRAY_SIZE(order); i++) {
+		const struct refclock *r = &clock.refs[order[i]];
+
+		json_object_begin(&j, r->name);
+		json_bool(&j, "present", r->present);
+		if (r->present)
+			json_u64(&j, "tsc_hz", measured[order[i]]);
+		else
+			json_string(&j, "reason", r->absent);
+		json_object_end(&j);
+	}
+	json_object_end(&j);
+	json_object_end(&j);
+	doc = json_finish(&j);
+	if (doc)
+		report_data(doc);
+	else
+		report_error("DATA line did not fit its buffer");
+}

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Loops-per-jiffy arithmetic: Linux's lpj from a TSC frequency (kHz
+ * truncation included, so presets compare exactly with Linux's), delay
+ * lengths, and the direct method's verdict on its samples (bracket width
+ * under 1/8, outliers dropped until the spread is under 1/8 of the mean).
+ */
+#include "kernel/lpj.h"
+#include "kernel/test.h"
+
+DEFINE_TEST(unit_lpj_from_hz, "lpj from the TSC frequency as Linux computes it", 0)
+{
+	/* 2.4 GHz at HZ=250: 9.6 M cycles per jiffy. */
+	report_eq(lpj_from_tsc_hz(2400000000ULL, 250), 9600000, "2.4 GHz, HZ=250");
+	/* Linux keeps tsc_khz: the 999 Hz below a kHz are dropped first. */
+	report_eq(lpj_from_tsc_hz(2445369527ULL, 250), 9781476, "2445369527 Hz -> kHz first");
+	report_eq(lpj_from_tsc_hz(2445369527ULL, 1000), 2445369, "HZ=1000");
+	report_eq(lpj_from_tsc_hz(2445369527ULL, 100), 24453690, "HZ=100");
+	report_eq(lpj_from_tsc_hz(999, 250), 0, "below 1 kHz there is nothing left");
+	report_eq(lpj_from_tsc_hz(2400000000ULL, 0), 0, "HZ=0 is refused, not a division by 0");
+	/* A 64-bit frequency must not overflow on the way. */
+	report_eq(lpj_from_tsc_hz(UINT64_MAX, 10), UINT64_MAX / 1000 * 1000 / 10, "u64 max");
+}
+
+DEFINE_TEST(unit_lpj_delay, "delay lengths in TSC cycles", 0)
+{
+	/* 9.6 M cycles per jiffy at 250 Hz is 2.4 GHz: 10 ms is 24 M cycles. */
+	report_eq(lpj_delay_cycles(9600000, 250, 10000), 24000000, "10 ms at 2.4 GHz");
+	report_eq(lpj_delay_cycles(9600000, 250, 1), 2400, "1 us at 2.4 GHz");
+	report_eq(lpj_delay_cycles(9600000, 250, 0), 0, "0 us");
+	/* Non-round rates keep their fraction of a cycle per microsecond. */
+	report_eq(lpj_delay_cycles(9781476, 250, 1000000), 2445369000, "1 s at 2445369 kHz");
+	/* An hour at 5 GHz stays in range. */
+	report_eq(lpj_delay_cycles(20000000, 250, 3600000000ULL), 18000000000000ULL,
+		  "an hour at 5 GHz");
+}
+
+DEFINE_TEST(unit_lpj_direct, "the direct method's verdict on its samples", 0)
+{
+	/*
+	 * Two ticks of 9.6 M: tight brackets around 19.2 M, whose midpoints per
+	 * tick are 9600000, 9600000, 9601000, 9600250 and 9602500.
+	 */
+	const u64 lo[] = { 19190000, 19195000, 19200000, 19198000, 19201000 };
+	const u64 hi[] = { 19210000, 19205000, 19204000, 19203000, 19209000 };
+	u64 lo2[5], hi2[5];
+
+	report_eq(lpj_direct_combine(lo, hi, 5, 2), 9600750, "five good samples averaged");
+	report_eq(lpj_direct_combine(lo, hi, 5, 0), 0, "zero ticks is no measurement");
+	report_eq(lpj_direct_combine(lo, hi, 0, 2), 0, "no samples, no value");
+
+	/* A bracket of 1/8 or more of the upper bound is not a sample. */
+	for (int i = 0; i < 5; i++) {
+		lo2[i] = lo[i];
+		hi2[i] = hi[i];
+	}
+	lo2[0] = 10000000;
+	hi2[0] = 30000000;
+	report_eq(lpj_direct_combine(lo2, hi2, 5, 2), 9600937, "a wide bracket is ignored");
+
+	/* A void sample (lower above upper) is ignored too. */
+	lo2[0] = 1;
+	hi2[0] = 0;
+	report_eq(lpj_direct_combine(lo2, hi2, 5, 2), 9600937, "a void sample is ignored");
+
+	/* One tight but wrong sample (a late tick) is dropped as an outlier. */
+	lo2[0] = 12290000;
+	hi2[0] = 12300000;
+	report_eq(lpj_direct_combine(lo2, hi2, 5, 2), 9600937, "an outlier is dropped");
+
+	/* All void: no value, and the caller must try again. */
+	for (int i = 0; i < 5; i++) {
+		lo2[i] = 1;
+		hi2[i] = 0;
+	}
+	report_eq(lpj_direct_combine(lo2, hi2, 5, 2), 0, "no good sample gives 0");
+}
