@@ -51,13 +51,19 @@ def parse_size(text):
     return int(match.group(1)) << shift
 
 
-def kvm_usable(path="/dev/kvm"):
-    """Whether this process may create KVM guests."""
+def kvm_usable(path="/dev/kvm", cpuinfo="/proc/cpuinfo"):
+    """Whether KVM works here: the device opens read-write and the CPU
+    says it has VMX or SVM. Some sandboxes pass a /dev/kvm through to
+    CPUs that show neither; KVM there fails in ways TCG does not (QEMU
+    aborts setting MSRs, instructions fail to emulate), so auto means TCG."""
     try:
         os.close(os.open(path, os.O_RDWR | os.O_CLOEXEC))
+        with open(cpuinfo, encoding="ascii", errors="replace") as f:
+            flags = {w for line in f if line.startswith("flags")
+                     for w in line.split(":", 1)[1].split()}
     except OSError:
         return False
-    return True
+    return bool(flags & {"vmx", "svm"})
 
 
 # The host's CPU, less IA32_ARCH_CAPABILITIES: hvprobe never reads it, and
@@ -100,6 +106,16 @@ def numa_args(mem_mib, smp, nodes):
     return args
 
 
+def smp_arg(smp, nodes):
+    """-smp's value. With NUMA, each node is one socket (package): Linux
+    shares a calibrated lpj only within a package, so a node that is not
+    a package of its own would hide the per-node cost being measured.
+    QEMU's default puts every CPU in one socket; the cores per socket
+    follow from smp / nodes, and numa_args() keeps sockets and nodes
+    aligned by giving each node a contiguous CPU range."""
+    return f"{smp},sockets={nodes}" if nodes else str(smp)
+
+
 def qemu_argv(m, kvm_ok, kernel=None, cmdline="", iso=None, vars_file=None,
               binary="qemu-system-x86_64"):
     """(argv, accelerator) for machine m. kernel is the multiboot1 image
@@ -112,7 +128,7 @@ def qemu_argv(m, kvm_ok, kernel=None, cmdline="", iso=None, vars_file=None,
     accel, model = resolve_accel(m.accel, kvm_ok)
     argv = [binary, "-machine", m.machine, "-accel", accel,
             "-cpu", m.cpu or model, "-m", f"{m.mem_mib}M",
-            "-smp", str(m.smp)]
+            "-smp", smp_arg(m.smp, m.numa)]
     if m.numa:
         argv += numa_args(m.mem_mib, m.smp, m.numa)
     # -nodefaults drops the NIC (and its option ROM's boot delay), VGA and

@@ -97,6 +97,26 @@ def host_checks(tests, cmdline, mem_kib, boot):
     return checks
 
 
+def smp_checks(tests, cmdline, smp, numa):
+    """The smp test's DATA against the machine QEMU was given: every vCPU
+    online (unless cpus= capped them) and one node per --numa node."""
+    data = next((d for t in tests for d in t["data"]
+                 if d.get("test") == "smp"), None)
+    if data is None:
+        return []
+    checks = []
+    if not re.search(r"(^| )cpus=", cmdline):
+        cpus = data.get("cpus")
+        checks.append({"name": "smp_cpus",
+                       "status": "pass" if cpus == smp else "fail",
+                       "detail": f"kernel brought up {cpus} CPUs, -smp is {smp}"})
+    nodes, want = data.get("nodes"), max(numa, 1)
+    checks.append({"name": "smp_nodes",
+                   "status": "pass" if nodes == want else "fail",
+                   "detail": f"kernel sees {nodes} nodes, --numa gave {want}"})
+    return checks
+
+
 def exit_check(exit_status, ktap_verdict, expected_status=None):
     """The kernel's own verdict, carried by isa-debug-exit, must agree
     with what it printed. Other statuses (ACPI power-off) carry none,

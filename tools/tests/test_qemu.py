@@ -85,6 +85,15 @@ class Accel(unittest.TestCase):
     def test_kvm_usable_on_a_missing_device(self):
         self.assertFalse(qemu.kvm_usable("/nonexistent/kvm"))
 
+    def test_kvm_usable_needs_vmx_or_svm(self):
+        # /dev/null opens read-write: only the CPU flags decide here.
+        with tempfile.TemporaryDirectory() as d:
+            plain, svm = Path(d) / "plain", Path(d) / "svm"
+            plain.write_text("processor\t: 0\nflags\t\t: fpu tsc msr\n")
+            svm.write_text("processor\t: 0\nflags\t\t: fpu tsc svm msr\n")
+            self.assertFalse(qemu.kvm_usable("/dev/null", str(plain)))
+            self.assertTrue(qemu.kvm_usable("/dev/null", str(svm)))
+
 
 class Numa(unittest.TestCase):
     def test_even_split(self):
@@ -106,6 +115,19 @@ class Numa(unittest.TestCase):
                                  kvm_ok=False, kernel="k")
         self.assertEqual(len(after(argv, "-numa")), 4)
         self.assertLess(argv.index("-smp"), argv.index("-numa"))
+
+    def test_one_socket_per_node(self):
+        # Linux reuses lpj within a package, so each node must be one.
+        argv, _ = qemu.qemu_argv(Machine(smp=16, numa=4, mem_mib=1024),
+                                 kvm_ok=False, kernel="k")
+        self.assertEqual(after(argv, "-smp"), ["16,sockets=4"])
+        self.assertEqual(after(argv, "-numa")[1],
+                         "node,nodeid=1,cpus=4-7,memdev=m1")
+        self.assertEqual(qemu.smp_arg(1, 1), "1,sockets=1")
+
+    def test_no_numa_leaves_topology_to_qemu(self):
+        argv, _ = qemu.qemu_argv(Machine(smp=16), kvm_ok=False, kernel="k")
+        self.assertEqual(after(argv, "-smp"), ["16"])
 
     def test_uneven(self):
         with self.assertRaisesRegex(ConfigError, "CPUs do not split"):

@@ -105,6 +105,30 @@ class HostChecks(unittest.TestCase):
                          {"exit_status": "fail"})
 
 
+class SmpChecks(unittest.TestCase):
+    def smp_data(self, data):
+        return [{"name": "smp", "status": "pass", "cases": [], "data": [data]}]
+
+    def test_counts_match(self):
+        t = self.smp_data({"test": "smp", "cpus": 16, "nodes": 4})
+        self.assertEqual(statuses(results.smp_checks(t, "test=smp", 16, 4)),
+                         {"smp_cpus": "pass", "smp_nodes": "pass"})
+
+    def test_counts_differ(self):
+        t = self.smp_data({"test": "smp", "cpus": 15, "nodes": 1})
+        self.assertEqual(statuses(results.smp_checks(t, "", 16, 4)),
+                         {"smp_cpus": "fail", "smp_nodes": "fail"})
+
+    def test_cpus_cap_and_no_numa(self):
+        # cpus= caps the APs on purpose; no --numa is one node.
+        t = self.smp_data({"test": "smp", "cpus": 3, "nodes": 1})
+        self.assertEqual(statuses(results.smp_checks(t, "cpus=2", 16, 0)),
+                         {"smp_nodes": "pass"})
+
+    def test_no_smp_data(self):
+        self.assertEqual(results.smp_checks([], "", 4, 0), [])
+
+
 class Verdict(unittest.TestCase):
     def test_verdicts(self):
         ok = [test(1, "boot", "pass"), test(2, "cpuinfo", "skip")]
