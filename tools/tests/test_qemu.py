@@ -28,7 +28,7 @@ class BootPaths(unittest.TestCase):
         self.assertEqual(accel, "tcg")
         self.assertEqual(argv, [
             "qemu-system-x86_64", "-machine", "q35", "-accel", "tcg",
-            "-cpu", "max", "-m", "256M", "-smp", "1", *COMMON,
+            "-cpu", qemu.TCG_CPU, "-m", "256M", "-smp", "1", *COMMON,
             "-kernel", "build/hvprobe.elf32", "-append", "test=boot hz=250"])
 
     def test_bios(self):
@@ -71,8 +71,8 @@ class BootPaths(unittest.TestCase):
 class Accel(unittest.TestCase):
     def test_choice(self):
         self.assertEqual(qemu.resolve_accel("auto", True), ("kvm", qemu.KVM_CPU))
-        self.assertEqual(qemu.resolve_accel("auto", False), ("tcg", "max"))
-        self.assertEqual(qemu.resolve_accel("tcg", True), ("tcg", "max"))
+        self.assertEqual(qemu.resolve_accel("auto", False), ("tcg", qemu.TCG_CPU))
+        self.assertEqual(qemu.resolve_accel("tcg", True), ("tcg", qemu.TCG_CPU))
         self.assertEqual(qemu.resolve_accel("kvm", True), ("kvm", qemu.KVM_CPU))
         with self.assertRaises(ConfigError):
             qemu.resolve_accel("kvm", False)
