@@ -61,6 +61,7 @@ KERNEL_OBJS := \
 	kernel/power.o \
 	kernel/printf.o \
 	kernel/runner.o \
+	kernel/stats.o \
 	kernel/string.o \
 	kernel/trap.o \
 	tests/boot.o \
@@ -87,9 +88,11 @@ UNIT_SHARED := \
 	kernel/lpj.c \
 	kernel/printf.c \
 	kernel/runner.c \
+	kernel/stats.c \
 	kernel/string.c
 
 UNIT_TESTS := \
+	tests/unit/acpi_build.c \
 	tests/unit/main.c \
 	tests/unit/phys_buffer.c \
 	tests/unit/test_acpi.c \
@@ -101,7 +104,8 @@ UNIT_TESTS := \
 	tests/unit/test_lpj.c \
 	tests/unit/test_madt.c \
 	tests/unit/test_printf.c \
-	tests/unit/test_srat.c
+	tests/unit/test_srat.c \
+	tests/unit/test_stats.c
 
 UNIT_CFLAGS := -std=gnu11 -O1 -g -I. -DHOST_TEST \
 	-fsanitize=address,undefined -fno-sanitize-recover=all \

@@ -65,21 +65,6 @@ u32 smp_online_count(void)
 	return n;
 }
 
-static void problem(const char *fmt, ...) __printf(1, 2);
-
-static void problem(const char *fmt, ...)
-{
-	char msg[96];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (smp.problems[0])
-		str_append(smp.problems, "; ", sizeof(smp.problems));
-	str_append(smp.problems, msg, sizeof(smp.problems));
-}
-
 /* APIC ID bits below the package ID: the widest CPUID.0BH level's shift. */
 static u32 package_shift(void)
 {
@@ -163,7 +148,7 @@ bool smp_init(char *err, size_t errlen)
 	bsp->state = CPU_ONLINE;
 	cpus[cpu_count++] = bsp;
 	if (!smp.have_madt) {
-		problem("no usable MADT: only the BSP runs");
+		note(smp.problems, "no usable MADT: only the BSP runs");
 		return true;
 	}
 
@@ -178,16 +163,16 @@ bool smp_init(char *err, size_t errlen)
 		if (cpu_count - 1 >= max_aps)
 			break;
 		if (id > apic_max_id()) {
-			problem("APIC ID %u is beyond %s's reach", id, apic_mode_name());
+			note(smp.problems, "APIC ID %u is beyond %s's reach", id, apic_mode_name());
 			continue;
 		}
 		if (cpu_count == SMP_MAX_CPUS) {
-			problem("more than %d CPUs listed", SMP_MAX_CPUS);
+			note(smp.problems, "more than %d CPUs listed", SMP_MAX_CPUS);
 			break;
 		}
 		cpu = new_ap(id);
 		if (!cpu) {
-			problem("out of memory for CPU %u's data", cpu_count);
+			note(smp.problems, "out of memory for CPU %u's data", cpu_count);
 			break;
 		}
 		cpus[cpu_count++] = cpu;

@@ -53,18 +53,7 @@ tr_protected:
 	movl %eax, %ds
 	movl %eax, %es
 	movl %eax, %ss
-	movl (tr_cr3 - trampoline_start)(%esi), %eax
-	movl %eax, %cr3
-	movl %cr4, %eax
-	orl $X86_CR4_PAE, %eax
-	movl %eax, %cr4
-	movl $MSR_IA32_EFER, %ecx
-	rdmsr
-	orl $MSR_IA32_EFER_LME, %eax
-	wrmsr
-	movl %cr0, %eax
-	orl $(X86_CR0_PG | X86_CR0_PE), %eax
-	movl %eax, %cr0
+	enable_long_mode (tr_cr3 - trampoline_start)(%esi)
 	ljmpl $TR_CS64, $ap_entry64
 
 	/* 32-bit code, flat data, 64-bit code (SDM Vol 3A 3.4.5). */

@@ -18,21 +18,6 @@
 #define MB2_INFO_MAX (1 * MiB)
 #define STRING_SCAN_MAX 4096
 
-static void problem(struct boot_info *bi, const char *fmt, ...) __printf(2, 3);
-
-static void problem(struct boot_info *bi, const char *fmt, ...)
-{
-	char msg[96];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (bi->problems[0])
-		str_append(bi->problems, "; ", sizeof(bi->problems));
-	str_append(bi->problems, msg, sizeof(bi->problems));
-}
-
 static void init(struct boot_info *bi, const char *protocol)
 {
 	memset(bi, 0, sizeof(*bi));
@@ -74,7 +59,7 @@ static void add_region(struct boot_info *bi, u64 base, u64 length, u32 type)
 	}
 	if (bi->mem_count == BOOT_MEM_MAX) {
 		if (!bi->mem_overflow)
-			problem(bi, "memory map has more than %d regions", BOOT_MEM_MAX);
+			note(bi->problems, "memory map has more than %d regions", BOOT_MEM_MAX);
 		bi->mem_overflow = true;
 		return;
 	}
@@ -84,7 +69,7 @@ static void add_region(struct boot_info *bi, u64 base, u64 length, u32 type)
 static void set_cmdline(struct boot_info *bi, const char *s)
 {
 	if (!str_copy(bi->cmdline, s, sizeof(bi->cmdline)))
-		problem(bi, "command line longer than %d bytes", BOOT_CMDLINE_MAX - 1);
+		note(bi->problems, "command line longer than %d bytes", BOOT_CMDLINE_MAX - 1);
 }
 
 bool boot_info_from_mb1(u64 mbi, phys_reader phys, struct boot_info *bi)
@@ -94,7 +79,7 @@ bool boot_info_from_mb1(u64 mbi, phys_reader phys, struct boot_info *bi)
 
 	init(bi, "multiboot1");
 	if (!info) {
-		problem(bi, "multiboot1 info at 0x%llx unreadable", (unsigned long long)mbi);
+		note(bi->problems, "multiboot1 info at 0x%llx unreadable", (unsigned long long)mbi);
 		return false;
 	}
 
@@ -108,27 +93,27 @@ bool boot_info_from_mb1(u64 mbi, phys_reader phys, struct boot_info *bi)
 
 			set_cmdline(bi, args ? args + 1 : "");
 		} else {
-			problem(bi, "command line unterminated or unreadable");
+			note(bi->problems, "command line unterminated or unreadable");
 		}
 	}
 
 	if (info->flags & MB1_INFO_LOADER_NAME &&
 	    !copy_string_at(info->boot_loader_name, phys, bi->loader, sizeof(bi->loader)))
-		problem(bi, "loader name unterminated or unreadable");
+		note(bi->problems, "loader name unterminated or unreadable");
 
 	if (info->flags & MB1_INFO_MMAP) {
 		const u8 *p = phys(info->mmap_addr, info->mmap_length);
 		u32 off = 0;
 
 		if (!p)
-			problem(bi, "memory map unreadable");
+			note(bi->problems, "memory map unreadable");
 		while (p && off + sizeof(u32) <= info->mmap_length) {
 			const struct mb1_mmap_entry *e = (const void *)(p + off);
 			/* 64-bit: a size near 2^32 must not wrap the step. */
 			u64 step = (u64)e->size + sizeof(u32);
 
 			if (step < sizeof(*e) || off + step > info->mmap_length) {
-				problem(bi, "memory map entry at +%u malformed", off);
+				note(bi->problems, "memory map entry at +%u malformed", off);
 				break;
 			}
 			add_region(bi, e->base, e->length, e->type);
@@ -147,11 +132,11 @@ static void mb2_mmap(struct boot_info *bi, const struct mb2_tag_mmap *t)
 	u32 body;
 
 	if (t->size < sizeof(*t)) {
-		problem(bi, "mmap tag of %u bytes is truncated", t->size);
+		note(bi->problems, "mmap tag of %u bytes is truncated", t->size);
 		return;
 	}
 	if (t->entry_size < sizeof(struct mb2_mmap_entry)) {
-		problem(bi, "mmap tag: entry size %u too small", t->entry_size);
+		note(bi->problems, "mmap tag: entry size %u too small", t->entry_size);
 		return;
 	}
 	body = t->size - sizeof(*t);
@@ -172,12 +157,12 @@ bool boot_info_from_mb2(u64 mbi, phys_reader phys, struct boot_info *bi)
 
 	init(bi, "multiboot2");
 	if (!hdr) {
-		problem(bi, "multiboot2 info at 0x%llx unreadable", (unsigned long long)mbi);
+		note(bi->problems, "multiboot2 info at 0x%llx unreadable", (unsigned long long)mbi);
 		return false;
 	}
 	if (hdr->total_size < sizeof(*hdr) || hdr->total_size > MB2_INFO_MAX ||
 	    !(base = phys(mbi, hdr->total_size))) {
-		problem(bi, "multiboot2 info size %u invalid", hdr->total_size);
+		note(bi->problems, "multiboot2 info size %u invalid", hdr->total_size);
 		return false;
 	}
 
@@ -190,7 +175,7 @@ bool boot_info_from_mb2(u64 mbi, phys_reader phys, struct boot_info *bi)
 		if (tag->type == MB2_TAG_END)
 			break;
 		if (tag->size < sizeof(*tag) || tag->size > hdr->total_size - off) {
-			problem(bi, "tag %u at +%u: size %u runs past the end", tag->type, off,
+			note(bi->problems, "tag %u at +%u: size %u runs past the end", tag->type, off,
 				tag->size);
 			break;
 		}
@@ -201,12 +186,12 @@ bool boot_info_from_mb2(u64 mbi, phys_reader phys, struct boot_info *bi)
 			if (copy_string(body, body_len, line, sizeof(line)))
 				set_cmdline(bi, line);
 			else
-				problem(bi, "command line tag unterminated or too long");
+				note(bi->problems, "command line tag unterminated or too long");
 			break;
 		}
 		case MB2_TAG_LOADER_NAME:
 			if (!copy_string(body, body_len, bi->loader, sizeof(bi->loader)))
-				problem(bi, "loader name tag unterminated");
+				note(bi->problems, "loader name tag unterminated");
 			break;
 		case MB2_TAG_MMAP:
 			mb2_mmap(bi, (const void *)tag);

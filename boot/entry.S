@@ -94,18 +94,7 @@ _start:
 	movl $(boot_pdpt + PTE_PRESENT + PTE_WRITE), boot_pml4
 	movl $0, boot_pml4 + 4
 
-	movl %cr4, %eax
-	orl $X86_CR4_PAE, %eax
-	movl %eax, %cr4
-	movl $boot_pml4, %eax
-	movl %eax, %cr3
-	movl $MSR_IA32_EFER, %ecx
-	rdmsr
-	orl $MSR_IA32_EFER_LME, %eax
-	wrmsr
-	movl %cr0, %eax
-	orl $(X86_CR0_PG | X86_CR0_PE), %eax
-	movl %eax, %cr0
+	enable_long_mode $boot_pml4
 
 	lgdt boot_gdt_ptr
 	ljmp $GDT_KERNEL_CS, $long_mode

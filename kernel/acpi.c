@@ -13,21 +13,6 @@
 /* Larger tables are more likely a corrupt length than a real table. */
 #define ACPI_TABLE_MAX (16 * MiB)
 
-static void problem(struct acpi *a, const char *fmt, ...) __printf(2, 3);
-
-static void problem(struct acpi *a, const char *fmt, ...)
-{
-	char msg[96];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (a->problems[0])
-		str_append(a->problems, "; ", sizeof(a->problems));
-	str_append(a->problems, msg, sizeof(a->problems));
-}
-
 u8 acpi_checksum(const void *p, size_t len)
 {
 	const u8 *b = p;
@@ -100,16 +85,16 @@ const struct acpi_header *acpi_table_at(struct acpi *a, u64 addr)
 	const struct acpi_header *h = a->phys(addr, sizeof(*h));
 
 	if (!h) {
-		problem(a, "table at 0x%llx unreadable", (unsigned long long)addr);
+		note(a->problems, "table at 0x%llx unreadable", (unsigned long long)addr);
 		return NULL;
 	}
 	if (h->length < sizeof(*h) || h->length > ACPI_TABLE_MAX || !a->phys(addr, h->length)) {
-		problem(a, "%.4s at 0x%llx: length %u invalid", h->signature,
+		note(a->problems, "%.4s at 0x%llx: length %u invalid", h->signature,
 			(unsigned long long)addr, h->length);
 		return NULL;
 	}
 	if (acpi_checksum(h, h->length)) {
-		problem(a, "%.4s at 0x%llx: checksum bad", h->signature, (unsigned long long)addr);
+		note(a->problems, "%.4s at 0x%llx: checksum bad", h->signature, (unsigned long long)addr);
 		return NULL;
 	}
 	return h;
@@ -124,13 +109,13 @@ static bool load_root(struct acpi *a, u64 addr, bool xsdt)
 
 	if (!root || memcmp(root->signature, xsdt ? "XSDT" : "RSDT", 4)) {
 		if (root)
-			problem(a, "root table signature %.4s", root->signature);
+			note(a->problems, "root table signature %.4s", root->signature);
 		return false;
 	}
 	entries = (const u8 *)(root + 1);
 	count = (root->length - sizeof(*root)) / entry;
 	if (count > ACPI_MAX_TABLES) {
-		problem(a, "root table lists %u tables; using %u", count, ACPI_MAX_TABLES);
+		note(a->problems, "root table lists %u tables; using %u", count, ACPI_MAX_TABLES);
 		count = ACPI_MAX_TABLES;
 	}
 	for (u32 i = 0; i < count; i++) {
@@ -156,13 +141,13 @@ bool acpi_init(struct acpi *a, const struct boot_info *bi, phys_reader phys)
 			memcpy(&a->rsdp, bi->rsdp, MIN(bi->rsdp_size, (u32)sizeof(a->rsdp)));
 			a->rsdp_source = bi->rsdp_source;
 		} else {
-			problem(a, "loader's RSDP: %s", why);
+			note(a->problems, "loader's RSDP: %s", why);
 		}
 	}
 	if (!a->rsdp_source) {
 		a->rsdp_address = acpi_rsdp_scan(phys);
 		if (!a->rsdp_address) {
-			problem(a, "no RSDP found");
+			note(a->problems, "no RSDP found");
 			return false;
 		}
 		memcpy(&a->rsdp, phys(a->rsdp_address, ACPI_RSDP_V1_SIZE), ACPI_RSDP_V1_SIZE);

@@ -2,6 +2,7 @@
 /* FADT and \_S5 parsing; see acpi_fadt.h. */
 #include "kernel/acpi_fadt.h"
 #include "kernel/string.h"
+#include "kernel/unaligned.h"
 
 /* FADT byte offsets (ACPI 6.5 Table 5.9) */
 #define FADT_DSDT 40
@@ -23,13 +24,21 @@
 #define AML_PACKAGE_OP 0x12
 #define AML_ONES_OP 0xff
 
+/* A field of 1, 2, 4 or 8 bytes; 0 if the table is too short to hold it. */
 static u64 field(const struct acpi_header *h, u32 offset, u32 size)
 {
-	u64 v = 0;
+	const u8 *p;
 
-	if (offset + size <= h->length)
-		memcpy(&v, (const u8 *)h + offset, size);
-	return v;
+	if (offset + size > h->length)
+		return 0;
+	p = (const u8 *)h + offset;
+	switch (size) {
+	case 1: return *p;
+	case 2: return get_le16(p);
+	case 4: return get_le32(p);
+	case 8: return get_le64(p);
+	}
+	return 0;
 }
 
 /* One AML integer at *p; false if it is not a constant integer. */
@@ -52,8 +61,7 @@ static bool aml_integer(const u8 **p, const u8 *end, u64 *val)
 	if (n) {
 		if (q + n > end)
 			return false;
-		*val = 0;
-		memcpy(val, q, n);
+		*val = n == 1 ? *q : n == 2 ? get_le16(q) : get_le32(q);
 		q += n;
 	}
 	*p = q;

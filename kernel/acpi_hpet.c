@@ -6,6 +6,7 @@
  */
 #include "kernel/acpi_hpet.h"
 #include "kernel/string.h"
+#include "kernel/unaligned.h"
 
 /* HPET table byte offsets (HPET 1.0a Table 3) */
 #define HPET_BLOCK_ID	     36
@@ -29,11 +30,11 @@ bool acpi_hpet_parse(const struct acpi_header *hpet, struct hpet_info *h)
 	memset(h, 0, sizeof(*h));
 	if (hpet->length < HPET_TABLE_SIZE)
 		return false;
-	memcpy(&h->block_id, t + HPET_BLOCK_ID, sizeof(h->block_id));
+	h->block_id = get_le32(t + HPET_BLOCK_ID);
 	h->space_id = t[HPET_BASE + GAS_SPACE_ID];
-	memcpy(&h->address, t + HPET_BASE + GAS_ADDRESS, sizeof(h->address));
+	h->address = get_le64(t + HPET_BASE + GAS_ADDRESS);
 	h->number = t[HPET_NUMBER];
-	memcpy(&h->min_tick, t + HPET_MIN_TICK, sizeof(h->min_tick));
+	h->min_tick = get_le16(t + HPET_MIN_TICK);
 	/*
 	 * The timer block is memory-mapped (HPET 1.0a 2.3): a base in I/O or
 	 * any other space is a table we cannot use. Width, bit offset,

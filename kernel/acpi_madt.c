@@ -9,6 +9,7 @@
 #include "kernel/acpi_madt.h"
 #include "kernel/printf.h"
 #include "kernel/string.h"
+#include "kernel/unaligned.h"
 
 /* MADT byte offsets (ACPI 6.5 5.2.12) */
 #define MADT_LAPIC_ADDRESS 36
@@ -47,46 +48,6 @@ enum madt_list {
 	LIST_NMIS,
 };
 
-static void problem(struct madt_info *m, const char *fmt, ...) __printf(2, 3);
-
-static void problem(struct madt_info *m, const char *fmt, ...)
-{
-	char msg[96];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (m->problems[0])
-		str_append(m->problems, "; ", sizeof(m->problems));
-	str_append(m->problems, msg, sizeof(m->problems));
-}
-
-/* Fields are little-endian and unaligned (entries are packed bytes). */
-static u16 rd16(const u8 *p)
-{
-	u16 v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static u32 rd32(const u8 *p)
-{
-	u32 v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
-static u64 rd64(const u8 *p)
-{
-	u64 v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
 /* Room for one more in a list of max; the first refusal is reported. */
 static bool room(struct madt_info *m, u32 *full, enum madt_list list, u32 count, u32 max,
 		 const char *what)
@@ -95,7 +56,7 @@ static bool room(struct madt_info *m, u32 *full, enum madt_list list, u32 count,
 		return true;
 	if (!(*full & BIT(list))) {
 		*full |= BIT(list);
-		problem(m, "more than %u %s; the rest skipped", max, what);
+		note(m->problems, "more than %u %s; the rest skipped", max, what);
 	}
 	return false;
 }
@@ -114,7 +75,7 @@ static void add_cpu(struct madt_info *m, u32 *full, u32 apic_id, u32 uid, u32 fl
 		return;
 	for (u32 i = 0; i < m->cpu_count; i++) {
 		if (m->cpus[i].apic_id == apic_id) {
-			problem(m, "APIC ID %u listed twice", apic_id);
+			note(m->problems, "APIC ID %u listed twice", apic_id);
 			return;
 		}
 	}
@@ -144,14 +105,14 @@ static void add_nmi(struct madt_info *m, u32 *full, u32 uid, u16 flags, u8 lint)
 static void entry(struct madt_info *m, u32 *full, const u8 *e)
 {
 	switch (e[0]) {
-	case MADT_TYPE_LAPIC: add_cpu(m, full, e[3], e[2], rd32(e + 4), false); break;
+	case MADT_TYPE_LAPIC: add_cpu(m, full, e[3], e[2], get_le32(e + 4), false); break;
 	case MADT_TYPE_IOAPIC:
 		if (room(m, full, LIST_IOAPICS, m->ioapic_count, MADT_MAX_IOAPICS, "I/O APICs")) {
 			struct madt_ioapic *io = &m->ioapics[m->ioapic_count++];
 
 			io->id = e[2];
-			io->address = rd32(e + 4);
-			io->gsi_base = rd32(e + 8);
+			io->address = get_le32(e + 4);
+			io->gsi_base = get_le32(e + 8);
 		}
 		break;
 	case MADT_TYPE_OVERRIDE:
@@ -161,23 +122,23 @@ static void entry(struct madt_info *m, u32 *full, const u8 *e)
 
 			o->bus = e[2];
 			o->source = e[3];
-			o->gsi = rd32(e + 4);
-			o->flags = rd16(e + 8);
+			o->gsi = get_le32(e + 4);
+			o->flags = get_le16(e + 8);
 		}
 		break;
 	case MADT_TYPE_LAPIC_NMI:
 		/* 0xff here and 0xffffffff in type 0xA both mean every CPU. */
-		add_nmi(m, full, e[2] == MADT_UID_ALL_8 ? MADT_UID_ALL_32 : e[2], rd16(e + 3),
+		add_nmi(m, full, e[2] == MADT_UID_ALL_8 ? MADT_UID_ALL_32 : e[2], get_le16(e + 3),
 			e[5]);
 		break;
 	case MADT_TYPE_LAPIC_ADDRESS:
 		/* 64-bit address replacing the header's 32-bit one (5.2.12.8). */
-		m->lapic_address = rd64(e + 4);
+		m->lapic_address = get_le64(e + 4);
 		break;
 	case MADT_TYPE_X2APIC:
-		add_cpu(m, full, rd32(e + 4), rd32(e + 12), rd32(e + 8), true);
+		add_cpu(m, full, get_le32(e + 4), get_le32(e + 12), get_le32(e + 8), true);
 		break;
-	case MADT_TYPE_X2APIC_NMI: add_nmi(m, full, rd32(e + 4), rd16(e + 2), e[8]); break;
+	case MADT_TYPE_X2APIC_NMI: add_nmi(m, full, get_le32(e + 4), get_le16(e + 2), e[8]); break;
 	}
 }
 
@@ -189,11 +150,11 @@ bool acpi_madt_parse(const struct acpi_header *madt, struct madt_info *m)
 
 	memset(m, 0, sizeof(*m));
 	if (madt->length < MADT_ENTRIES) {
-		problem(m, "length %u shorter than the %u-byte header", madt->length, MADT_ENTRIES);
+		note(m->problems, "length %u shorter than the %u-byte header", madt->length, MADT_ENTRIES);
 		return false;
 	}
-	m->lapic_address = rd32(t + MADT_LAPIC_ADDRESS);
-	m->flags = rd32(t + MADT_FLAGS);
+	m->lapic_address = get_le32(t + MADT_LAPIC_ADDRESS);
+	m->flags = get_le32(t + MADT_FLAGS);
 
 	/*
 	 * Each entry starts with its type and its whole length (5.2.12.1).
@@ -207,24 +168,24 @@ bool acpi_madt_parse(const struct acpi_header *madt, struct madt_info *m)
 		u8 type;
 
 		if (left < 2) {
-			problem(m, "entry at offset %u runs past the end at %u", off, madt->length);
+			note(m->problems, "entry at offset %u runs past the end at %u", off, madt->length);
 			break;
 		}
 		type = e[0];
 		len = e[1];
 		if (len < 2) {
-			problem(m, "entry at offset %u has length %u", off, len);
+			note(m->problems, "entry at offset %u has length %u", off, len);
 			break;
 		}
 		if (len > left) {
-			problem(m, "entry at offset %u (length %u) runs past the end at %u", off,
+			note(m->problems, "entry at offset %u (length %u) runs past the end at %u", off,
 				len, madt->length);
 			break;
 		}
 		if (type >= ARRAY_SIZE(min_length) || !min_length[type])
 			continue;
 		if (len < min_length[type]) {
-			problem(m, "type %u entry at offset %u has length %u, needs %u", type, off,
+			note(m->problems, "type %u entry at offset %u has length %u, needs %u", type, off,
 				len, min_length[type]);
 			continue;
 		}

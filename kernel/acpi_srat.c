@@ -7,6 +7,7 @@
 #include "kernel/acpi_srat.h"
 #include "kernel/printf.h"
 #include "kernel/string.h"
+#include "kernel/unaligned.h"
 
 /* After the header: u32 "table revision" (reserved, 1) and a reserved u64. */
 #define SRAT_ENTRIES 48
@@ -33,30 +34,6 @@ enum srat_list {
 	LIST_NODES,
 };
 
-static void problem(struct srat_info *s, const char *fmt, ...) __printf(2, 3);
-
-static void problem(struct srat_info *s, const char *fmt, ...)
-{
-	char msg[96];
-	va_list ap;
-
-	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
-	va_end(ap);
-	if (s->problems[0])
-		str_append(s->problems, "; ", sizeof(s->problems));
-	str_append(s->problems, msg, sizeof(s->problems));
-}
-
-/* Fields are little-endian and unaligned (entries are packed bytes). */
-static u32 rd32(const u8 *p)
-{
-	u32 v;
-
-	memcpy(&v, p, sizeof(v));
-	return v;
-}
-
 /* Room for one more in a list of max; the first refusal is reported. */
 static bool room(struct srat_info *s, u32 *full, enum srat_list list, u32 count, u32 max,
 		 const char *what)
@@ -65,7 +42,7 @@ static bool room(struct srat_info *s, u32 *full, enum srat_list list, u32 count,
 		return true;
 	if (!(*full & BIT(list))) {
 		*full |= BIT(list);
-		problem(s, "more than %u %s; the rest skipped", max, what);
+		note(s->problems, "more than %u %s; the rest skipped", max, what);
 	}
 	return false;
 }
@@ -96,7 +73,7 @@ static void add_cpu(struct srat_info *s, u32 *full, u32 apic_id, u32 domain)
 
 	/* Two affinities for one CPU: the first is believed. */
 	if (srat_node_of(s, apic_id) != NODE_NONE) {
-		problem(s, "APIC ID %u listed twice", apic_id);
+		note(s->problems, "APIC ID %u listed twice", apic_id);
 		return;
 	}
 	if (!room(s, full, LIST_CPUS, s->cpu_count, SRAT_MAX_CPUS, "CPUs") ||
@@ -120,7 +97,7 @@ static void add_mem(struct srat_info *s, u32 *full, u64 base, u64 length, u32 do
 	u32 node;
 
 	if (length && last < base) {
-		problem(s, "memory 0x%llx+0x%llx wraps past 2^64", (unsigned long long)base,
+		note(s->problems, "memory 0x%llx+0x%llx wraps past 2^64", (unsigned long long)base,
 			(unsigned long long)length);
 		return;
 	}
@@ -128,7 +105,7 @@ static void add_mem(struct srat_info *s, u32 *full, u64 base, u64 length, u32 do
 		const struct srat_mem *o = &s->mems[i];
 
 		if (o->length && base <= o->base + o->length - 1 && o->base <= last) {
-			problem(s, "memory 0x%llx+0x%llx overlaps an earlier range",
+			note(s->problems, "memory 0x%llx+0x%llx overlaps an earlier range",
 				(unsigned long long)base, (unsigned long long)length);
 			return;
 		}
@@ -155,7 +132,7 @@ static void entry(struct srat_info *s, u32 *full, const u8 *e, u8 revision)
 
 	switch (e[0]) {
 	case SRAT_TYPE_LAPIC:
-		if (!(rd32(e + 4) & SRAT_ENABLED))
+		if (!(get_le32(e + 4) & SRAT_ENABLED))
 			break;
 		domain = e[2];
 		if (revision >= 2)
@@ -163,13 +140,13 @@ static void entry(struct srat_info *s, u32 *full, const u8 *e, u8 revision)
 		add_cpu(s, full, e[3], domain);
 		break;
 	case SRAT_TYPE_MEMORY: {
-		u32 flags = rd32(e + 28);
-		u64 base = rd32(e + 8) | (u64)rd32(e + 12) << 32;
-		u64 length = rd32(e + 16) | (u64)rd32(e + 20) << 32;
+		u32 flags = get_le32(e + 28);
+		u64 base = get_le32(e + 8) | (u64)get_le32(e + 12) << 32;
+		u64 length = get_le32(e + 16) | (u64)get_le32(e + 20) << 32;
 
 		if (!(flags & SRAT_ENABLED))
 			break;
-		domain = rd32(e + 2);
+		domain = get_le32(e + 2);
 		if (revision < 2)
 			domain &= 0xff;
 		add_mem(s, full, base, length, domain, flags & SRAT_MEM_HOT_PLUGGABLE);
@@ -177,8 +154,8 @@ static void entry(struct srat_info *s, u32 *full, const u8 *e, u8 revision)
 	}
 	case SRAT_TYPE_X2APIC:
 		/* Introduced in ACPI 4.0: its domain is always 32 bits. */
-		if (rd32(e + 12) & SRAT_ENABLED)
-			add_cpu(s, full, rd32(e + 8), rd32(e + 4));
+		if (get_le32(e + 12) & SRAT_ENABLED)
+			add_cpu(s, full, get_le32(e + 8), get_le32(e + 4));
 		break;
 	}
 }
@@ -191,7 +168,7 @@ bool acpi_srat_parse(const struct acpi_header *srat, struct srat_info *s)
 
 	memset(s, 0, sizeof(*s));
 	if (srat->length < SRAT_ENTRIES) {
-		problem(s, "length %u shorter than the %u-byte header", srat->length, SRAT_ENTRIES);
+		note(s->problems, "length %u shorter than the %u-byte header", srat->length, SRAT_ENTRIES);
 		return false;
 	}
 
@@ -207,24 +184,24 @@ bool acpi_srat_parse(const struct acpi_header *srat, struct srat_info *s)
 		u8 type;
 
 		if (left < 2) {
-			problem(s, "entry at offset %u runs past the end at %u", off, srat->length);
+			note(s->problems, "entry at offset %u runs past the end at %u", off, srat->length);
 			break;
 		}
 		type = e[0];
 		len = e[1];
 		if (len < 2) {
-			problem(s, "entry at offset %u has length %u", off, len);
+			note(s->problems, "entry at offset %u has length %u", off, len);
 			break;
 		}
 		if (len > left) {
-			problem(s, "entry at offset %u (length %u) runs past the end at %u", off,
+			note(s->problems, "entry at offset %u (length %u) runs past the end at %u", off,
 				len, srat->length);
 			break;
 		}
 		if (type >= ARRAY_SIZE(min_length))
 			continue;
 		if (len < min_length[type]) {
-			problem(s, "type %u entry at offset %u has length %u, needs %u", type, off,
+			note(s->problems, "type %u entry at offset %u has length %u, needs %u", type, off,
 				len, min_length[type]);
 			continue;
 		}

@@ -11,6 +11,7 @@
 #include "apic/apic.h"
 #include "kernel/clock.h"
 #include "kernel/cpuid.h"
+#include "kernel/percpu.h"
 #include "kernel/printf.h"
 #include "kernel/string.h"
 #include "kernel/trap.h"
@@ -36,6 +37,15 @@ static void apic_ref_start(void)
 	apic_write(APIC_TIMER_ICR, 0xffffffffu);
 }
 
+/* Give the timer back: the BSP's carries the tick, an AP's stays off. */
+static void apic_ref_stop(void)
+{
+	if (this_cpu()->index == 0)
+		clock_tick_start();
+	else
+		apic_timer_stop();
+}
+
 /*
  * The APIC timer is a reference only where its rate is stated: the core
  * crystal clock of CPUID.15H:ECX (SDM Vol 3A 11.5.4: the timer counts at
@@ -47,7 +57,7 @@ static bool apic_ref_probe(struct refclock *r)
 
 	*r = (struct refclock){ .name = "apic", .hz = crystal, .bits = 32,
 				.read = apic_ref_read, .start = apic_ref_start,
-				.stop = clock_tick_start };
+				.stop = apic_ref_stop };
 	if (!crystal) {
 		str_copy(r->absent, "APIC timer rate not stated (CPUID.15H:ECX=0)",
 			 sizeof(r->absent));
@@ -62,6 +72,19 @@ static bool hv_ref_probe(struct refclock *r)
 	*r = (struct refclock){ .name = "hv" };
 	str_copy(r->absent, "Hyper-V reference counter not supported by this build",
 		 sizeof(r->absent));
+	return false;
+}
+
+#define REFCLOCK_PROBE_READS 1000
+
+bool refclock_counts(struct refclock *r, const char *why_not)
+{
+	u64 first = r->read();
+
+	for (int i = 0; i < REFCLOCK_PROBE_READS; i++)
+		if (r->read() != first)
+			return r->present = true;
+	str_copy(r->absent, why_not, sizeof(r->absent));
 	return false;
 }
 

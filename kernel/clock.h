@@ -22,6 +22,12 @@ struct refclock {
 	void (*stop)(void);
 };
 
+/*
+ * Whether r's counter moves within a thousand reads: an absent device
+ * reads a constant (ports float to 0xff), a present one moves within
+ * microseconds. Sets r->present, or r->absent to why_not.
+ */
+bool refclock_counts(struct refclock *r, const char *why_not);
 /* Probe each reference and fill r; false (with r->absent) if missing. */
 bool pit_probe(struct refclock *r);
 bool hpet_probe(struct refclock *r);

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* KTAP v1 writer and the report*() check API; see ktap.h. */
+#include "kernel/json.h"
 #include "kernel/ktap.h"
 #include "kernel/printf.h"
 #include "kernel/string.h"
@@ -210,6 +211,16 @@ bool report_eq_u64(u64 actual, u64 expected, const char *what)
 	return report(actual == expected, "%s", what);
 }
 
+bool report_str_eq(const char *actual, const char *expected, const char *what)
+{
+	bool same = actual && expected ? !strcmp(actual, expected) : actual == expected;
+
+	if (!same)
+		ktap_diag(ktap_current, "%s: got \"%s\", expected \"%s\"", what,
+			  actual ? actual : "(null)", expected ? expected : "(null)");
+	return report(same, "%s", what);
+}
+
 void report_skip(const char *fmt, ...)
 {
 	va_list ap;
@@ -252,6 +263,16 @@ void report_data(const char *json)
 		return;
 	}
 	ktap_current->write_line(line);
+}
+
+void report_json(struct json *j)
+{
+	const char *doc = json_finish(j);
+
+	if (doc)
+		report_data(doc);
+	else
+		report_error("DATA line did not fit its %zu-byte buffer", j->size);
 }
 
 void report_prefix_push(const char *prefix)

@@ -67,11 +67,16 @@ bool report(bool pass, const char *fmt, ...) __printf(2, 3);
 bool report_eq_u64(u64 actual, u64 expected, const char *what);
 #define report_eq(actual, expected, what) \
 	report_eq_u64((u64)(actual), (u64)(expected), (what))
+/* Strings compared exactly; both printed on failure, NULL shown as (null). */
+bool report_str_eq(const char *actual, const char *expected, const char *what);
 void report_skip(const char *fmt, ...) __printf(1, 2);
 void report_error(const char *fmt, ...) __printf(1, 2);
 void report_info(const char *fmt, ...) __printf(1, 2);
 /* One `# DATA {json}` line, up to KTAP_DATA_MAX; json is the finished document. */
 void report_data(const char *json);
+struct json;
+/* Finish j and report it as DATA, or report an error if it overflowed. */
+void report_json(struct json *j);
 void report_prefix_push(const char *prefix);
 void report_prefix_pop(void);
 

@@ -8,7 +8,6 @@
  */
 #include "kernel/clock.h"
 #include "kernel/spinlock.h"
-#include "kernel/string.h"
 #include "kernel/x86.h"
 
 #define PIT_HZ 1193182
@@ -21,8 +20,6 @@
 #define PC_PORT_B 0x61
 #define  PORT_B_GATE2 BIT(0)
 #define  PORT_B_SPEAKER BIT(1)
-/* A counting PIT moves within a few microseconds; an absent one never. */
-#define PIT_PROBE_READS 1000
 
 static struct spinlock pit_lock;
 
@@ -46,21 +43,11 @@ static u64 pit_read(void)
 
 bool pit_probe(struct refclock *r)
 {
-	u16 first;
-
 	*r = (struct refclock){ .name = "pit", .hz = PIT_HZ, .bits = 16, .read = pit_read };
 	outb(PC_PORT_B, (inb(PC_PORT_B) & ~PORT_B_SPEAKER) | PORT_B_GATE2);
 	outb(PIT_MODE, PIT_SEL_CH2 | PIT_RW_LOHI | PIT_MODE_RATE);
 	outb(PIT_CH2, 0);
 	outb(PIT_CH2, 0);
-	first = pit_count();
-	for (int i = 0; i < PIT_PROBE_READS; i++) {
-		if (pit_count() != first) {
-			r->present = true;
-			return true;
-		}
-	}
 	/* Ports 0x40-0x43 read 0xff with no PIT behind them (pit=off). */
-	str_copy(r->absent, "no PIT: channel 2 does not count", sizeof(r->absent));
-	return false;
+	return refclock_counts(r, "no PIT: channel 2 does not count");
 }

@@ -10,7 +10,6 @@
 #include "kernel/x86.h"
 
 #define PMTMR_HZ 3579545
-#define PMTMR_PROBE_READS 1000
 
 static u16 pmtmr_port;
 static u32 pmtmr_mask;
@@ -22,8 +21,6 @@ static u64 pmtmr_read(void)
 
 bool pmtimer_probe(struct refclock *r)
 {
-	u64 first;
-
 	*r = (struct refclock){ .name = "pmtmr", .hz = PMTMR_HZ, .read = pmtmr_read };
 	if (!fadt_ok || !fadt.pm_tmr || fadt.pm_tmr > 0xffff) {
 		str_copy(r->absent, "no ACPI PM timer: the FADT gives no PM_TMR_BLK port",
@@ -33,13 +30,5 @@ bool pmtimer_probe(struct refclock *r)
 	pmtmr_port = (u16)fadt.pm_tmr;
 	r->bits = fadt.pm_tmr_32bit ? 32 : 24;
 	pmtmr_mask = (u32)((1ULL << r->bits) - 1);
-	first = pmtmr_read();
-	for (int i = 0; i < PMTMR_PROBE_READS; i++) {
-		if (pmtmr_read() != first) {
-			r->present = true;
-			return true;
-		}
-	}
-	str_copy(r->absent, "ACPI PM timer does not count", sizeof(r->absent));
-	return false;
+	return refclock_counts(r, "ACPI PM timer does not count");
 }

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* vsnprintf for the kernel and its host tests; see printf.h for the subset. */
 #include "kernel/printf.h"
+#include "kernel/string.h"
 
 struct out {
 	char *buf;
@@ -182,4 +183,17 @@ int snprintf(char *buf, size_t size, const char *fmt, ...)
 	n = vsnprintf(buf, size, fmt, ap);
 	va_end(ap);
 	return n;
+}
+
+void notes_add(char *buf, size_t size, const char *fmt, ...)
+{
+	char msg[128];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	if (buf[0])
+		str_append(buf, "; ", size);
+	str_append(buf, msg, size);
 }

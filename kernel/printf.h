@@ -13,11 +13,19 @@
 #ifdef HOST_TEST
 #define vsnprintf hvprobe_vsnprintf
 #define snprintf hvprobe_snprintf
+#define notes_add hvprobe_notes_add
 #endif
 
 /* Returns the length the full output would have, like C99's vsnprintf. */
 int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap);
 int snprintf(char *buf, size_t size, const char *fmt, ...) __printf(3, 4);
+
+/*
+ * Append a formatted note to a "; "-separated list in a char array, as
+ * parsers record what they skipped: note(t->problems, "entry %u bad", i).
+ */
+void notes_add(char *buf, size_t size, const char *fmt, ...) __printf(3, 4);
+#define note(buf, ...) notes_add((buf), sizeof(buf), __VA_ARGS__)
 
 #ifndef HOST_TEST
 int printf(const char *fmt, ...) __printf(1, 2);

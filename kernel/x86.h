@@ -7,6 +7,7 @@
 #ifndef KERNEL_X86_H
 #define KERNEL_X86_H
 
+#include "kernel/msr.h"
 #include "kernel/types.h"
 
 #define X86_CR0_PE BIT(0)
@@ -17,7 +18,28 @@
 
 #define X86_EFLAGS_IF BIT(9)
 
-#ifndef __ASSEMBLER__
+#ifdef __ASSEMBLER__
+/*
+ * From 32-bit protected mode into IA-32e mode (SDM Vol 3A 10.8.5): PAE,
+ * CR3 = the given 4-level tables (below 4 GiB), EFER.LME, then paging; the
+ * caller's far jump to a 64-bit code segment completes the switch.
+ * Clobbers EAX, ECX and EDX.
+ */
+.macro enable_long_mode cr3
+	movl %cr4, %eax
+	orl $X86_CR4_PAE, %eax
+	movl %eax, %cr4
+	movl \cr3, %eax
+	movl %eax, %cr3
+	movl $MSR_IA32_EFER, %ecx
+	rdmsr
+	orl $MSR_IA32_EFER_LME, %eax
+	wrmsr
+	movl %cr0, %eax
+	orl $(X86_CR0_PG | X86_CR0_PE), %eax
+	movl %eax, %cr0
+.endm
+#else
 
 static inline void outb(u16 port, u8 val)
 {

@@ -34,7 +34,6 @@ static void emit_data(const struct boot_info *bi)
 {
 	char buf[BOOT_CMDLINE_MAX + 512];
 	struct json j;
-	const char *doc;
 
 	json_init(&j, buf, sizeof(buf));
 	json_object_begin(&j, NULL);
@@ -54,11 +53,7 @@ static void emit_data(const struct boot_info *bi)
 	json_hex(&j, "root_table_address", acpi.root_address);
 	json_u64(&j, "acpi_tables", acpi.table_count);
 	json_object_end(&j);
-	doc = json_finish(&j);
-	if (doc)
-		report_data(doc);
-	else
-		report_error("DATA line did not fit its buffer");
+	report_json(&j);
 }
 
 DEFINE_TEST(boot, "the loader's information arrives intact", 0)

@@ -31,7 +31,6 @@ DEFINE_TEST(cpuinfo, "CPU and hypervisor identification", 0)
 	bool has_hv = cpu_has(X86_FEATURE_HYPERVISOR);
 	struct cpu_signature sig = cpu_signature();
 	struct json j;
-	const char *doc;
 
 	cpu_vendor(vendor);
 	if (has_hv) {
@@ -77,9 +76,5 @@ DEFINE_TEST(cpuinfo, "CPU and hypervisor identification", 0)
 	json_bool(&j, "x2apic", cpu_has(X86_FEATURE_X2APIC));
 	json_bool(&j, "invariant_tsc", cpu_has(X86_FEATURE_INVTSC));
 	json_object_end(&j);
-	doc = json_finish(&j);
-	if (doc)
-		report_data(doc);
-	else
-		report_error("DATA line did not fit its buffer");
+	report_json(&j);
 }

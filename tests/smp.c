@@ -18,6 +18,7 @@
 #include "kernel/delay.h"
 #include "kernel/json.h"
 #include "kernel/kernel.h"
+#include "kernel/stats.h"
 #include "kernel/test.h"
 #include "kernel/x86.h"
 
@@ -83,28 +84,11 @@ static u64 us_since_start(u64 tsc)
 	return tsc > smp.tsc_start ? tsc_to_us(tsc - smp.tsc_start) : 0;
 }
 
-static int cmp_u64(u64 a, u64 b)
-{
-	return a < b ? -1 : a > b;
-}
-
-static void sort_u64(u64 *v, u32 n)
-{
-	for (u32 i = 1; i < n; i++)
-		for (u32 j = i; j > 0 && cmp_u64(v[j - 1], v[j]) > 0; j--) {
-			u64 t = v[j];
-
-			v[j] = v[j - 1];
-			v[j - 1] = t;
-		}
-}
-
 static void emit_data(u32 online, u32 calibrations)
 {
 	static char buf[JSON_MAX];
 	static u64 per_ap[SMP_MAX_CPUS];
 	struct json j;
-	const char *doc;
 	u32 n = 0;
 
 	for (u32 i = 1; i < smp_cpu_count(); i++) {
@@ -128,9 +112,9 @@ static void emit_data(u32 online, u32 calibrations)
 	json_u64(&j, "calibrations", calibrations);
 	json_u64(&j, "total_us", smp.tsc_end > smp.tsc_start ? tsc_to_us(smp.tsc_end - smp.tsc_start) : 0);
 	json_object_begin(&j, "per_ap_us");
-	json_u64(&j, "min", n ? per_ap[0] : 0);
-	json_u64(&j, "median", n ? per_ap[n / 2] : 0);
-	json_u64(&j, "max", n ? per_ap[n - 1] : 0);
+	json_u64(&j, "min", percentile_u64(per_ap, n, 0));
+	json_u64(&j, "median", percentile_u64(per_ap, n, 50));
+	json_u64(&j, "max", percentile_u64(per_ap, n, 100));
 	json_object_end(&j);
 	json_array_begin(&j, "aps");
 	for (u32 i = 1; i < smp_cpu_count(); i++) {
@@ -152,11 +136,7 @@ static void emit_data(u32 online, u32 calibrations)
 	}
 	json_array_end(&j);
 	json_object_end(&j);
-	doc = json_finish(&j);
-	if (doc)
-		report_data(doc);
-	else
-		report_error("DATA line did not fit %d bytes", JSON_MAX);
+	report_json(&j);
 }
 
 DEFINE_TEST(smp, "every listed CPU comes online where the firmware says", 0)

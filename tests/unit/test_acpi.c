@@ -17,6 +17,7 @@
 #include "kernel/acpi.h"
 #include "kernel/acpi_fadt.h"
 #include "kernel/test.h"
+#include "tests/unit/acpi_build.h"
 #include "tests/unit/phys_buffer.h"
 
 /* The BIOS data area's EBDA segment, and where the tests put things. */
@@ -59,100 +60,27 @@ static void reset(void)
 	memset(&bi, 0, sizeof(bi));
 }
 
-/* Byte sum, written here rather than trusting acpi_checksum(). */
-static u8 sum(const void *p, size_t len)
-{
-	const u8 *b = p;
-	u8 s = 0;
-
-	for (size_t i = 0; i < len; i++)
-		s += b[i];
-	return s;
-}
-
-static void fix_checksum(struct acpi_header *h)
-{
-	h->checksum = 0;
-	h->checksum = -sum(h, h->length);
-}
-
-/* A table of length bytes: header, zero body, valid checksum. */
-static struct acpi_header *table(u64 addr, const char *sig, u32 length)
-{
-	struct acpi_header *h = phys_buffer_at(addr);
-
-	memset(h, 0, length);
-	memcpy(h->signature, sig, 4);
-	h->length = length;
-	h->revision = 1;
-	memcpy(h->oem_id, "HVPRB ", 6);
-	fix_checksum(h);
-	return h;
-}
-
-/* A table whose body is the given bytes (a DSDT's AML). */
-static struct acpi_header *table_with(u64 addr, const char *sig, const void *body, u32 len)
-{
-	struct acpi_header *h = table(addr, sig, sizeof(*h) + len);
-
-	memcpy(h + 1, body, len);
-	fix_checksum(h);
-	return h;
-}
-
 static void rsdt(const u32 *entries, u32 n)
 {
-	table_with(RSDT_ADDR, "RSDT", entries, n * 4);
+	fw_table_with(RSDT_ADDR, "RSDT", entries, n * 4);
 }
 
 static void xsdt(const u64 *entries, u32 n)
 {
-	table_with(XSDT_ADDR, "XSDT", entries, n * 8);
-}
-
-/* An RSDP image: revision 0 is 20 bytes, revision 2 is 36. */
-static struct acpi_rsdp *rsdp_fill(void *p, u8 revision, u32 rsdt_addr, u64 xsdt_addr)
-{
-	struct acpi_rsdp *r = p;
-
-	memset(r, 0, revision >= 2 ? sizeof(*r) : ACPI_RSDP_V1_SIZE);
-	memcpy(r->signature, "RSD PTR ", 8);
-	memcpy(r->oem_id, "HVPRB ", 6);
-	r->revision = revision;
-	r->rsdt_address = rsdt_addr;
-	r->checksum = -sum(r, ACPI_RSDP_V1_SIZE);
-	if (revision >= 2) {
-		r->length = sizeof(*r);
-		r->xsdt_address = xsdt_addr;
-		r->extended_checksum = -sum(r, sizeof(*r));
-	}
-	return r;
-}
-
-static struct acpi_rsdp *rsdp_at(u64 addr, u8 revision, u32 rsdt_addr, u64 xsdt_addr)
-{
-	return rsdp_fill(phys_buffer_at(addr), revision, rsdt_addr, xsdt_addr);
+	fw_table_with(XSDT_ADDR, "XSDT", entries, n * 8);
 }
 
 /* The loader's copy of a revision 2 RSDP, as Multiboot 2 tag 15 gives. */
 static void loader_rsdp(u32 rsdt_addr, u64 xsdt_addr)
 {
-	rsdp_fill(bi.rsdp, 2, rsdt_addr, xsdt_addr);
+	fw_rsdp(bi.rsdp, 2, rsdt_addr, xsdt_addr);
 	bi.rsdp_size = ACPI_RSDP_V2_SIZE;
 	bi.rsdp_source = "multiboot2 tag 15";
 }
 
 static void set_ebda_segment(u16 segment)
 {
-	memcpy(phys_buffer_at(BDA_EBDA_SEGMENT), &segment, sizeof(segment));
-}
-
-static void check_str(const char *actual, const char *expected, const char *what)
-{
-	if (!actual || strcmp(actual, expected))
-		report_info("%s: got \"%s\", expected \"%s\"", what, actual ? actual : "(null)",
-			    expected);
-	report(actual && !strcmp(actual, expected), "%s", what);
+	put_le16(phys_buffer_at(BDA_EBDA_SEGMENT), segment);
 }
 
 static void check_rsdp(const void *p, size_t len, bool valid, const char *why_expected,
@@ -194,21 +122,21 @@ static void check_s5(const u8 *aml, size_t len, bool found, u8 typa, u8 typb, co
 /* A FADT of the given length, pointing at DSDT and X_DSDT. */
 static struct acpi_header *fadt(u32 length, u32 dsdt, u64 x_dsdt, u32 flags)
 {
-	struct acpi_header *h = table(FADT_ADDR, "FACP", length);
+	struct acpi_header *h = fw_table(FADT_ADDR, "FACP", length);
 	u8 *f = (u8 *)h;
 	u32 smi_cmd = 0xb2, pm1a = 0x604, pm1b = 0x704, pm_tmr = 0x608;
 
 	h->revision = length >= FADT_V6_SIZE ? 6 : 1;
-	memcpy(f + FADT_DSDT, &dsdt, 4);
-	memcpy(f + FADT_SMI_CMD, &smi_cmd, 4);
+	put_le32(f + FADT_DSDT, dsdt);
+	put_le32(f + FADT_SMI_CMD, smi_cmd);
 	f[FADT_ACPI_ENABLE] = 0xf1;
-	memcpy(f + FADT_PM1A_CNT_BLK, &pm1a, 4);
-	memcpy(f + FADT_PM1B_CNT_BLK, &pm1b, 4);
-	memcpy(f + FADT_PM_TMR_BLK, &pm_tmr, 4);
-	memcpy(f + FADT_FLAGS, &flags, 4);
+	put_le32(f + FADT_PM1A_CNT_BLK, pm1a);
+	put_le32(f + FADT_PM1B_CNT_BLK, pm1b);
+	put_le32(f + FADT_PM_TMR_BLK, pm_tmr);
+	put_le32(f + FADT_FLAGS, flags);
 	/* Written even past a short FADT's end, where it must not be read. */
-	memcpy(f + FADT_X_DSDT, &x_dsdt, 8);
-	fix_checksum(h);
+	put_le64(f + FADT_X_DSDT, x_dsdt);
+	fw_fix_checksum(h);
 	return h;
 }
 
@@ -218,17 +146,7 @@ static void dsdt(u64 addr, u8 typa, u8 typb)
 	const u8 aml[] = { 0x10, 0x05, ROOT, 0x00, NAME, S5,   PKG, 0x0a,
 			   0x04, 0x0a, typa, 0x0a, typb, 0x00, 0x00 };
 
-	table_with(addr, "DSDT", aml, sizeof(aml));
-}
-
-/* RSDT listing just the FADT, and acpi_init over a scanned RSDP. */
-static bool init_with_fadt(void)
-{
-	static const u32 entries[] = { FADT_ADDR };
-
-	rsdt(entries, ARRAY_SIZE(entries));
-	rsdp_at(ROM_ADDR, 0, RSDT_ADDR, 0);
-	return acpi_init(&a, &bi, phys_buffer_read);
+	fw_table_with(addr, "DSDT", aml, sizeof(aml));
 }
 
 DEFINE_TEST(unit_acpi_rsdp, "checksum and RSDP validation", 0)
@@ -244,21 +162,21 @@ DEFINE_TEST(unit_acpi_rsdp, "checksum and RSDP validation", 0)
 	report_eq(acpi_checksum(ones, sizeof(ones)), 0, "256 ones sum to 0");
 	report_eq(acpi_checksum(ones, 0), 0, "no bytes sum to 0");
 	reset();
-	report_eq(acpi_checksum(table(RSDT_ADDR, "RSDT", 40), 40), 0,
+	report_eq(acpi_checksum(fw_table(RSDT_ADDR, "RSDT", 40), 40), 0,
 		  "a table with a fixed checksum sums to 0");
 
-	rsdp_fill(&r, 0, RSDT_ADDR, 0);
+	fw_rsdp(&r, 0, RSDT_ADDR, 0);
 	check_rsdp(&r, ACPI_RSDP_V1_SIZE, true, "", "a 20-byte revision 0 RSDP is valid");
 	check_rsdp(&r, sizeof(r), true, "", "revision 0 ignores the bytes past 20");
 	check_rsdp(&r, ACPI_RSDP_V1_SIZE - 1, false, "no RSDP signature", "19 bytes are too short");
 	r.signature[7] = '!';
 	check_rsdp(&r, ACPI_RSDP_V1_SIZE, false, "no RSDP signature", "a wrong signature");
 
-	rsdp_fill(&r, 0, RSDT_ADDR, 0);
+	fw_rsdp(&r, 0, RSDT_ADDR, 0);
 	r.oem_id[0] ^= 1;
 	check_rsdp(&r, ACPI_RSDP_V1_SIZE, false, "RSDP checksum bad", "a wrong checksum");
 
-	rsdp_fill(&r, 2, RSDT_ADDR, XSDT_ADDR);
+	fw_rsdp(&r, 2, RSDT_ADDR, XSDT_ADDR);
 	check_rsdp(&r, sizeof(r), true, "", "a 36-byte revision 2 RSDP is valid");
 	check_rsdp(&r, ACPI_RSDP_V1_SIZE, false, "RSDP 2.0 length 0 invalid",
 		   "revision 2 in 20 bytes is too short");
@@ -266,12 +184,12 @@ DEFINE_TEST(unit_acpi_rsdp, "checksum and RSDP validation", 0)
 	check_rsdp(&r, sizeof(r), false, "RSDP extended checksum bad",
 		   "a wrong extended checksum (the first 20 bytes still sum to 0)");
 
-	rsdp_fill(&r, 2, RSDT_ADDR, XSDT_ADDR);
+	fw_rsdp(&r, 2, RSDT_ADDR, XSDT_ADDR);
 	r.length = ACPI_RSDP_V1_SIZE;
 	r.checksum = 0;
-	r.checksum = -sum(&r, ACPI_RSDP_V1_SIZE);
+	r.checksum = -fw_sum(&r, ACPI_RSDP_V1_SIZE);
 	r.extended_checksum = 0;
-	r.extended_checksum = -sum(&r, sizeof(r));
+	r.extended_checksum = -fw_sum(&r, sizeof(r));
 	check_rsdp(&r, sizeof(r), false, "RSDP 2.0 length 20 invalid", "a length field below 36");
 	r.length = 40;
 	check_rsdp(&r, sizeof(r), false, "RSDP 2.0 length 40 invalid",
@@ -283,45 +201,45 @@ DEFINE_TEST(unit_acpi_scan, "the RSDP scan of the EBDA and the BIOS ROM", 0)
 	reset();
 	report_eq(acpi_rsdp_scan(phys_buffer_read), 0, "empty BIOS areas: not found");
 
-	rsdp_at(0xf5a40, 0, RSDT_ADDR, 0);
+	fw_rsdp_at(0xf5a40, 0, RSDT_ADDR, 0);
 	report_eq(acpi_rsdp_scan(phys_buffer_read), 0xf5a40, "found in the BIOS ROM area");
 
 	reset();
-	rsdp_at(0xfffe0, 0, RSDT_ADDR, 0);
+	fw_rsdp_at(0xfffe0, 0, RSDT_ADDR, 0);
 	report_eq(acpi_rsdp_scan(phys_buffer_read), 0xfffe0, "found in the last slot it fits in");
 
 	reset();
-	rsdp_at(0xffff0, 0, RSDT_ADDR, 0);
+	fw_rsdp_at(0xffff0, 0, RSDT_ADDR, 0);
 	report_eq(acpi_rsdp_scan(phys_buffer_read), 0, "not found running past 1 MiB");
 
 	reset();
-	rsdp_at(ROM_ADDR + 8, 0, RSDT_ADDR, 0);
+	fw_rsdp_at(ROM_ADDR + 8, 0, RSDT_ADDR, 0);
 	report_eq(acpi_rsdp_scan(phys_buffer_read), 0, "not on a 16-byte boundary: not found");
 
 	reset();
-	rsdp_at(ROM_ADDR, 0, RSDT_ADDR, 0)->checksum ^= 1;
-	rsdp_at(ROM_ADDR + 0x10, 0, RSDT_ADDR, 0);
+	fw_rsdp_at(ROM_ADDR, 0, RSDT_ADDR, 0)->checksum ^= 1;
+	fw_rsdp_at(ROM_ADDR + 0x10, 0, RSDT_ADDR, 0);
 	report_eq(acpi_rsdp_scan(phys_buffer_read), ROM_ADDR + 0x10,
 		  "a bad-checksum decoy is passed over for the good one after it");
 
 	reset();
-	rsdp_at(ROM_ADDR, 2, RSDT_ADDR, XSDT_ADDR)->extended_checksum ^= 1;
-	rsdp_at(ROM_ADDR + 0x30, 2, RSDT_ADDR, XSDT_ADDR);
+	fw_rsdp_at(ROM_ADDR, 2, RSDT_ADDR, XSDT_ADDR)->extended_checksum ^= 1;
+	fw_rsdp_at(ROM_ADDR + 0x30, 2, RSDT_ADDR, XSDT_ADDR);
 	report_eq(acpi_rsdp_scan(phys_buffer_read), ROM_ADDR + 0x30,
 		  "a bad extended checksum is passed over too");
 
 	reset();
 	set_ebda_segment(EBDA_ADDR >> 4);
-	rsdp_at(EBDA_ADDR + 0x40, 0, RSDT_ADDR, 0);
-	rsdp_at(ROM_ADDR, 0, RSDT_ADDR, 0);
+	fw_rsdp_at(EBDA_ADDR + 0x40, 0, RSDT_ADDR, 0);
+	fw_rsdp_at(ROM_ADDR, 0, RSDT_ADDR, 0);
 	report_eq(acpi_rsdp_scan(phys_buffer_read), EBDA_ADDR + 0x40,
 		  "the EBDA named at 0x40e is searched first");
 
 	reset();
 	set_ebda_segment(EBDA_ADDR >> 4);
-	rsdp_at(EBDA_ADDR + 0x400, 0, RSDT_ADDR, 0);
+	fw_rsdp_at(EBDA_ADDR + 0x400, 0, RSDT_ADDR, 0);
 	report_eq(acpi_rsdp_scan(phys_buffer_read), 0, "only the EBDA's first KiB is searched");
-	rsdp_at(ROM_ADDR, 0, RSDT_ADDR, 0);
+	fw_rsdp_at(ROM_ADDR, 0, RSDT_ADDR, 0);
 	report_eq(acpi_rsdp_scan(phys_buffer_read), ROM_ADDR,
 		  "nothing in the EBDA: the ROM area is searched");
 }
@@ -340,15 +258,15 @@ DEFINE_TEST(unit_acpi_init, "XSDT preferred, RSDT as fallback", 0)
 	report(acpi_init(&a, &bi, phys_buffer_read), "the loader's RSDP and a valid XSDT");
 	report(a.xsdt && a.table_count == 2 && a.tables[1] == MADT_ADDR,
 	       "the XSDT's two tables are used");
-	check_str(a.rsdp_source, "multiboot2 tag 15", "the RSDP is the loader's copy");
+	report_str_eq(a.rsdp_source, "multiboot2 tag 15", "the RSDP is the loader's copy");
 	report_eq(a.rsdp_address, 0, "which has no address");
-	check_str(a.problems, "", "no problems");
+	report_str_eq(a.problems, "", "no problems");
 
 	((struct acpi_header *)phys_buffer_at(XSDT_ADDR))->checksum ^= 1;
 	report(acpi_init(&a, &bi, phys_buffer_read), "a corrupt XSDT: still usable");
 	report(!a.xsdt && a.table_count == 1 && a.tables[0] == FADT_ADDR,
 	       "the RSDT's one table is used");
-	check_str(a.problems, "XSDT at 0x101000: checksum bad", "the XSDT is reported");
+	report_str_eq(a.problems, "XSDT at 0x101000: checksum bad", "the XSDT is reported");
 
 	loader_rsdp(RSDT_ADDR, 0);
 	report(acpi_init(&a, &bi, phys_buffer_read) && !a.xsdt,
@@ -357,52 +275,52 @@ DEFINE_TEST(unit_acpi_init, "XSDT preferred, RSDT as fallback", 0)
 	reset();
 	rsdt(rsdt_entries, ARRAY_SIZE(rsdt_entries));
 	xsdt(xsdt_entries, ARRAY_SIZE(xsdt_entries));
-	r = rsdp_at(ROM_ADDR, 0, RSDT_ADDR, 0);
+	r = fw_rsdp_at(ROM_ADDR, 0, RSDT_ADDR, 0);
 	/* A revision 0 RSDP has no XSDT field: what lies there is not one. */
-	memcpy((u8 *)r + 24, &(u64){ XSDT_ADDR }, 8);
+	put_le64((u8 *)r + 24, XSDT_ADDR);
 	report(acpi_init(&a, &bi, phys_buffer_read) && !a.xsdt && a.table_count == 1,
 	       "revision 0 found by the scan: the RSDT, even with an XSDT address after it");
-	check_str(a.rsdp_source, "BIOS area scan", "the RSDP source is the scan");
+	report_str_eq(a.rsdp_source, "BIOS area scan", "the RSDP source is the scan");
 	report_eq(a.rsdp_address, ROM_ADDR, "at its address");
 
 	loader_rsdp(RSDT_ADDR, XSDT_ADDR);
 	bi.rsdp[0] = 'X';
 	report(acpi_init(&a, &bi, phys_buffer_read), "a bad loader copy: the scan finds one");
-	check_str(a.problems, "loader's RSDP: no RSDP signature", "the loader's copy is reported");
+	report_str_eq(a.problems, "loader's RSDP: no RSDP signature", "the loader's copy is reported");
 	report_eq(a.rsdp_address, ROM_ADDR, "the scanned RSDP is used");
 
 	reset();
 	report(!acpi_init(&a, &bi, phys_buffer_read), "no RSDP anywhere: no ACPI");
-	check_str(a.problems, "no RSDP found", "reported");
+	report_str_eq(a.problems, "no RSDP found", "reported");
 
-	rsdp_at(ROM_ADDR, 0, PHYS_END + 0x1000, 0);
+	fw_rsdp_at(ROM_ADDR, 0, PHYS_END + 0x1000, 0);
 	report(!acpi_init(&a, &bi, phys_buffer_read), "an RSDP pointing outside memory: no ACPI");
-	check_str(a.problems, "table at 0x201000 unreadable", "the address is reported");
+	report_str_eq(a.problems, "table at 0x201000 unreadable", "the address is reported");
 
-	rsdp_at(ROM_ADDR, 0, RSDT_ADDR, 0);
-	table(RSDT_ADDR, "RSDT", 36)->length = 20;
+	fw_rsdp_at(ROM_ADDR, 0, RSDT_ADDR, 0);
+	fw_table(RSDT_ADDR, "RSDT", 36)->length = 20;
 	report(!acpi_init(&a, &bi, phys_buffer_read), "an RSDT shorter than its header: no ACPI");
-	check_str(a.problems, "RSDT at 0x100000: length 20 invalid", "its length is reported");
+	report_str_eq(a.problems, "RSDT at 0x100000: length 20 invalid", "its length is reported");
 
-	table(RSDT_ADDR, "FACP", 36);
+	fw_table(RSDT_ADDR, "FACP", 36);
 	report(!acpi_init(&a, &bi, phys_buffer_read), "an RSDT that is another table: no ACPI");
-	check_str(a.problems, "root table signature FACP", "its signature is reported");
+	report_str_eq(a.problems, "root table signature FACP", "its signature is reported");
 
 	reset();
 	for (u32 i = 0; i < ARRAY_SIZE(too_many); i++)
 		too_many[i] = SSDT_ADDR + i * 0x100;
 	rsdt(too_many, ARRAY_SIZE(too_many));
-	rsdp_at(ROM_ADDR, 0, RSDT_ADDR, 0);
+	fw_rsdp_at(ROM_ADDR, 0, RSDT_ADDR, 0);
 	report(acpi_init(&a, &bi, phys_buffer_read), "an RSDT of 70 entries is usable");
 	report(a.table_count == ACPI_MAX_TABLES && a.tables[63] == SSDT_ADDR + 63 * 0x100,
 	       "its first ACPI_MAX_TABLES entries are kept");
-	check_str(a.problems, "root table lists 70 tables; using 64", "the rest are reported");
+	report_str_eq(a.problems, "root table lists 70 tables; using 64", "the rest are reported");
 
 	reset();
-	table(XSDT_ADDR, "XSDT", 36)->length = 0;
+	fw_table(XSDT_ADDR, "XSDT", 36)->length = 0;
 	loader_rsdp(PHYS_END + 0x1000, XSDT_ADDR);
 	report(!acpi_init(&a, &bi, phys_buffer_read), "XSDT and RSDT both bad: no ACPI");
-	check_str(a.problems, "XSDT at 0x101000: length 0 invalid; table at 0x201000 unreadable",
+	report_str_eq(a.problems, "XSDT at 0x101000: length 0 invalid; table at 0x201000 unreadable",
 		  "both are reported");
 }
 
@@ -415,14 +333,14 @@ DEFINE_TEST(unit_acpi_find, "lookups skip corrupt and overlong tables", 0)
 	const u64 end = PHYS_END;
 
 	reset();
-	table(FADT_ADDR, "FACP", FADT_V6_SIZE)->checksum ^= 1;
-	table(FADT_ADDR + 0x100, "FACP", FADT_V6_SIZE);
-	table(PHYS_END - 64, "APIC", 64)->length = 256;
-	table(MADT_ADDR, "APIC", 64);
-	table(SSDT_ADDR, "SSDT", 40);
-	table(SSDT_ADDR + 0x100, "SSDT", 48);
+	fw_table(FADT_ADDR, "FACP", FADT_V6_SIZE)->checksum ^= 1;
+	fw_table(FADT_ADDR + 0x100, "FACP", FADT_V6_SIZE);
+	fw_table(PHYS_END - 64, "APIC", 64)->length = 256;
+	fw_table(MADT_ADDR, "APIC", 64);
+	fw_table(SSDT_ADDR, "SSDT", 40);
+	fw_table(SSDT_ADDR + 0x100, "SSDT", 48);
 	rsdt(entries, ARRAY_SIZE(entries));
-	rsdp_at(ROM_ADDR, 0, RSDT_ADDR, 0);
+	fw_rsdp_at(ROM_ADDR, 0, RSDT_ADDR, 0);
 	report(acpi_init(&a, &bi, phys_buffer_read), "an RSDT of seven entries");
 	report_eq(a.table_count, 7, "all seven are listed");
 
@@ -430,7 +348,7 @@ DEFINE_TEST(unit_acpi_find, "lookups skip corrupt and overlong tables", 0)
 		  "a FACP with a bad checksum is skipped for the next");
 	report_eq(addr_of(acpi_find(&a, "APIC", 0)), MADT_ADDR,
 		  "an APIC running past the end of memory is skipped for the next");
-	check_str(a.problems,
+	report_str_eq(a.problems,
 		  "FACP at 0x102000: checksum bad; APIC at 0x1fffc0: length 256 invalid",
 		  "both are reported");
 	report_eq(addr_of(acpi_find(&a, "SSDT", 0)), SSDT_ADDR, "the first SSDT");
@@ -440,11 +358,11 @@ DEFINE_TEST(unit_acpi_find, "lookups skip corrupt and overlong tables", 0)
 
 	report(!acpi_table_at(&a, end + 0x1000), "a table outside memory is not read");
 	report(!acpi_table_at(&a, end - 16), "a table whose header runs past memory is not read");
-	table(MADT_ADDR, "APIC", 64)->length = 35;
+	fw_table(MADT_ADDR, "APIC", 64)->length = 35;
 	report(!acpi_table_at(&a, MADT_ADDR), "a length below the header's 36 bytes is refused");
-	table(MADT_ADDR, "APIC", 64)->length = 0x1000001;
+	fw_table(MADT_ADDR, "APIC", 64)->length = 0x1000001;
 	report(!acpi_table_at(&a, MADT_ADDR), "a length over 16 MiB is refused");
-	check_str(strstr(a.problems, "table at 0x201000"),
+	report_str_eq(strstr(a.problems, "table at 0x201000"),
 		  "table at 0x201000 unreadable; table at 0x1ffff0 unreadable; "
 		  "APIC at 0x105000: length 35 invalid; APIC at 0x105000: length 16777217 invalid",
 		  "each is reported");
@@ -458,7 +376,7 @@ DEFINE_TEST(unit_acpi_fadt, "FADT fields and the DSDT it names", 0)
 	dsdt(DSDT_ADDR, 5, 5);
 	dsdt(X_DSDT_ADDR, 7, 6);
 	fadt(FADT_V6_SIZE, DSDT_ADDR, X_DSDT_ADDR, ACPI_FADT_TMR_VAL_EXT);
-	init_with_fadt();
+	fw_root(&a, FADT_ADDR);
 	report(acpi_fadt_parse(&a, &f), "a revision 6 FADT parses");
 	report_eq(f.smi_cmd, 0xb2, "SMI_CMD port");
 	report_eq(f.acpi_enable, 0xf1, "ACPI_ENABLE value");
@@ -484,15 +402,15 @@ DEFINE_TEST(unit_acpi_fadt, "FADT fields and the DSDT it names", 0)
 	((struct acpi_header *)phys_buffer_at(DSDT_ADDR))->checksum ^= 1;
 	report(acpi_fadt_parse(&a, &f), "a corrupt DSDT: the FADT still parses");
 	report(!f.has_s5, "but there is no \\_S5");
-	check_str(a.problems, "DSDT at 0x103000: checksum bad", "the DSDT is reported");
+	report_str_eq(a.problems, "DSDT at 0x103000: checksum bad", "the DSDT is reported");
 
-	table(DSDT_ADDR, "SSDT", 64);
+	fw_table(DSDT_ADDR, "SSDT", 64);
 	acpi_fadt_parse(&a, &f);
 	report(!f.has_s5, "a DSDT pointer to another table: no \\_S5");
 
 	reset();
-	table(FADT_ADDR, "APIC", 64);
-	init_with_fadt();
+	fw_table(FADT_ADDR, "APIC", 64);
+	fw_root(&a, FADT_ADDR);
 	report(!acpi_fadt_parse(&a, &f), "no FACP: no FADT");
 	report(!f.pm1a_cnt && !f.has_s5, "and nothing filled in");
 }

@@ -50,13 +50,6 @@ static void put_string(u64 addr, const char *s)
 	memcpy(phys_buffer_at(addr), s, strlen(s) + 1);
 }
 
-static void check_str(const char *actual, const char *expected, const char *what)
-{
-	if (strcmp(actual, expected))
-		report_info("%s: got \"%s\", expected \"%s\"", what, actual, expected);
-	report(!strcmp(actual, expected), "%s", what);
-}
-
 /* bi->mem must be exactly expected[0..n). */
 static void check_map(const struct mem_region *expected, u32 n, const char *what)
 {
@@ -212,18 +205,18 @@ DEFINE_TEST(unit_boot_info_mb1, "Multiboot 1: command line, loader, map", 0)
 		mb1_mmap_add(info, seabios_256m[i].base, seabios_256m[i].length,
 			     seabios_256m[i].type);
 	report(mb1_parse(), "a complete MBI parses");
-	check_str(bi.protocol, "multiboot1", "protocol is multiboot1");
-	check_str(bi.cmdline, "test=boot hz=100",
+	report_str_eq(bi.protocol, "multiboot1", "protocol is multiboot1");
+	report_str_eq(bi.cmdline, "test=boot hz=100",
 		  "the kernel's path is dropped from the command line");
-	check_str(bi.loader, "GNU GRUB 0.97", "loader name");
+	report_str_eq(bi.loader, "GNU GRUB 0.97", "loader name");
 	check_map(seabios_256m, ARRAY_SIZE(seabios_256m), "memory map entries, in order");
 	report_eq(bi.rsdp_size, 0, "no RSDP copy");
-	check_str(bi.problems, "", "no problems");
+	report_str_eq(bi.problems, "", "no problems");
 
 	info = mb1_start();
 	mb1_cmdline(info, "/boot/hvprobe.elf");
 	report(mb1_parse(), "a command line of only the kernel's path parses");
-	check_str(bi.cmdline, "", "and leaves the command line empty");
+	report_str_eq(bi.cmdline, "", "and leaves the command line empty");
 
 	info = mb1_start();
 	info->flags = MB1_INFO_MEM;
@@ -231,8 +224,8 @@ DEFINE_TEST(unit_boot_info_mb1, "Multiboot 1: command line, loader, map", 0)
 	info->mem_upper = 261120;
 	report(mb1_parse(), "an MBI with only mem_lower and mem_upper parses");
 	check_map(meminfo, ARRAY_SIZE(meminfo), "the basic meminfo gives two RAM regions");
-	check_str(bi.cmdline, "", "no command line flag: empty command line");
-	check_str(bi.loader, "", "no loader name flag: empty loader name");
+	report_str_eq(bi.cmdline, "", "no command line flag: empty command line");
+	report_str_eq(bi.loader, "", "no loader name flag: empty loader name");
 
 	info = mb1_start();
 	info->flags = MB1_INFO_MEM;
@@ -265,12 +258,12 @@ DEFINE_TEST(unit_boot_info_mb2, "Multiboot 2: tags, map, RSDP copies", 0)
 	mb2_meminfo(&m, 1, 2);
 	mb2_mmap(&m, 24, seabios_256m, ARRAY_SIZE(seabios_256m));
 	report(mb2_parse(&m), "a complete MBI parses");
-	check_str(bi.protocol, "multiboot2", "protocol is multiboot2");
-	check_str(bi.cmdline, "/boot/hvprobe.elf test=boot", "the command line is kept whole");
-	check_str(bi.loader, "GRUB 2.12", "loader name");
+	report_str_eq(bi.protocol, "multiboot2", "protocol is multiboot2");
+	report_str_eq(bi.cmdline, "/boot/hvprobe.elf test=boot", "the command line is kept whole");
+	report_str_eq(bi.loader, "GRUB 2.12", "loader name");
 	check_map(seabios_256m, ARRAY_SIZE(seabios_256m),
 		  "24-byte map entries; the map wins over an earlier basic meminfo");
-	check_str(bi.problems, "", "no problems (an unknown tag is skipped)");
+	report_str_eq(bi.problems, "", "no problems (an unknown tag is skipped)");
 
 	mb2_start(&m);
 	mb2_mmap(&m, 32, seabios_256m, ARRAY_SIZE(seabios_256m));
@@ -287,7 +280,7 @@ DEFINE_TEST(unit_boot_info_mb2, "Multiboot 2: tags, map, RSDP copies", 0)
 	mb2_parse(&m);
 	report(bi.rsdp_size == ACPI_RSDP_V1_SIZE && bi.rsdp[0] == 14,
 	       "tag 14 alone: its 20 bytes are copied");
-	check_str(bi.rsdp_source, "multiboot2 tag 14", "and named as the source");
+	report_str_eq(bi.rsdp_source, "multiboot2 tag 14", "and named as the source");
 
 	mb2_start(&m);
 	mb2_rsdp(&m, MB2_TAG_ACPI_OLD, ACPI_RSDP_V1_SIZE, 14);
@@ -295,7 +288,7 @@ DEFINE_TEST(unit_boot_info_mb2, "Multiboot 2: tags, map, RSDP copies", 0)
 	mb2_parse(&m);
 	report(bi.rsdp_size == ACPI_RSDP_V2_SIZE && bi.rsdp[0] == 15,
 	       "tag 14 then 15: the 36-byte copy from tag 15");
-	check_str(bi.rsdp_source, "multiboot2 tag 15", "and named as the source");
+	report_str_eq(bi.rsdp_source, "multiboot2 tag 15", "and named as the source");
 
 	mb2_start(&m);
 	mb2_rsdp(&m, MB2_TAG_ACPI_NEW, ACPI_RSDP_V2_SIZE, 15);
@@ -303,7 +296,7 @@ DEFINE_TEST(unit_boot_info_mb2, "Multiboot 2: tags, map, RSDP copies", 0)
 	mb2_parse(&m);
 	report(bi.rsdp_size == ACPI_RSDP_V2_SIZE && bi.rsdp[0] == 15,
 	       "tag 15 then 14: tag 15 still wins");
-	check_str(bi.rsdp_source, "multiboot2 tag 15", "and named as the source");
+	report_str_eq(bi.rsdp_source, "multiboot2 tag 15", "and named as the source");
 
 	mb2_start(&m);
 	mb2_rsdp(&m, MB2_TAG_ACPI_NEW, ACPI_RSDP_V2_SIZE + 8, 15);
@@ -380,7 +373,7 @@ DEFINE_TEST(unit_boot_info_mb1_malformed, "Multiboot 1: bad pointers and lengths
 	reset();
 	report(!boot_info_from_mb1(PHYS_END, phys_buffer_read, &bi),
 	       "an MBI outside memory: nothing usable");
-	check_str(bi.problems, "multiboot1 info at 0x200000 unreadable",
+	report_str_eq(bi.problems, "multiboot1 info at 0x200000 unreadable",
 		  "problem names the address");
 	report(!boot_info_from_mb1(PHYS_END - 8, phys_buffer_read, &bi),
 	       "an MBI running past the end of memory: nothing usable");
@@ -390,7 +383,7 @@ DEFINE_TEST(unit_boot_info_mb1_malformed, "Multiboot 1: bad pointers and lengths
 	info->cmdline = PHYS_END;
 	info->boot_loader_name = PHYS_END + 0x1000;
 	report(mb1_parse(), "unreadable strings: the MBI is still usable");
-	check_str(bi.problems,
+	report_str_eq(bi.problems,
 		  "command line unterminated or unreadable; loader name unterminated or unreadable",
 		  "both strings reported");
 
@@ -399,16 +392,16 @@ DEFINE_TEST(unit_boot_info_mb1_malformed, "Multiboot 1: bad pointers and lengths
 	info->cmdline = PHYS_END - 8192;
 	memset(phys_buffer_at(PHYS_END - 8192), 'a', 8192);
 	mb1_parse();
-	check_str(bi.problems, "command line unterminated or unreadable",
+	report_str_eq(bi.problems, "command line unterminated or unreadable",
 		  "a command line running to the end of memory unterminated");
-	check_str(bi.cmdline, "", "is not copied");
+	report_str_eq(bi.cmdline, "", "is not copied");
 
 	info = mb1_start();
 	info->flags = MB1_INFO_LOADER_NAME;
 	info->boot_loader_name = STRING_ADDR;
 	memset(phys_buffer_at(STRING_ADDR), 'g', BOOT_LOADER_MAX);
 	mb1_parse();
-	check_str(bi.problems, "loader name unterminated or unreadable",
+	report_str_eq(bi.problems, "loader name unterminated or unreadable",
 		  "a loader name too long for bi->loader");
 
 	info = mb1_start();
@@ -420,22 +413,22 @@ DEFINE_TEST(unit_boot_info_mb1_malformed, "Multiboot 1: bad pointers and lengths
 	 * Regression: the scan window used to shrink by halves, so a string
 	 * whose NUL is the last readable byte was called unterminated.
 	 */
-	check_str(bi.loader, "QEMU", "a string ending at the last byte of memory is read");
-	check_str(bi.problems, "", "and is not a problem");
+	report_str_eq(bi.loader, "QEMU", "a string ending at the last byte of memory is read");
+	report_str_eq(bi.problems, "", "and is not a problem");
 
 	info = mb1_start();
 	info->flags = MB1_INFO_MMAP;
 	info->mmap_addr = PHYS_END - 16;
 	info->mmap_length = 24;
 	mb1_parse();
-	check_str(bi.problems, "memory map unreadable", "a map running past memory");
+	report_str_eq(bi.problems, "memory map unreadable", "a map running past memory");
 	report_eq(bi.mem_count, 0, "gives no regions");
 
 	info = mb1_start();
 	mb1_mmap_add(info, 0x0, 0x9fc00, MEM_RAM);
 	((struct mb1_mmap_entry *)phys_buffer_at(MMAP_ADDR))->size = 16;
 	mb1_parse();
-	check_str(bi.problems, "memory map entry at +0 malformed", "an entry with size 16 < 20");
+	report_str_eq(bi.problems, "memory map entry at +0 malformed", "an entry with size 16 < 20");
 	report_eq(bi.mem_count, 0, "gives no regions");
 
 	info = mb1_start();
@@ -443,7 +436,7 @@ DEFINE_TEST(unit_boot_info_mb1_malformed, "Multiboot 1: bad pointers and lengths
 	mb1_mmap_add(info, 0x100000, 0x100000, MEM_RAM);
 	info->mmap_length -= 4;
 	mb1_parse();
-	check_str(bi.problems, "memory map entry at +24 malformed",
+	report_str_eq(bi.problems, "memory map entry at +24 malformed",
 		  "an entry running past mmap_length");
 	check_map(first, ARRAY_SIZE(first), "the entries before it are kept");
 
@@ -458,7 +451,7 @@ DEFINE_TEST(unit_boot_info_mb1_malformed, "Multiboot 1: bad pointers and lengths
 	info->mmap_length = 8;
 	mb1_parse();
 	report_eq(bi.mem_count, 0, "an entry size that would wrap the step gives no region");
-	check_str(bi.problems, "memory map entry at +0 malformed", "and is reported at +0");
+	report_str_eq(bi.problems, "memory map entry at +0 malformed", "and is reported at +0");
 
 	info = mb1_start();
 	fill_many();
@@ -467,7 +460,7 @@ DEFINE_TEST(unit_boot_info_mb1_malformed, "Multiboot 1: bad pointers and lengths
 	mb1_parse();
 	report_eq(bi.mem_count, BOOT_MEM_MAX, "257 regions: the first BOOT_MEM_MAX are kept");
 	check_map(many, BOOT_MEM_MAX, "in order");
-	check_str(bi.problems, "memory map has more than 256 regions", "and the rest reported");
+	report_str_eq(bi.problems, "memory map has more than 256 regions", "and the rest reported");
 }
 
 DEFINE_TEST(unit_boot_info_mb2_malformed, "Multiboot 2: bad sizes and tags", 0)
@@ -482,27 +475,27 @@ DEFINE_TEST(unit_boot_info_mb2_malformed, "Multiboot 2: bad sizes and tags", 0)
 	reset();
 	report(!boot_info_from_mb2(PHYS_END, phys_buffer_read, &bi),
 	       "an MBI outside memory: nothing usable");
-	check_str(bi.problems, "multiboot2 info at 0x200000 unreadable",
+	report_str_eq(bi.problems, "multiboot2 info at 0x200000 unreadable",
 		  "problem names the address");
 
 	mb2_start(&m);
 	hdr->total_size = 4;
 	report(!boot_info_from_mb2(INFO_ADDR, phys_buffer_read, &bi),
 	       "total_size 4, smaller than its header: nothing usable");
-	check_str(bi.problems, "multiboot2 info size 4 invalid", "problem names the size");
+	report_str_eq(bi.problems, "multiboot2 info size 4 invalid", "problem names the size");
 
 	mb2_start(&m);
 	hdr->total_size = MiB + 8;
 	report(!boot_info_from_mb2(INFO_ADDR, phys_buffer_read, &bi),
 	       "total_size past the 1 MiB sanity limit: nothing usable");
-	check_str(bi.problems, "multiboot2 info size 1048584 invalid", "problem names the size");
+	report_str_eq(bi.problems, "multiboot2 info size 1048584 invalid", "problem names the size");
 
 	reset();
 	*(struct mb2_info_header *)phys_buffer_at(PHYS_END - 64) =
 		(struct mb2_info_header){ .total_size = 128 };
 	report(!boot_info_from_mb2(PHYS_END - 64, phys_buffer_read, &bi),
 	       "total_size running past the end of memory: nothing usable");
-	check_str(bi.problems, "multiboot2 info size 128 invalid", "problem names the size");
+	report_str_eq(bi.problems, "multiboot2 info size 128 invalid", "problem names the size");
 
 	mb2_start(&m);
 	mb2_mmap(&m, 24, first, 1);
@@ -511,24 +504,24 @@ DEFINE_TEST(unit_boot_info_mb2_malformed, "Multiboot 2: bad sizes and tags", 0)
 	t->size = 4096;
 	report(boot_info_from_mb2(INFO_ADDR, phys_buffer_read, &bi),
 	       "a tag whose size runs past total_size: the MBI is still usable");
-	check_str(bi.problems, "tag 1 at +48: size 4096 runs past the end", "the tag is reported");
+	report_str_eq(bi.problems, "tag 1 at +48: size 4096 runs past the end", "the tag is reported");
 	check_map(first, ARRAY_SIZE(first), "tags before it are kept");
-	check_str(bi.cmdline, "", "the bad tag is not read");
+	report_str_eq(bi.cmdline, "", "the bad tag is not read");
 
 	t->size = 4;
 	boot_info_from_mb2(INFO_ADDR, phys_buffer_read, &bi);
-	check_str(bi.problems, "tag 1 at +48: size 4 runs past the end",
+	report_str_eq(bi.problems, "tag 1 at +48: size 4 runs past the end",
 		  "a tag smaller than its header is reported");
 	t->size = 0;
 	boot_info_from_mb2(INFO_ADDR, phys_buffer_read, &bi);
-	check_str(bi.problems, "tag 1 at +48: size 0 runs past the end",
+	report_str_eq(bi.problems, "tag 1 at +48: size 0 runs past the end",
 		  "a tag of size 0 is reported, not looped on");
 
 	mb2_start(&m);
 	mb2_tag(&m, MB2_TAG_CMDLINE, abc, sizeof(abc));
 	mb2_tag(&m, MB2_TAG_LOADER_NAME, abc, sizeof(abc));
 	mb2_parse(&m);
-	check_str(bi.problems,
+	report_str_eq(bi.problems,
 		  "command line tag unterminated or too long; loader name tag unterminated",
 		  "unterminated strings are reported");
 	report(!bi.cmdline[0] && !bi.loader[0], "and not copied");
@@ -538,20 +531,20 @@ DEFINE_TEST(unit_boot_info_mb2_malformed, "Multiboot 2: bad sizes and tags", 0)
 	mb2_start(&m);
 	mb2_string(&m, MB2_TAG_CMDLINE, long_line);
 	mb2_parse(&m);
-	check_str(bi.problems, "command line tag unterminated or too long",
+	report_str_eq(bi.problems, "command line tag unterminated or too long",
 		  "a 1024-character command line is reported");
 
 	mb2_start(&m);
 	mb2_meminfo(&m, 639, 1024);
 	mb2_mmap(&m, 16, first, 1);
 	mb2_parse(&m);
-	check_str(bi.problems, "mmap tag: entry size 16 too small", "entry_size 16 is reported");
+	report_str_eq(bi.problems, "mmap tag: entry size 16 too small", "entry_size 16 is reported");
 	report_eq(bi.mem_count, 0, "and gives no regions, not the basic meminfo either");
 
 	mb2_start(&m);
 	mb2_tag(&m, MB2_TAG_MMAP, (u32[]){ 24 }, 4);
 	mb2_parse(&m);
-	check_str(bi.problems, "mmap tag of 12 bytes is truncated",
+	report_str_eq(bi.problems, "mmap tag of 12 bytes is truncated",
 		  "a 12-byte mmap tag is reported");
 
 	mb2_start(&m);
@@ -560,5 +553,5 @@ DEFINE_TEST(unit_boot_info_mb2_malformed, "Multiboot 2: bad sizes and tags", 0)
 	mb2_parse(&m);
 	report_eq(bi.mem_count, BOOT_MEM_MAX, "257 regions: the first BOOT_MEM_MAX are kept");
 	check_map(many, BOOT_MEM_MAX, "in order");
-	check_str(bi.problems, "memory map has more than 256 regions", "and the rest reported");
+	report_str_eq(bi.problems, "memory map has more than 256 regions", "and the rest reported");
 }

@@ -21,13 +21,6 @@
 	" (accepted: test, lpj, lpj_source, calibrate, bringup, cpus, timer, pmu.period, "         \
 	"pmu.seconds, pmu.nmi_ipi, exit, hz, apic, init_udelay, lpj_reuse)"
 
-static void check_str(const char *actual, const char *expected, const char *what)
-{
-	if (strcmp(actual, expected))
-		report_info("%s: got \"%s\", expected \"%s\"", what, actual, expected);
-	report(!strcmp(actual, expected), "%s", what);
-}
-
 /* line with its tabs, CRs and LFs spelled out, to quote in a KTAP line. */
 static const char *visible(const char *line)
 {
@@ -83,7 +76,7 @@ DEFINE_TEST(unit_cmdline_defaults, "defaults, and an empty line keeps them", 0)
 	char err[ERR_MAX];
 
 	options_default(&def);
-	check_str(def.test, "all", "test defaults to all");
+	report_str_eq(def.test, "all", "test defaults to all");
 	report_eq(def.lpj, 0, "lpj defaults to 0 (measure)");
 	report_eq(def.lpj_source, LPJ_SOURCE_AUTO, "lpj_source defaults to auto");
 	report_eq(def.calibrate, CALIBRATE_LINUX, "calibrate defaults to linux");
@@ -118,7 +111,7 @@ DEFINE_TEST(unit_cmdline_keys, "every key with a good value", 0)
 		 "cpus=3 timer=pmtmr pmu.period=100000 pmu.seconds=3600 pmu.nmi_ipi=1000000 "
 		 "exit=acpi hz=1000 apic=x2apic init_udelay=0 lpj_reuse=package",
 		 &o);
-	check_str(o.test, "boot,cpuinfo", "test=boot,cpuinfo");
+	report_str_eq(o.test, "boot,cpuinfo", "test=boot,cpuinfo");
 	report_eq(o.lpj, 4000000, "lpj=4000000");
 	report_eq(o.lpj_source, LPJ_SOURCE_KVM, "lpj_source=kvm");
 	report_eq(o.calibrate, CALIBRATE_FAST, "calibrate=fast");
@@ -186,14 +179,14 @@ DEFINE_TEST(unit_cmdline_syntax, "hex, last value wins, blanks between words", 0
 	parse_ok("hz=100 hz=300", &o);
 	report_eq(o.hz, 300, "the last value wins");
 	parse_ok("test=boot test=cpuinfo", &o);
-	check_str(o.test, "cpuinfo", "the last test= wins");
+	report_str_eq(o.test, "cpuinfo", "the last test= wins");
 
 	parse_ok("   hz=100   cpus=2   ", &o);
 	report(o.hz == 100 && o.cpus == 2, "leading, trailing and repeated spaces");
 	parse_ok("hz=100\tcpus=2\r\n", &o);
 	report(o.hz == 100 && o.cpus == 2, "tabs, CR and LF separate words");
 	parse_ok("test=a=b", &o);
-	check_str(o.test, "a=b", "a value may hold '='");
+	report_str_eq(o.test, "a=b", "a value may hold '='");
 
 	memset(long_test, 'x', CMDLINE_TEST_MAX - 1);
 	long_test[CMDLINE_TEST_MAX - 1] = '\0';
@@ -264,7 +257,7 @@ DEFINE_TEST(unit_cmdline_errors, "each bad word is refused with its message", 0)
 	report(!cmdline_parse("hz=100 bogus cpus=2", &o, err, sizeof(err)),
 	       "a line with a bad word in the middle is refused");
 	report(o.hz == 100 && o.cpus == CPUS_ALL, "words before it applied, words after it not");
-	check_str(err, "'bogus' is not key=value" ACCEPTED_KEYS, "the message names that word");
+	report_str_eq(err, "'bogus' is not key=value" ACCEPTED_KEYS, "the message names that word");
 }
 
 DEFINE_TEST(unit_cmdline_small_buffer, "a message longer than the buffer is cut", 0)

@@ -9,18 +9,12 @@
  * runs on a copy of exactly the table's length, so ASan sees a read past
  * it.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "kernel/acpi.h"
 #include "kernel/acpi_hpet.h"
 #include "kernel/test.h"
-#include "tests/unit/phys_buffer.h"
-
-/* Where the acpi_find() round trip puts things in the fake memory. */
-#define ROM_ADDR  0xe0000
-#define RSDT_ADDR 0x100000
-#define HPET_ADDR 0x101000
+#include "tests/unit/acpi_build.h"
 
 /* HPET table (HPET 1.0a Table 3) and its base address GAS (ACPI Table 5.1) */
 #define HPET_BLOCK_ID	     36
@@ -37,83 +31,23 @@
 /* QEMU's: vendor 8086, LegacyReplacement capable, 3 timers, revision 1 */
 #define QEMU_BLOCK_ID 0x8086a201
 
-static u8 image[256];
 static struct hpet_info h;
-static struct boot_info bi;
-static struct acpi a;
-
-static u8 sum(const void *p, size_t len)
-{
-	const u8 *b = p;
-	u8 t = 0;
-
-	for (size_t i = 0; i < len; i++)
-		t += b[i];
-	return t;
-}
 
 /* The table QEMU 10 builds (build_hpet()). */
 static void qemu_hpet(void)
 {
-	u32 block_id = QEMU_BLOCK_ID;
-	u64 address = HPET_DEFAULT;
-
-	memset(image, 0, sizeof(image));
-	memcpy(image, "HPET", 4);
-	image[8] = 1;
-	memcpy(image + 10, "BOCHS ", 6);
-	memcpy(image + HPET_BLOCK_ID, &block_id, 4);
-	image[HPET_SPACE_ID] = ACPI_GAS_SYSTEM_MEMORY;
-	image[HPET_BIT_WIDTH] = 64;
-	memcpy(image + HPET_ADDRESS, &address, 8);
-}
-
-static void finish(u32 length)
-{
-	memcpy(image + 4, &length, 4);
-	image[9] = 0;
-	image[9] = -sum(image, length);
+	fw_begin("HPET", 1, "BOCHS ", HPET_TABLE_SIZE);
+	put_le32(fw_image + HPET_BLOCK_ID, QEMU_BLOCK_ID);
+	fw_image[HPET_SPACE_ID] = ACPI_GAS_SYSTEM_MEMORY;
+	fw_image[HPET_BIT_WIDTH] = 64;
+	put_le64(fw_image + HPET_ADDRESS, HPET_DEFAULT);
 }
 
 /* Parse the image cut to length bytes, from a copy of exactly that size. */
 static bool parse_len(u32 length)
 {
-	u8 *copy;
-	bool ok;
-
-	finish(length);
-	copy = malloc(length);
-	memcpy(copy, image, length);
 	memset(&h, 0xee, sizeof(h));
-	ok = acpi_hpet_parse((const struct acpi_header *)copy, &h);
-	free(copy);
-	return ok;
-}
-
-/* The image placed in memory behind an RSDT and RSDP, and looked up. */
-static const struct acpi_header *find_in_memory(void)
-{
-	struct acpi_header *rsdt = phys_buffer_at(RSDT_ADDR);
-	struct acpi_rsdp *r = phys_buffer_at(ROM_ADDR);
-	u32 addr = HPET_ADDR;
-
-	memset(phys_buffer, 0, PHYS_BUFFER_SIZE);
-	memset(&bi, 0, sizeof(bi));
-	finish(HPET_TABLE_SIZE);
-	memcpy(phys_buffer_at(HPET_ADDR), image, HPET_TABLE_SIZE);
-
-	memcpy(rsdt->signature, "RSDT", 4);
-	rsdt->length = sizeof(*rsdt) + 4;
-	rsdt->revision = 1;
-	memcpy(rsdt + 1, &addr, 4);
-	rsdt->checksum = -sum(rsdt, rsdt->length);
-
-	memcpy(r->signature, "RSD PTR ", 8);
-	r->rsdt_address = RSDT_ADDR;
-	r->checksum = -sum(r, ACPI_RSDP_V1_SIZE);
-	if (!acpi_init(&a, &bi, phys_buffer_read))
-		return NULL;
-	return acpi_find(&a, "HPET", 0);
+	return acpi_hpet_parse(fw_copy(length), &h);
 }
 
 DEFINE_TEST(unit_hpet_qemu, "QEMU's HPET table: the block at 0xfed00000", 0)
@@ -121,7 +55,7 @@ DEFINE_TEST(unit_hpet_qemu, "QEMU's HPET table: the block at 0xfed00000", 0)
 	const struct acpi_header *t;
 
 	qemu_hpet();
-	t = find_in_memory();
+	t = fw_install(HPET_TABLE_SIZE);
 	report(t, "acpi_find() returns the HPET table");
 	if (!t)
 		return;
@@ -136,12 +70,12 @@ DEFINE_TEST(unit_hpet_qemu, "QEMU's HPET table: the block at 0xfed00000", 0)
 DEFINE_TEST(unit_hpet_fields, "every field, I/O space and short tables", 0)
 {
 	qemu_hpet();
-	image[HPET_BIT_OFFSET] = 0;
-	image[HPET_ACCESS_SIZE] = 3;
-	memcpy(image + HPET_ADDRESS, &(u64){ 0x1fed01000ULL }, 8);
-	image[HPET_NUMBER] = 2;
-	memcpy(image + HPET_MIN_TICK, &(u16){ 0x37ee }, 2);
-	image[HPET_PAGE_PROTECTION] = 0x11;
+	fw_image[HPET_BIT_OFFSET] = 0;
+	fw_image[HPET_ACCESS_SIZE] = 3;
+	put_le64(fw_image + HPET_ADDRESS, 0x1fed01000ULL);
+	fw_image[HPET_NUMBER] = 2;
+	put_le16(fw_image + HPET_MIN_TICK, 0x37ee);
+	fw_image[HPET_PAGE_PROTECTION] = 0x11;
 	report(parse_len(HPET_TABLE_SIZE), "a second block with every field set");
 	report_eq(h.address, 0x1fed01000ULL, "its 64-bit address");
 	report_eq(h.number, 2, "HPET number 2");
@@ -150,10 +84,10 @@ DEFINE_TEST(unit_hpet_fields, "every field, I/O space and short tables", 0)
 	report_eq(h.address, 0x1fed01000ULL, "with the same address");
 
 	qemu_hpet();
-	image[HPET_SPACE_ID] = ACPI_GAS_SYSTEM_IO;
+	fw_image[HPET_SPACE_ID] = ACPI_GAS_SYSTEM_IO;
 	report(!parse_len(HPET_TABLE_SIZE), "a base in I/O space is refused");
 	report_eq(h.space_id, ACPI_GAS_SYSTEM_IO, "its space is reported");
-	image[HPET_SPACE_ID] = 0x7f;
+	fw_image[HPET_SPACE_ID] = 0x7f;
 	report(!parse_len(HPET_TABLE_SIZE), "a base in a functional fixed space is refused");
 
 	qemu_hpet();

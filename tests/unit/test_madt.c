@@ -11,18 +11,12 @@
  * than its type, cut by the table's length. Each parse runs on a copy of
  * exactly the table's length, so ASan sees a read past it.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "kernel/acpi.h"
 #include "kernel/acpi_madt.h"
 #include "kernel/test.h"
-#include "tests/unit/phys_buffer.h"
-
-/* Where the acpi_find() round trip puts things in the fake memory. */
-#define ROM_ADDR  0xe0000
-#define RSDT_ADDR 0x100000
-#define MADT_ADDR 0x101000
+#include "tests/unit/acpi_build.h"
 
 /* MADT layout (ACPI 6.5 5.2.12) */
 #define MADT_ENTRIES   44
@@ -40,179 +34,84 @@
 #define ENABLED	       MADT_LAPIC_ENABLED
 #define ONLINE_CAPABLE MADT_LAPIC_ONLINE_CAPABLE
 
-/* Room for more than MADT_MAX_CPUS x2APIC entries and the other lists. */
-#define IMAGE_MAX (48 * 1024)
-
-static u8 image[IMAGE_MAX];
-static u32 image_len;
 static struct madt_info m;
-static struct boot_info bi;
-static struct acpi a;
-
-static void w16(u8 *p, u16 v)
-{
-	memcpy(p, &v, sizeof(v));
-}
-
-static void w32(u8 *p, u32 v)
-{
-	memcpy(p, &v, sizeof(v));
-}
-
-static void w64(u8 *p, u64 v)
-{
-	memcpy(p, &v, sizeof(v));
-}
-
-static u8 sum(const void *p, size_t len)
-{
-	const u8 *b = p;
-	u8 s = 0;
-
-	for (size_t i = 0; i < len; i++)
-		s += b[i];
-	return s;
-}
 
 /* An MADT header with QEMU's local APIC address and PCAT_COMPAT. */
 static void begin(void)
 {
-	memset(image, 0, sizeof(image));
-	memcpy(image, "APIC", 4);
-	image[8] = 3;
-	memcpy(image + 10, "BOCHS ", 6);
-	w32(image + 36, LAPIC_DEFAULT);
-	w32(image + 40, MADT_PCAT_COMPAT);
-	image_len = MADT_ENTRIES;
-}
-
-/* Append an entry of type and length; its fields are filled by caller. */
-static u8 *entry(u8 type, u8 len)
-{
-	u8 *e = image + image_len;
-
-	e[0] = type;
-	e[1] = len;
-	image_len += len;
-	return e;
+	fw_begin("APIC", 3, "BOCHS ", MADT_ENTRIES);
+	put_le32(fw_image + 36, LAPIC_DEFAULT);
+	put_le32(fw_image + 40, MADT_PCAT_COMPAT);
 }
 
 static void lapic(u8 uid, u8 apic_id, u32 flags)
 {
-	u8 *e = entry(0, LAPIC_LEN);
+	u8 *e = fw_entry(0, LAPIC_LEN);
 
 	e[2] = uid;
 	e[3] = apic_id;
-	w32(e + 4, flags);
+	put_le32(e + 4, flags);
 }
 
 static void ioapic(u8 id, u32 address, u32 gsi_base)
 {
-	u8 *e = entry(1, IOAPIC_LEN);
+	u8 *e = fw_entry(1, IOAPIC_LEN);
 
 	e[2] = id;
-	w32(e + 4, address);
-	w32(e + 8, gsi_base);
+	put_le32(e + 4, address);
+	put_le32(e + 8, gsi_base);
 }
 
 static void override(u8 source, u32 gsi, u16 flags)
 {
-	u8 *e = entry(2, OVERRIDE_LEN);
+	u8 *e = fw_entry(2, OVERRIDE_LEN);
 
 	e[3] = source;
-	w32(e + 4, gsi);
-	w16(e + 8, flags);
+	put_le32(e + 4, gsi);
+	put_le16(e + 8, flags);
 }
 
 static void nmi(u8 uid, u16 flags, u8 lint)
 {
-	u8 *e = entry(4, NMI_LEN);
+	u8 *e = fw_entry(4, NMI_LEN);
 
 	e[2] = uid;
-	w16(e + 3, flags);
+	put_le16(e + 3, flags);
 	e[5] = lint;
 }
 
 static void lapic_address(u64 address)
 {
-	w64(entry(5, LAPIC_ADDR_LEN) + 4, address);
+	put_le64(fw_entry(5, LAPIC_ADDR_LEN) + 4, address);
 }
 
 static void x2apic(u32 apic_id, u32 flags, u32 uid)
 {
-	u8 *e = entry(9, X2APIC_LEN);
+	u8 *e = fw_entry(9, X2APIC_LEN);
 
-	w32(e + 4, apic_id);
-	w32(e + 8, flags);
-	w32(e + 12, uid);
+	put_le32(e + 4, apic_id);
+	put_le32(e + 8, flags);
+	put_le32(e + 12, uid);
 }
 
 static void x2apic_nmi(u32 uid, u16 flags, u8 lint)
 {
-	u8 *e = entry(0xa, X2APIC_NMI_LEN);
+	u8 *e = fw_entry(0xa, X2APIC_NMI_LEN);
 
-	w16(e + 2, flags);
-	w32(e + 4, uid);
+	put_le16(e + 2, flags);
+	put_le32(e + 4, uid);
 	e[8] = lint;
-}
-
-/* Set the header's length and checksum, as firmware would. */
-static void finish(u32 length)
-{
-	w32(image + 4, length);
-	image[9] = 0;
-	image[9] = -sum(image, length);
 }
 
 /* Parse the image cut to length bytes, from a copy of exactly that size. */
 static bool parse_len(u32 length)
 {
-	u8 *copy;
-	bool ok;
-
-	finish(length);
-	copy = malloc(length);
-	memcpy(copy, image, length);
-	ok = acpi_madt_parse((const struct acpi_header *)copy, &m);
-	free(copy);
-	return ok;
+	return acpi_madt_parse(fw_copy(length), &m);
 }
 
 static bool parse(void)
 {
-	return parse_len(image_len);
-}
-
-/* The image placed in memory behind an RSDT and RSDP, and looked up. */
-static const struct acpi_header *find_in_memory(void)
-{
-	struct acpi_header *rsdt = phys_buffer_at(RSDT_ADDR);
-	struct acpi_rsdp *r = phys_buffer_at(ROM_ADDR);
-
-	memset(phys_buffer, 0, PHYS_BUFFER_SIZE);
-	memset(&bi, 0, sizeof(bi));
-	finish(image_len);
-	memcpy(phys_buffer_at(MADT_ADDR), image, image_len);
-
-	memcpy(rsdt->signature, "RSDT", 4);
-	rsdt->length = sizeof(*rsdt) + 4;
-	rsdt->revision = 1;
-	w32((u8 *)(rsdt + 1), MADT_ADDR);
-	rsdt->checksum = -sum(rsdt, rsdt->length);
-
-	memcpy(r->signature, "RSD PTR ", 8);
-	r->rsdt_address = RSDT_ADDR;
-	r->checksum = -sum(r, ACPI_RSDP_V1_SIZE);
-	if (!acpi_init(&a, &bi, phys_buffer_read))
-		return NULL;
-	return acpi_find(&a, "APIC", 0);
-}
-
-static void check_str(const char *actual, const char *expected, const char *what)
-{
-	if (strcmp(actual, expected))
-		report_info("%s: got \"%s\", expected \"%s\"", what, actual, expected);
-	report(!strcmp(actual, expected), "%s", what);
+	return parse_len(fw_image_len);
 }
 
 static bool cpu_is(u32 i, u32 apic_id, u32 uid, bool enabled, bool online_capable, bool x2)
@@ -246,7 +145,7 @@ DEFINE_TEST(unit_madt_qemu, "a q35 MADT: 4 CPUs, an I/O APIC, overrides, NMI", 0
 	const struct acpi_header *h;
 
 	qemu_q35();
-	h = find_in_memory();
+	h = fw_install(fw_image_len);
 	report(h, "acpi_find() returns the MADT");
 	if (!h)
 		return;
@@ -277,7 +176,7 @@ DEFINE_TEST(unit_madt_qemu, "a q35 MADT: 4 CPUs, an I/O APIC, overrides, NMI", 0
 	report_eq(m.nmis[0].acpi_uid, MADT_UID_ALL_32, "UID 0xff becomes all processors");
 	report_eq(m.nmis[0].flags, 0, "bus-conforming");
 	report_eq(m.nmis[0].lint, 1, "on LINT1");
-	check_str(m.problems, "", "no problems");
+	report_str_eq(m.problems, "", "no problems");
 }
 
 DEFINE_TEST(unit_madt_x2apic, "x2APIC entries, their NMIs, the address override", 0)
@@ -309,7 +208,7 @@ DEFINE_TEST(unit_madt_x2apic, "x2APIC entries, their NMIs, the address override"
 	report(m.nmis[2].acpi_uid == 7 && m.nmis[2].lint == 0 && m.nmis[2].flags == 0xf,
 	       "local APIC NMI for UID 7 (not 0xff) keeps its UID");
 	report_eq(m.lapic_address, LAPIC_DEFAULT, "no override: the header's address");
-	check_str(m.problems, "", "no problems");
+	report_str_eq(m.problems, "", "no problems");
 
 	lapic_address(0x1fee00000ULL);
 	report(parse(), "with a local APIC address override");
@@ -342,7 +241,7 @@ DEFINE_TEST(unit_madt_flags, "disabled CPUs skipped, online-capable kept but not
 	report(cpu_is(3, 301, 5, false, true, true), "x2APIC ID 301 online-capable only");
 	report(cpu_is(4, 1, 7, true, false, false),
 	       "APIC ID 1, disabled first, is listed from its later enabled entry");
-	check_str(m.problems, "", "skipping disabled CPUs is not a problem");
+	report_str_eq(m.problems, "", "skipping disabled CPUs is not a problem");
 }
 
 DEFINE_TEST(unit_madt_duplicates, "a CPU named twice is listed once", 0)
@@ -359,7 +258,7 @@ DEFINE_TEST(unit_madt_duplicates, "a CPU named twice is listed once", 0)
 	report_eq(m.cpu_count, 3, "three CPUs");
 	report(cpu_is(1, 1, 1, true, false, false), "APIC ID 1 keeps its first, type 0, entry");
 	report(cpu_is(2, 256, 3, true, false, true), "x2APIC ID 256 keeps its first UID");
-	check_str(m.problems,
+	report_str_eq(m.problems,
 		  "APIC ID 1 listed twice; APIC ID 0 listed twice; APIC ID 256 listed twice",
 		  "each duplicate is reported, a disabled one is not");
 }
@@ -384,7 +283,7 @@ DEFINE_TEST(unit_madt_full, "full lists keep their first entries", 0)
 	report_eq(m.ioapics[15].address, IOAPIC_DEFAULT + 15 * 0x1000, "the 16th is the last");
 	report_eq(m.override_count, MADT_MAX_OVERRIDES, "MADT_MAX_OVERRIDES overrides");
 	report_eq(m.nmi_count, MADT_MAX_NMIS, "MADT_MAX_NMIS NMI entries");
-	check_str(m.problems,
+	report_str_eq(m.problems,
 		  "more than 1024 CPUs; the rest skipped; more than 16 I/O APICs; the rest "
 		  "skipped; more than 32 overrides; the rest skipped; more than 16 NMI entries; "
 		  "the rest skipped; APIC ID 0 listed twice",
@@ -397,7 +296,7 @@ DEFINE_TEST(unit_madt_bounds, "entries never read past the table's length", 0)
 
 	begin();
 	report(!parse_len(MADT_ENTRIES - 1), "43 bytes: shorter than the MADT header");
-	check_str(m.problems, "length 43 shorter than the 44-byte header", "reported");
+	report_str_eq(m.problems, "length 43 shorter than the 44-byte header", "reported");
 	report(parse_len(MADT_ENTRIES), "44 bytes: a header and no entries");
 	report(!m.cpu_count && !m.ioapic_count && !m.problems[0], "nothing listed, no problems");
 
@@ -405,23 +304,23 @@ DEFINE_TEST(unit_madt_bounds, "entries never read past the table's length", 0)
 	lapic(1, 1, ENABLED);
 	report(parse_len(MADT_ENTRIES + LAPIC_LEN + 4), "cut in the middle of the second entry");
 	report_eq(m.cpu_count, 1, "the first CPU is kept");
-	check_str(m.problems, "entry at offset 52 (length 8) runs past the end at 56",
+	report_str_eq(m.problems, "entry at offset 52 (length 8) runs past the end at 56",
 		  "the cut entry is reported");
 	report(parse_len(MADT_ENTRIES + LAPIC_LEN + 1), "cut after the second entry's type");
 	report_eq(m.cpu_count, 1, "the first CPU is kept");
-	check_str(m.problems, "entry at offset 52 runs past the end at 53",
+	report_str_eq(m.problems, "entry at offset 52 runs past the end at 53",
 		  "its missing length is reported");
 
 	for (u8 len = 0; len < 2; len++) {
 		begin();
 		lapic(0, 0, ENABLED);
-		e = entry(0, 0);
+		e = fw_entry(0, 0);
 		e[1] = len;
-		image_len = MADT_ENTRIES + 2 * LAPIC_LEN;
+		fw_image_len = MADT_ENTRIES + 2 * LAPIC_LEN;
 		lapic(2, 2, ENABLED);
 		report(parse(), "an entry of length %u", len);
 		report_eq(m.cpu_count, 1, "ends the walk after the CPU before it");
-		check_str(m.problems,
+		report_str_eq(m.problems,
 			  len ? "entry at offset 52 has length 1"
 			      : "entry at offset 52 has length 0",
 			  "reported with its offset");
@@ -430,25 +329,25 @@ DEFINE_TEST(unit_madt_bounds, "entries never read past the table's length", 0)
 	begin();
 	ioapic(0, IOAPIC_DEFAULT, 0);
 	lapic(0, 0, ENABLED);
-	image[MADT_ENTRIES + IOAPIC_LEN + 1] = 0xff;
+	fw_image[MADT_ENTRIES + IOAPIC_LEN + 1] = 0xff;
 	report(parse(), "an entry of length 255 in a table that ends sooner");
 	report(m.ioapic_count == 1 && m.cpu_count == 0, "only the entry before it is read");
-	check_str(m.problems, "entry at offset 56 (length 255) runs past the end at 64",
+	report_str_eq(m.problems, "entry at offset 56 (length 255) runs past the end at 64",
 		  "reported with its offset");
 
 	begin();
-	entry(0, 6)[3] = 9;
-	e = entry(9, 12);
-	w32(e + 4, 300);
-	w32(e + 8, ENABLED);
-	entry(1, 8);
-	entry(2, 9);
+	fw_entry(0, 6)[3] = 9;
+	e = fw_entry(9, 12);
+	put_le32(e + 4, 300);
+	put_le32(e + 8, ENABLED);
+	fw_entry(1, 8);
+	fw_entry(2, 9);
 	lapic(1, 1, ENABLED);
 	report(parse(), "entries shorter than their types");
 	report_eq(m.cpu_count, 1, "each is skipped, the walk goes on to the CPU after them");
 	report(cpu_is(0, 1, 1, true, false, false), "which is APIC ID 1");
 	report(!m.ioapic_count && !m.override_count, "no I/O APIC or override is used");
-	check_str(m.problems,
+	report_str_eq(m.problems,
 		  "type 0 entry at offset 44 has length 6, needs 8; "
 		  "type 9 entry at offset 50 has length 12, needs 16; "
 		  "type 1 entry at offset 62 has length 8, needs 12; "
@@ -456,14 +355,14 @@ DEFINE_TEST(unit_madt_bounds, "entries never read past the table's length", 0)
 		  "each is reported with its offset");
 
 	begin();
-	entry(4, 5);
-	entry(5, 11);
-	entry(0xa, 9);
+	fw_entry(4, 5);
+	fw_entry(5, 11);
+	fw_entry(0xa, 9);
 	lapic(1, 1, ENABLED);
 	report(parse(), "NMI and address entries shorter than their types");
 	report(!m.nmi_count && m.lapic_address == LAPIC_DEFAULT && m.cpu_count == 1,
 	       "are skipped, the CPU after them is listed");
-	check_str(m.problems,
+	report_str_eq(m.problems,
 		  "type 4 entry at offset 44 has length 5, needs 6; "
 		  "type 5 entry at offset 49 has length 11, needs 12; "
 		  "type 10 entry at offset 60 has length 9, needs 12",
@@ -475,21 +374,21 @@ DEFINE_TEST(unit_madt_unknown, "unknown and longer entries are stepped over", 0)
 	u8 *e;
 
 	begin();
-	entry(0x3, 16); /* NMI source */
-	entry(0x7, 17); /* local SAPIC, variable length */
-	entry(0xb, 82); /* GIC CPU interface */
-	entry(0x7f, 2); /* reserved */
-	entry(0x80, 3); /* OEM */
-	entry(0xff, 255);
-	e = entry(0, LAPIC_LEN + 4);
+	fw_entry(0x3, 16); /* NMI source */
+	fw_entry(0x7, 17); /* local SAPIC, variable length */
+	fw_entry(0xb, 82); /* GIC CPU interface */
+	fw_entry(0x7f, 2); /* reserved */
+	fw_entry(0x80, 3); /* OEM */
+	fw_entry(0xff, 255);
+	e = fw_entry(0, LAPIC_LEN + 4);
 	e[2] = 5;
 	e[3] = 6;
-	w32(e + 4, ENABLED);
+	put_le32(e + 4, ENABLED);
 	memset(e + LAPIC_LEN, 0xff, 4);
 	lapic(7, 7, ENABLED);
 	report(parse(), "it parses");
 	report_eq(m.cpu_count, 2, "both CPUs after them are listed");
 	report(cpu_is(0, 6, 5, true, false, false), "a 12-byte type 0 entry is read as one");
 	report(cpu_is(1, 7, 7, true, false, false), "and the next starts after its 12 bytes");
-	check_str(m.problems, "", "unknown types are not problems");
+	report_str_eq(m.problems, "", "unknown types are not problems");
 }

@@ -11,18 +11,12 @@
  * can lie. Each parse runs on a copy of exactly the table's length, so
  * ASan sees a read past it.
  */
-#include <stdlib.h>
 #include <string.h>
 
 #include "kernel/acpi.h"
 #include "kernel/acpi_srat.h"
 #include "kernel/test.h"
-#include "tests/unit/phys_buffer.h"
-
-/* Where the acpi_find() round trip puts things in the fake memory. */
-#define ROM_ADDR  0xe0000
-#define RSDT_ADDR 0x100000
-#define SRAT_ADDR 0x101000
+#include "tests/unit/acpi_build.h"
 
 /* SRAT layout (ACPI 6.5 5.2.16) */
 #define SRAT_ENTRIES 48
@@ -32,61 +26,24 @@
 #define ENABLED	     SRAT_ENABLED
 #define HOTPLUG	     SRAT_MEM_HOT_PLUGGABLE
 
-/* Room for more than SRAT_MAX_CPUS x2APIC entries. */
-#define IMAGE_MAX (32 * 1024)
-
-static u8 image[IMAGE_MAX];
-static u32 image_len;
 static struct srat_info s;
-static struct boot_info bi;
-static struct acpi a;
-
-static void w32(u8 *p, u32 v)
-{
-	memcpy(p, &v, sizeof(v));
-}
-
-static u8 sum(const void *p, size_t len)
-{
-	const u8 *b = p;
-	u8 t = 0;
-
-	for (size_t i = 0; i < len; i++)
-		t += b[i];
-	return t;
-}
 
 /* An SRAT header of the given revision; QEMU's is 1. */
 static void begin(u8 revision)
 {
-	memset(image, 0, sizeof(image));
-	memcpy(image, "SRAT", 4);
-	image[8] = revision;
-	memcpy(image + 10, "BOCHS ", 6);
+	fw_begin("SRAT", revision, "BOCHS ", SRAT_ENTRIES);
 	/* "Reserved, must be 1 for backward compatibility" */
-	w32(image + 36, 1);
-	image_len = SRAT_ENTRIES;
-}
-
-/* Append an entry of type and length; its fields are filled by caller. */
-static u8 *entry(u8 type, u8 len)
-{
-	u8 *e = image + image_len;
-
-	e[0] = type;
-	e[1] = len;
-	image_len += len;
-	return e;
+	put_le32(fw_image + 36, 1);
 }
 
 /* Type 0: the domain split into bits 7:0 at +2 and 31:8 at +9. */
 static u8 *lapic(u8 apic_id, u32 domain, u32 flags)
 {
-	u8 *e = entry(0, LAPIC_LEN);
+	u8 *e = fw_entry(0, LAPIC_LEN);
 
 	e[2] = domain;
 	e[3] = apic_id;
-	w32(e + 4, flags);
+	put_le32(e + 4, flags);
 	e[9] = domain >> 8;
 	e[10] = domain >> 16;
 	e[11] = domain >> 24;
@@ -95,83 +52,36 @@ static u8 *lapic(u8 apic_id, u32 domain, u32 flags)
 
 static u8 *mem(u64 base, u64 length, u32 domain, u32 flags)
 {
-	u8 *e = entry(1, MEM_LEN);
+	u8 *e = fw_entry(1, MEM_LEN);
 
-	w32(e + 2, domain);
-	w32(e + 8, base);
-	w32(e + 12, base >> 32);
-	w32(e + 16, length);
-	w32(e + 20, length >> 32);
-	w32(e + 28, flags);
+	put_le32(e + 2, domain);
+	put_le32(e + 8, base);
+	put_le32(e + 12, base >> 32);
+	put_le32(e + 16, length);
+	put_le32(e + 20, length >> 32);
+	put_le32(e + 28, flags);
 	return e;
 }
 
 static u8 *x2apic(u32 apic_id, u32 domain, u32 flags)
 {
-	u8 *e = entry(2, X2APIC_LEN);
+	u8 *e = fw_entry(2, X2APIC_LEN);
 
-	w32(e + 4, domain);
-	w32(e + 8, apic_id);
-	w32(e + 12, flags);
+	put_le32(e + 4, domain);
+	put_le32(e + 8, apic_id);
+	put_le32(e + 12, flags);
 	return e;
-}
-
-static void finish(u32 length)
-{
-	w32(image + 4, length);
-	image[9] = 0;
-	image[9] = -sum(image, length);
 }
 
 /* Parse the image cut to length bytes, from a copy of exactly that size. */
 static bool parse_len(u32 length)
 {
-	u8 *copy;
-	bool ok;
-
-	finish(length);
-	copy = malloc(length);
-	memcpy(copy, image, length);
-	ok = acpi_srat_parse((const struct acpi_header *)copy, &s);
-	free(copy);
-	return ok;
+	return acpi_srat_parse(fw_copy(length), &s);
 }
 
 static bool parse(void)
 {
-	return parse_len(image_len);
-}
-
-/* The image placed in memory behind an RSDT and RSDP, and looked up. */
-static const struct acpi_header *find_in_memory(void)
-{
-	struct acpi_header *rsdt = phys_buffer_at(RSDT_ADDR);
-	struct acpi_rsdp *r = phys_buffer_at(ROM_ADDR);
-
-	memset(phys_buffer, 0, PHYS_BUFFER_SIZE);
-	memset(&bi, 0, sizeof(bi));
-	finish(image_len);
-	memcpy(phys_buffer_at(SRAT_ADDR), image, image_len);
-
-	memcpy(rsdt->signature, "RSDT", 4);
-	rsdt->length = sizeof(*rsdt) + 4;
-	rsdt->revision = 1;
-	w32((u8 *)(rsdt + 1), SRAT_ADDR);
-	rsdt->checksum = -sum(rsdt, rsdt->length);
-
-	memcpy(r->signature, "RSD PTR ", 8);
-	r->rsdt_address = RSDT_ADDR;
-	r->checksum = -sum(r, ACPI_RSDP_V1_SIZE);
-	if (!acpi_init(&a, &bi, phys_buffer_read))
-		return NULL;
-	return acpi_find(&a, "SRAT", 0);
-}
-
-static void check_str(const char *actual, const char *expected, const char *what)
-{
-	if (strcmp(actual, expected))
-		report_info("%s: got \"%s\", expected \"%s\"", what, actual, expected);
-	report(!strcmp(actual, expected), "%s", what);
+	return parse_len(fw_image_len);
 }
 
 static bool mem_is(u32 i, u64 base, u64 length, u32 node, bool hot_pluggable)
@@ -228,7 +138,7 @@ DEFINE_TEST(unit_srat_qemu, "a q35 SRAT: 16 CPUs and memory in 4 nodes", 0)
 	bool nodes_ok = true;
 
 	qemu_q35();
-	h = find_in_memory();
+	h = fw_install(fw_image_len);
 	report(h, "acpi_find() returns the SRAT");
 	if (!h)
 		return;
@@ -248,7 +158,7 @@ DEFINE_TEST(unit_srat_qemu, "a q35 SRAT: 16 CPUs and memory in 4 nodes", 0)
 	report(mem_is(4, 0x140000000ULL, 0x40000000, 3, false), "node 3 after it");
 	report(mem_is(5, 0x180000000ULL, 0x100000000ULL, 3, true),
 	       "the hot-plug area in node 3, 64-bit length");
-	check_str(s.problems, "", "no problems");
+	report_str_eq(s.problems, "", "no problems");
 }
 
 DEFINE_TEST(unit_srat_x2apic, "x2APIC affinities and disabled entries", 0)
@@ -271,7 +181,7 @@ DEFINE_TEST(unit_srat_x2apic, "x2APIC affinities and disabled entries", 0)
 	report_eq(srat_node_of(&s, 2), NODE_NONE, "nor a disabled local APIC entry");
 	report(domains_are(domains, 2), "disabled entries add no node: domains 0x10000 and 0");
 	report_eq(s.mem_count, 0, "hot-pluggable but disabled memory is not kept");
-	check_str(s.problems, "", "disabled entries are not problems");
+	report_str_eq(s.problems, "", "disabled entries are not problems");
 }
 
 DEFINE_TEST(unit_srat_nodes, "proximity domains become dense nodes", 0)
@@ -309,7 +219,7 @@ DEFINE_TEST(unit_srat_nodes, "proximity domains become dense nodes", 0)
 	mem(0, 0x1000, 0x105, ENABLED);
 	report(parse(), "a revision 1 SRAT with bytes above the domains' low byte");
 	report(domains_are(rev1, 2), "only the low bytes are used: 0x34, 0x05");
-	image[8] = 3;
+	fw_image[8] = 3;
 	report(parse(), "the same entries in a revision 3 SRAT");
 	report(domains_are(rev3, 2), "all 32 bits are used: 0x12000034, 0x105");
 }
@@ -325,7 +235,7 @@ DEFINE_TEST(unit_srat_conflicts, "duplicate CPUs and overlapping memory", 0)
 	report_eq(s.cpu_count, 2, "two CPUs");
 	report_eq(srat_node_of(&s, 5), 0, "the first entry's node is kept");
 	report_eq(s.node_count, 2, "the skipped entry's domain adds no node");
-	check_str(s.problems, "APIC ID 5 listed twice", "the enabled duplicate is reported");
+	report_str_eq(s.problems, "APIC ID 5 listed twice", "the enabled duplicate is reported");
 
 	begin(3);
 	mem(0x100000, 0x100000, 0, ENABLED);
@@ -341,7 +251,7 @@ DEFINE_TEST(unit_srat_conflicts, "duplicate CPUs and overlapping memory", 0)
 	report(mem_is(1, 0x200000, 0x100000, 1, false), "one starting where it ends");
 	report(mem_is(2, 0, 0x100000, 1, false), "one ending where it starts");
 	report_eq(s.node_count, 2, "skipped ranges add no node");
-	check_str(s.problems,
+	report_str_eq(s.problems,
 		  "memory 0x180000+0x100000 overlaps an earlier range; "
 		  "memory 0x0+0x400000 overlaps an earlier range; "
 		  "memory 0x2fffff+0x1 overlaps an earlier range",
@@ -364,7 +274,7 @@ DEFINE_TEST(unit_srat_conflicts, "duplicate CPUs and overlapping memory", 0)
 	report(mem_is(0, 0xfffffffffffff000ULL, 0x1000, 0, false), "one ending at 2^64");
 	report(mem_is(1, 0x5000, 0, 0, false), "an empty range, overlapping nothing");
 	report(mem_is(2, 0x5000, 0x1000, 0, false), "a range where the empty one is");
-	check_str(s.problems,
+	report_str_eq(s.problems,
 		  "memory 0xffffffffffffe000+0x2000 overlaps an earlier range; "
 		  "memory 0x1000+0xfffffffffffff001 wraps past 2^64; "
 		  "memory 0x4000+0x1001 overlaps an earlier range",
@@ -383,7 +293,7 @@ DEFINE_TEST(unit_srat_full, "full lists keep their first entries", 0)
 	report_eq(srat_node_of(&s, SRAT_MAX_CPUS - 1), 0, "the last one kept has its node");
 	report_eq(srat_node_of(&s, SRAT_MAX_CPUS), NODE_NONE, "the next is not listed");
 	report_eq(s.mem_count, SRAT_MAX_MEMS, "SRAT_MAX_MEMS ranges kept");
-	check_str(s.problems,
+	report_str_eq(s.problems,
 		  "more than 1024 CPUs; the rest skipped; "
 		  "more than 64 memory ranges; the rest skipped",
 		  "each list reported once");
@@ -400,14 +310,14 @@ DEFINE_TEST(unit_srat_full, "full lists keep their first entries", 0)
 	report_eq(srat_node_of(&s, SRAT_MAX_NODES), NODE_NONE, "a CPU in a new domain is not");
 	report(s.mem_count == 1 && s.mems[0].base == 0x1000 && s.mems[0].node == SRAT_MAX_NODES - 1,
 	       "memory only in an existing domain is kept");
-	check_str(s.problems, "more than 64 proximity domains; the rest skipped", "reported once");
+	report_str_eq(s.problems, "more than 64 proximity domains; the rest skipped", "reported once");
 }
 
 DEFINE_TEST(unit_srat_bounds, "entries never read past the table's length", 0)
 {
 	begin(3);
 	report(!parse_len(SRAT_ENTRIES - 1), "47 bytes: shorter than the SRAT header");
-	check_str(s.problems, "length 47 shorter than the 48-byte header", "reported");
+	report_str_eq(s.problems, "length 47 shorter than the 48-byte header", "reported");
 	report(parse_len(SRAT_ENTRIES), "48 bytes: a header and no entries");
 	report(!s.cpu_count && !s.mem_count && !s.node_count && !s.problems[0],
 	       "nothing listed, no problems");
@@ -416,14 +326,14 @@ DEFINE_TEST(unit_srat_bounds, "entries never read past the table's length", 0)
 	mem(0, 0x1000, 0, ENABLED);
 	report(parse_len(SRAT_ENTRIES + LAPIC_LEN + 30), "cut in the middle of a memory entry");
 	report(s.cpu_count == 1 && s.mem_count == 0, "the CPU before it is kept");
-	check_str(s.problems, "entry at offset 64 (length 40) runs past the end at 94",
+	report_str_eq(s.problems, "entry at offset 64 (length 40) runs past the end at 94",
 		  "the cut entry is reported");
 	report(parse_len(SRAT_ENTRIES + LAPIC_LEN + 36), "cut in the memory entry's reserved tail");
 	report(s.cpu_count == 1 && s.mem_count == 0, "the entry is still not used");
-	check_str(s.problems, "entry at offset 64 (length 40) runs past the end at 100",
+	report_str_eq(s.problems, "entry at offset 64 (length 40) runs past the end at 100",
 		  "and reported");
 	report(parse_len(SRAT_ENTRIES + LAPIC_LEN + 1), "cut after the memory entry's type");
-	check_str(s.problems, "entry at offset 64 runs past the end at 65",
+	report_str_eq(s.problems, "entry at offset 64 runs past the end at 65",
 		  "its missing length is reported");
 
 	for (u8 len = 0; len < 2; len++) {
@@ -432,7 +342,7 @@ DEFINE_TEST(unit_srat_bounds, "entries never read past the table's length", 0)
 		lapic(1, 0, ENABLED)[1] = len;
 		report(parse(), "an entry of length %u", len);
 		report_eq(s.cpu_count, 1, "ends the walk after the CPU before it");
-		check_str(s.problems,
+		report_str_eq(s.problems,
 			  len ? "entry at offset 64 has length 1"
 			      : "entry at offset 64 has length 0",
 			  "reported with its offset");
@@ -440,38 +350,38 @@ DEFINE_TEST(unit_srat_bounds, "entries never read past the table's length", 0)
 
 	begin(3);
 	lapic(0, 0, ENABLED);
-	image[SRAT_ENTRIES + 1] = 0x21;
+	fw_image[SRAT_ENTRIES + 1] = 0x21;
 	report(parse(), "an entry of length 33 in a table of 16 bytes of entries");
 	report_eq(s.cpu_count, 0, "is not read");
-	check_str(s.problems, "entry at offset 48 (length 33) runs past the end at 64",
+	report_str_eq(s.problems, "entry at offset 48 (length 33) runs past the end at 64",
 		  "reported with its offset");
 
 	begin(3);
 	lapic(0, 0, ENABLED)[1] = 12;
-	image_len -= 4;
+	fw_image_len -= 4;
 	mem(0, 0x1000, 0, ENABLED)[1] = 32;
-	image_len -= 8;
+	fw_image_len -= 8;
 	x2apic(2, 0, ENABLED)[1] = 16;
-	image_len -= 8;
+	fw_image_len -= 8;
 	x2apic(3, 0, ENABLED);
 	report(parse(), "entries shorter than their types");
 	report(s.cpu_count == 1 && srat_node_of(&s, 3) == 0 && !s.mem_count,
 	       "are skipped, the walk goes on to the CPU after them");
-	check_str(s.problems,
+	report_str_eq(s.problems,
 		  "type 0 entry at offset 48 has length 12, needs 16; "
 		  "type 1 entry at offset 60 has length 32, needs 40; "
 		  "type 2 entry at offset 92 has length 16, needs 24",
 		  "each is reported with its offset");
 
 	begin(3);
-	entry(3, 32); /* GICC affinity */
-	entry(5, 32); /* Generic Initiator affinity */
-	entry(0xff, 2);
+	fw_entry(3, 32); /* GICC affinity */
+	fw_entry(5, 32); /* Generic Initiator affinity */
+	fw_entry(0xff, 2);
 	x2apic(4, 0, ENABLED)[1] = 28;
-	image_len += 4;
+	fw_image_len += 4;
 	lapic(5, 1, ENABLED);
 	report(parse(), "unknown and longer entries");
 	report(s.cpu_count == 2 && srat_node_of(&s, 4) == 0 && srat_node_of(&s, 5) == 1,
 	       "are stepped over by their length");
-	check_str(s.problems, "", "unknown types are not problems");
+	report_str_eq(s.problems, "", "unknown types are not problems");
 }
