@@ -6,7 +6,8 @@
 #                 build/hvprobe.iso (GRUB, BIOS + UEFI)
 #   make run      boot the default scenario under QEMU and summarise it
 #   make check    host unit tests + the guest suite on all three boot paths
-#   make bench    boot-time benchmark of the three boot paths
+#   make bench    boot time of the three boot paths, and the SMP bring-up
+#                 sweep side by side with Debian's Linux kernel (about an hour)
 #
 # run and check first make sure the tools they need are installed.
 
@@ -111,7 +112,7 @@ UNIT_CFLAGS := -std=gnu11 -O1 -g -I. -DHOST_TEST \
 	-fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer -Wall -Wextra -Werror
 
-.PHONY: all run check bench unit deps clean
+.PHONY: all run check bench bench-quick unit deps clean
 
 all: $(BUILD)/hvprobe.elf $(BUILD)/hvprobe.elf32 $(BUILD)/hvprobe.iso
 
@@ -160,6 +161,10 @@ check: deps all $(BUILD)/unit/hvprobe-unit
 
 bench: deps all
 	bench/boot-time
+	bench/smp --no-build
+
+bench-quick: deps all
+	bench/smp --no-build --quick
 
 clean:
 	rm -rf $(BUILD)
