@@ -37,6 +37,12 @@ KERNEL_OBJS := \
 	apic/trampoline.o \
 	boot/entry.o \
 	boot/boot.o \
+	hv/hv.o \
+	hv/hv_init.o \
+	hv/hyperv.o \
+	hv/hyperv_math.o \
+	hv/kvm.o \
+	hv/pvclock.o \
 	boot/boot_info.o \
 	kernel/acpi.o \
 	kernel/acpi_fadt.o \
@@ -68,6 +74,7 @@ KERNEL_OBJS := \
 	tests/boot.o \
 	tests/exceptions.o \
 	tests/cpuinfo.o \
+	tests/hv.o \
 	tests/timers.o \
 	tests/smp.o \
 	tests/lpj.o \
@@ -78,6 +85,9 @@ KERNEL_OBJS := $(addprefix $(BUILD)/,$(KERNEL_OBJS))
 # Pure logic, built unchanged into the host unit tests.
 UNIT_SHARED := \
 	boot/boot_info.c \
+	hv/hv.c \
+	hv/hyperv_math.c \
+	hv/pvclock.c \
 	kernel/acpi.c \
 	kernel/acpi_fadt.c \
 	kernel/acpi_hpet.c \
@@ -100,11 +110,14 @@ UNIT_TESTS := \
 	tests/unit/test_boot_info.c \
 	tests/unit/test_cmdline.c \
 	tests/unit/test_hpet.c \
+	tests/unit/test_hv.c \
+	tests/unit/test_hyperv.c \
 	tests/unit/test_json.c \
 	tests/unit/test_ktap.c \
 	tests/unit/test_lpj.c \
 	tests/unit/test_madt.c \
 	tests/unit/test_printf.c \
+	tests/unit/test_pvclock.c \
 	tests/unit/test_srat.c \
 	tests/unit/test_stats.c
 

@@ -9,6 +9,8 @@
  * an edge but lose no time.
  */
 #include "apic/apic.h"
+#include "hv/hyperv.h"
+#include "hv/kvm.h"
 #include "kernel/clock.h"
 #include "kernel/cpuid.h"
 #include "kernel/percpu.h"
@@ -67,12 +69,23 @@ static bool apic_ref_probe(struct refclock *r)
 	return true;
 }
 
+/* TLFS "Partition Reference Counter": 100 ns units, through the TSC page or MSR. */
 static bool hv_ref_probe(struct refclock *r)
 {
-	*r = (struct refclock){ .name = "hv" };
-	str_copy(r->absent, "Hyper-V reference counter not supported by this build",
-		 sizeof(r->absent));
-	return false;
+	*r = (struct refclock){ .name = "hv", .hz = HV_REF_COUNT_HZ, .bits = 64,
+				.read = hyperv_ref_time };
+	if (!hyperv.present) {
+		str_copy(r->absent, "no Hyper-V reference counter: no Hyper-V leaves",
+			 sizeof(r->absent));
+		return false;
+	}
+	if (!hyperv.ref_counter && !hyperv.tsc_page) {
+		str_copy(r->absent, "Hyper-V grants no reference counter (CPUID 0x40000003 EAX[1])",
+			 sizeof(r->absent));
+		return false;
+	}
+	r->present = true;
+	return true;
 }
 
 #define REFCLOCK_PROBE_READS 1000
@@ -109,7 +122,7 @@ u64 clock_measure_tsc_hz(const struct refclock *r, u64 window_us)
 }
 
 /* CPUID.15H: TSC = crystal * EBX / EAX, when all three are stated. */
-static u64 tsc_hz_from_cpuid(void)
+u64 clock_tsc_hz_cpuid(void)
 {
 	struct cpuid_regs r;
 
@@ -180,6 +193,46 @@ u64 tsc_to_us(u64 cycles)
 	return clock.tsc_hz ? cycles * US_PER_SECOND / clock.tsc_hz : 0;
 }
 
+/*
+ * A TSC rate the platform states, in the order Linux's x86_platform
+ * calibrate_tsc hooks take it: Hyper-V's MSR, kvmclock, the KVM timing
+ * leaf, then CPUID.15H.
+ */
+static void tsc_hz_stated(void)
+{
+	if (hyperv.tsc_hz) {
+		clock.tsc_hz = hyperv.tsc_hz;
+		clock.tsc_hz_source = "hyperv";
+	} else if (kvm.kvmclock && kvm.kvmclock_tsc_khz) {
+		clock.tsc_hz = kvm.kvmclock_tsc_khz * 1000;
+		clock.tsc_hz_source = "kvmclock";
+	} else if (kvm.timing_leaf && kvm.timing_tsc_khz) {
+		clock.tsc_hz = (u64)kvm.timing_tsc_khz * 1000;
+		clock.tsc_hz_source = "kvm";
+	} else if (clock_tsc_hz_cpuid()) {
+		clock.tsc_hz = clock_tsc_hz_cpuid();
+		clock.tsc_hz_source = "cpuid";
+	}
+}
+
+/* The APIC timer's rate: stated by the hypervisor or CPUID.15H, else measured. */
+static void apic_timer_rate(void)
+{
+	if (hyperv.apic_hz) {
+		clock.apic_timer_hz = hyperv.apic_hz;
+		clock.apic_timer_hz_source = "hyperv";
+	} else if (kvm.timing_leaf && kvm.timing_apic_khz) {
+		clock.apic_timer_hz = (u64)kvm.timing_apic_khz * 1000;
+		clock.apic_timer_hz_source = "kvm";
+	} else if (clock.refs[TIMER_APIC].present) {
+		clock.apic_timer_hz = clock.refs[TIMER_APIC].hz;
+		clock.apic_timer_hz_source = "cpuid";
+	} else {
+		clock.apic_timer_hz = measure_apic_timer_hz();
+		clock.apic_timer_hz_source = "measured";
+	}
+}
+
 bool clock_init(u32 choice, u32 hz, char *err, size_t errlen)
 {
 	static const u32 auto_order[] = { TIMER_HPET, TIMER_PMTMR, TIMER_PIT, TIMER_HV,
@@ -196,15 +249,19 @@ bool clock_init(u32 choice, u32 hz, char *err, size_t errlen)
 	str_copy(refs[TIMER_AUTO].absent, "auto is a choice, not a timer",
 		 sizeof(refs[TIMER_AUTO].absent));
 
+	tsc_hz_stated();
 	if (choice == TIMER_AUTO) {
 		for (u32 i = 0; i < ARRAY_SIZE(auto_order) && clock.ref == TIMER_AUTO; i++)
 			if (refs[auto_order[i]].present)
 				clock.ref = auto_order[i];
 		clock.ref_why = "auto: first present of hpet, pmtmr, pit, hv, apic";
-		if (clock.ref == TIMER_AUTO) {
-			snprintf(err, errlen, "timer=auto: no reference timer (%s; %s; %s)",
+		if (clock.ref == TIMER_AUTO && clock.tsc_hz) {
+			/* Legacy-free and no reference counter: the stated rate must do. */
+			clock.ref_why = "auto: no reference timer; the TSC rate is stated";
+		} else if (clock.ref == TIMER_AUTO) {
+			snprintf(err, errlen, "timer=auto: no reference timer (%s; %s; %s; %s)",
 				 refs[TIMER_HPET].absent, refs[TIMER_PMTMR].absent,
-				 refs[TIMER_PIT].absent);
+				 refs[TIMER_PIT].absent, refs[TIMER_HV].absent);
 			return false;
 		}
 	} else {
@@ -217,14 +274,12 @@ bool clock_init(u32 choice, u32 hz, char *err, size_t errlen)
 		clock.ref_why = "timer= on the command line";
 	}
 
-	clock.tsc_hz = tsc_hz_from_cpuid();
-	clock.tsc_hz_source = "cpuid-0x15";
 	if (!clock.tsc_hz) {
 		clock.tsc_hz = clock_measure_tsc_hz(&refs[clock.ref], TSC_WINDOW_US);
 		clock.tsc_hz_source = refs[clock.ref].name;
+		clock.tsc_hz_measured = true;
 	}
-	clock.apic_timer_hz = refs[TIMER_APIC].present ? refs[TIMER_APIC].hz
-						       : measure_apic_timer_hz();
+	apic_timer_rate();
 
 	trap_set_handler(APIC_VECTOR_TICK, tick);
 	trap_set_handler(APIC_VECTOR_WAKE, eoi_only);

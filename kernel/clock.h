@@ -38,8 +38,10 @@ struct clock_state {
 	u32 ref;			   /* the reference in use */
 	const char *ref_why;		   /* why that one (auto's choice) */
 	u64 tsc_hz;
-	const char *tsc_hz_source;	   /* "cpuid-0x15" or the reference's name */
+	const char *tsc_hz_source;	   /* who stated it, or the reference's name */
+	bool tsc_hz_measured;		   /* against a reference, not stated */
 	u64 apic_timer_hz;
+	const char *apic_timer_hz_source;
 	u32 hz;				   /* jiffies per second */
 };
 
@@ -52,6 +54,13 @@ extern volatile u64 jiffies;
  * False with a message in err when the chosen reference is absent.
  */
 bool clock_init(u32 choice, u32 hz, char *err, size_t errlen);
+/* The TSC frequency CPUID.15H states, or 0. */
+u64 clock_tsc_hz_cpuid(void);
+/* Whether a reference timer is in use (a stated TSC rate can do without). */
+static inline bool clock_have_ref(void)
+{
+	return clock.ref != TIMER_AUTO;
+}
 /* TSC Hz measured against r over window_us microseconds. */
 u64 clock_measure_tsc_hz(const struct refclock *r, u64 window_us);
 /* Elapsed reference ticks from a to b, a counter of the given width. */

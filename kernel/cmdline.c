@@ -5,9 +5,10 @@
 #include "kernel/string.h"
 
 const char *const lpj_source_names[] = {
-	[LPJ_SOURCE_AUTO] = "auto",	  [LPJ_SOURCE_HYPERV] = "hyperv",
-	[LPJ_SOURCE_KVM] = "kvm",	  [LPJ_SOURCE_CPUID] = "cpuid",
-	[LPJ_SOURCE_CMDLINE] = "cmdline", [LPJ_SOURCE_CALIBRATE] = "calibrate",
+	[LPJ_SOURCE_AUTO] = "auto",	      [LPJ_SOURCE_HYPERV] = "hyperv",
+	[LPJ_SOURCE_KVM] = "kvm",	      [LPJ_SOURCE_KVMCLOCK] = "kvmclock",
+	[LPJ_SOURCE_CPUID] = "cpuid",	      [LPJ_SOURCE_CMDLINE] = "cmdline",
+	[LPJ_SOURCE_CALIBRATE] = "calibrate",
 };
 _Static_assert(ARRAY_SIZE(lpj_source_names) == LPJ_SOURCE_COUNT, "lpj_source_names");
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Delay loop and lpj calibration; see delay.h. */
 #include "apic/smp.h"
+#include "hv/hyperv.h"
+#include "hv/kvm.h"
 #include "kernel/clock.h"
 #include "kernel/cpuid.h"
 #include "kernel/delay.h"
@@ -88,10 +90,11 @@ static void calibrate(struct percpu *cpu)
 {
 	u64 lpj = 0;
 
-	if (options.calibrate == CALIBRATE_LINUX)
+	/* calibrate=fast needs a reference timer; with none, count jiffies. */
+	if (options.calibrate == CALIBRATE_LINUX || !clock_have_ref())
 		for (u32 i = 0; i < LINUX_CALIBRATION_TRIES && !lpj; i++)
 			lpj = delay_calibrate_linux();
-	cpu->lpj = lpj ? lpj : delay_calibrate_fast();
+	cpu->lpj = lpj || !clock_have_ref() ? lpj : delay_calibrate_fast();
 	cpu->lpj_source = "calibrate";
 	cpu->calibrated = true;
 }
@@ -99,23 +102,52 @@ static void calibrate(struct percpu *cpu)
 /* A preset applies to every CPU; false when there is none to apply. */
 static bool preset(struct percpu *cpu)
 {
-	switch (options.lpj_source) {
-	case LPJ_SOURCE_AUTO:
-	case LPJ_SOURCE_CMDLINE:
-		if (!options.lpj)
-			return false;
-		cpu->lpj = options.lpj;
-		cpu->lpj_source = "cmdline";
-		return true;
-	case LPJ_SOURCE_CPUID:
-		if (!clock.tsc_hz_source || strcmp(clock.tsc_hz_source, "cpuid-0x15"))
-			return false;
-		cpu->lpj = lpj_from_tsc_hz(clock.tsc_hz, clock.hz);
-		cpu->lpj_source = "cpuid";
-		return true;
-	default:
+	if (!delay.preset_lpj)
 		return false;
+	cpu->lpj = delay.preset_lpj;
+	cpu->lpj_source = delay.preset_source;
+	return true;
+}
+
+/* Why a source asked for by name has nothing to offer here. */
+static const char *unavailable(u32 source)
+{
+	switch (source) {
+	case LPJ_SOURCE_CMDLINE: return "no lpj= given";
+	case LPJ_SOURCE_HYPERV:
+		return hyperv.present ? "Hyper-V grants no frequency MSRs (CPUID 0x40000003 "
+					"EAX[11] and EDX[8])"
+				      : "no Hyper-V leaves";
+	case LPJ_SOURCE_KVMCLOCK:
+		return kvm.present ? "kvmclock not available (CPUID KVM_FEATURE_CLOCKSOURCE2)"
+				   : "no KVM leaves";
+	case LPJ_SOURCE_KVM:
+		return kvm.present ? "no KVM timing leaf (base + 0x10)" : "no KVM leaves";
+	case LPJ_SOURCE_CPUID: return "CPUID.15H states no TSC frequency";
+	default: return "nothing to offer";
 	}
+}
+
+static void choose_preset(void)
+{
+	struct lpj_offers o = {
+		.cmdline_lpj = options.lpj,
+		.hyperv_tsc_hz = hyperv.tsc_hz,
+		.kvmclock_tsc_khz = kvm.kvmclock ? kvm.kvmclock_tsc_khz : 0,
+		.kvm_timing_tsc_khz = kvm.timing_leaf ? kvm.timing_tsc_khz : 0,
+		.cpuid_tsc_hz = clock_tsc_hz_cpuid(),
+	};
+	u32 req = options.lpj_source;
+	u32 got;
+
+	if (req == LPJ_SOURCE_CALIBRATE)
+		return;
+	got = lpj_preset(req, &o, clock.hz, &delay.preset_lpj);
+	if (got != LPJ_SOURCE_AUTO)
+		delay.preset_source = lpj_source_names[got];
+	else if (req != LPJ_SOURCE_AUTO)
+		snprintf(delay.problem, sizeof(delay.problem), "lpj_source=%s: %s",
+			 lpj_source_names[req], unavailable(req));
 }
 
 static bool same_domain(const struct percpu *a, const struct percpu *b)
@@ -150,37 +182,17 @@ void delay_init_bsp(void)
 	struct percpu *cpu = this_cpu();
 
 	delay.tsc_constant = tsc_is_constant(&delay.tsc_constant_why);
-	switch (options.lpj_source) {
-	case LPJ_SOURCE_CMDLINE:
-		if (!options.lpj)
-			str_copy(delay.problem, "lpj_source=cmdline, but no lpj= given",
-				 sizeof(delay.problem));
-		break;
-	case LPJ_SOURCE_CPUID:
-		if (strcmp(clock.tsc_hz_source, "cpuid-0x15"))
-			str_copy(delay.problem,
-				 "lpj_source=cpuid, but CPUID.15H states no TSC frequency",
-				 sizeof(delay.problem));
-		break;
-	case LPJ_SOURCE_HYPERV:
-	case LPJ_SOURCE_KVM:
-		snprintf(delay.problem, sizeof(delay.problem),
-			 "lpj_source=%s: hypervisor lpj sources are not supported by this build",
-			 lpj_source_names[options.lpj_source]);
-		break;
-	default:
-		break;
-	}
+	choose_preset();
 	if (preset(cpu))
 		return;
 	if (options.lpj_source == LPJ_SOURCE_CALIBRATE) {
 		calibrate(cpu);
 		return;
 	}
-	/* lpj_fine: the boot CPU trusts the TSC frequency it measured. */
+	/* lpj_fine: the boot CPU trusts the TSC frequency it knows. */
 	cpu->lpj = lpj_from_tsc_hz(clock.tsc_hz, clock.hz);
 	cpu->lpj_source = "lpj_fine";
-	cpu->calibrated = true;
+	cpu->calibrated = clock.tsc_hz_measured;
 }
 
 void delay_calibrate_ap(void)

@@ -14,6 +14,9 @@
 struct delay_state {
 	bool tsc_constant;
 	const char *tsc_constant_why;
+	/* The preset every CPU takes (0: none), and its lpj_source name. */
+	u64 preset_lpj;
+	const char *preset_source;
 	/* A requested lpj source that could not be honoured, and why. */
 	char problem[128];
 };

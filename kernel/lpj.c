@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Loops-per-jiffy arithmetic; see lpj.h. */
+#include "kernel/cmdline.h"
 #include "kernel/lpj.h"
 
 #define US_PER_SECOND 1000000ULL
@@ -56,4 +57,34 @@ u64 lpj_direct_combine(const u64 lower[], const u64 upper[], u32 n, u32 ticks)
 		good[count++] = (lower[i] + upper[i]) / 2 / ticks;
 	}
 	return count ? spread_dropping_outliers(good, count) : 0;
+}
+
+static u64 offer(u32 source, const struct lpj_offers *o, u32 hz)
+{
+	switch (source) {
+	case LPJ_SOURCE_CMDLINE: return o->cmdline_lpj;
+	case LPJ_SOURCE_HYPERV: return lpj_from_tsc_hz(o->hyperv_tsc_hz, hz);
+	case LPJ_SOURCE_KVMCLOCK: return lpj_from_tsc_hz(o->kvmclock_tsc_khz * 1000, hz);
+	case LPJ_SOURCE_KVM: return lpj_from_tsc_hz(o->kvm_timing_tsc_khz * 1000, hz);
+	case LPJ_SOURCE_CPUID: return lpj_from_tsc_hz(o->cpuid_tsc_hz, hz);
+	default: return 0;
+	}
+}
+
+u32 lpj_preset(u32 requested, const struct lpj_offers *o, u32 hz, u64 *lpj)
+{
+	static const u32 auto_order[] = { LPJ_SOURCE_CMDLINE, LPJ_SOURCE_HYPERV,
+					  LPJ_SOURCE_KVMCLOCK, LPJ_SOURCE_KVM };
+
+	*lpj = 0;
+	if (requested == LPJ_SOURCE_AUTO) {
+		for (u32 i = 0; i < ARRAY_SIZE(auto_order); i++) {
+			*lpj = offer(auto_order[i], o, hz);
+			if (*lpj)
+				return auto_order[i];
+		}
+		return LPJ_SOURCE_AUTO;
+	}
+	*lpj = offer(requested, o, hz);
+	return *lpj ? requested : LPJ_SOURCE_AUTO;
 }

@@ -26,4 +26,24 @@ u64 lpj_delay_cycles(u64 lpj, u32 hz, u64 us);
 #define LPJ_DIRECT_SAMPLES 5
 u64 lpj_direct_combine(const u64 lower[], const u64 upper[], u32 n, u32 ticks);
 
+/* What the command line and the hypervisor offer; 0 where nothing is. */
+struct lpj_offers {
+	u64 cmdline_lpj;
+	u64 hyperv_tsc_hz;	/* HV_X64_MSR_TSC_FREQUENCY */
+	u64 kvmclock_tsc_khz;	/* from kvmclock's mul and shift */
+	u64 kvm_timing_tsc_khz;	/* the timing leaf at KVM's base + 0x10 */
+	u64 cpuid_tsc_hz;	/* CPUID.15H */
+};
+
+/*
+ * The preset every CPU takes for requested (an enum lpj_source), in the
+ * order a modern Linux guest applies them under auto: lpj=, Hyper-V's
+ * frequency MSR (hv_preset_lpj()), kvmclock (kvm_get_preset_lpj()), the
+ * KVM timing leaf. CPUID.15H is a preset only when asked for by name: in
+ * auto it gives the TSC frequency, hence only the BSP's lpj_fine. Returns
+ * the source used, with *lpj set, or LPJ_SOURCE_AUTO and *lpj = 0 when
+ * there is no preset (then the BSP uses lpj_fine, APs reuse or calibrate).
+ */
+u32 lpj_preset(u32 requested, const struct lpj_offers *o, u32 hz, u64 *lpj);
+
 #endif

@@ -6,6 +6,7 @@
  */
 #include "apic/apic.h"
 #include "apic/smp.h"
+#include "hv/hv.h"
 #include "kernel/alloc.h"
 #include "kernel/clock.h"
 #include "kernel/console.h"
@@ -30,11 +31,16 @@ static struct percpu bsp;
 
 static bool setup(char *err, size_t errlen)
 {
-	return apic_init_bsp(options.apic, err, errlen) &&	   /* xAPIC or x2APIC */
-	       clock_init(options.timer, options.hz, err, errlen) && /* TSC Hz, tick */
-	       (delay_init_bsp(), true) &&			   /* the BSP's lpj */
-	       smp_init(err, errlen) &&				   /* CPU list, trampoline */
-	       (smp_boot(), true);				   /* the APs */
+	hv_init();					/* Hyper-V, KVM interfaces */
+	if (!apic_init_bsp(options.apic, err, errlen))	/* xAPIC or x2APIC */
+		return false;
+	if (!clock_init(options.timer, options.hz, err, errlen)) /* TSC Hz, tick */
+		return false;
+	delay_init_bsp();				/* the BSP's lpj */
+	if (!smp_init(err, errlen))			/* CPU list, trampoline */
+		return false;
+	smp_boot();					/* the APs */
+	return true;
 }
 
 __noreturn void kmain(const struct boot_info *bi)

@@ -27,9 +27,14 @@ u64 percentile_u64(const u64 *sorted, u32 n, u32 p)
 	return sorted[rank ? rank - 1 : 0];
 }
 
-bool within_pct(u64 a, u64 b, u32 pct)
+bool within_permille(u64 a, u64 b, u32 permille)
 {
 	u64 d = a > b ? a - b : b - a;
 
-	return d * 100 <= b * pct;
+	return d * 1000 <= b * permille;
+}
+
+bool within_pct(u64 a, u64 b, u32 pct)
+{
+	return within_permille(a, b, pct * 10);
 }

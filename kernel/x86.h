@@ -144,6 +144,12 @@ static inline u64 read_rflags(void)
 	return val;
 }
 
+/* Keeps the compiler from moving memory accesses across it (not the CPU). */
+static inline void barrier(void)
+{
+	asm volatile("" ::: "memory");
+}
+
 static inline void cli(void)
 {
 	asm volatile("cli" ::: "memory");

@@ -241,7 +241,7 @@ DEFINE_TEST(unit_cmdline_errors, "each bad word is refused with its message", 0)
 	parse_bad("timer=PIT", "timer: 'PIT' is not accepted (accepted: auto, pit, hpet, pmtmr, "
 			       "apic, hv)");
 	parse_bad("lpj_source=xen", "lpj_source: 'xen' is not accepted (accepted: auto, hyperv, "
-				    "kvm, cpuid, cmdline, calibrate)");
+				    "kvm, kvmclock, cpuid, cmdline, calibrate)");
 	parse_bad("calibrate=slow", "calibrate: 'slow' is not accepted (accepted: linux, fast)");
 	parse_bad("bringup=x", "bringup: 'x' is not accepted (accepted: serial, parallel)");
 	parse_bad("exit=reboot", "exit: 'reboot' is not accepted (accepted: auto, qemu, acpi, "

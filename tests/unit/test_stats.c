@@ -34,4 +34,7 @@ DEFINE_TEST(unit_stats, "sorting, percentiles and tolerances", 0)
 	report(within_pct(90, 100, 10) && !within_pct(89, 100, 10), "and below, 90 is, 89 is not");
 	report(within_pct(0, 0, 0), "0 is within 0 %% of 0");
 	report(!within_pct(1, 0, 50), "nothing but 0 is within any %% of 0");
+	report(within_permille(2402400000ULL, 2400000000ULL, 1) &&
+		       !within_permille(2402400001ULL, 2400000000ULL, 1),
+	       "0.1 %% of 2.4 GHz is 2.4 MHz, to the hertz");
 }

@@ -51,13 +51,24 @@ def parse_size(text):
     return int(match.group(1)) << shift
 
 
-def kvm_usable(path="/dev/kvm", cpuinfo="/proc/cpuinfo"):
-    """Whether KVM works here: the device opens read-write and the CPU
-    says it has VMX or SVM. Some sandboxes pass a /dev/kvm through to
-    CPUs that show neither; KVM there fails in ways TCG does not (QEMU
-    aborts setting MSRs, instructions fail to emulate), so auto means TCG."""
+def kvm_device_ok(path="/dev/kvm"):
+    """Whether this process may open KVM's device read-write."""
     try:
         os.close(os.open(path, os.O_RDWR | os.O_CLOEXEC))
+    except OSError:
+        return False
+    return True
+
+
+def kvm_usable(path="/dev/kvm", cpuinfo="/proc/cpuinfo"):
+    """Whether --accel auto should pick KVM: the device opens and the CPU
+    says it has VMX or SVM. Some sandboxes pass a /dev/kvm through to
+    CPUs that show neither; KVM there fails in ways TCG does not (QEMU
+    aborts setting MSRs, INT3 fails to emulate), so auto means TCG there,
+    while an explicit --accel kvm still gets it."""
+    if not kvm_device_ok(path):
+        return False
+    try:
         with open(cpuinfo, encoding="ascii", errors="replace") as f:
             flags = {w for line in f if line.startswith("flags")
                      for w in line.split(":", 1)[1].split()}

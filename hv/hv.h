@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Which hypervisor, and what it offers. CPUID.1:ECX[31] says one is
+ * present; its leaf blocks sit at 0x40000000..0x4000FF00 in steps of 0x100
+ * (Linux scans them so), each opening with a max leaf and a 12-byte
+ * signature. QEMU with Hyper-V enlightenments puts Hyper-V at 0x40000000
+ * and KVM at 0x40000100: every recognised block is reported.
+ */
+#ifndef HV_HV_H
+#define HV_HV_H
+
+#include "kernel/x86.h"
+
+#define HV_LEAF_FIRST 0x40000000
+#define HV_LEAF_LAST 0x4000ff00
+#define HV_LEAF_STEP 0x100
+#define HV_MAX_BLOCKS 8
+
+enum hv_kind {
+	HV_KIND_HYPERV,
+	HV_KIND_KVM,
+	HV_KIND_TCG,
+	HV_KIND_VMWARE,
+	HV_KIND_XEN,
+	HV_KIND_UNKNOWN,
+	HV_KIND_COUNT,
+};
+
+extern const char *const hv_kind_names[HV_KIND_COUNT];
+
+struct hv_block {
+	u32 base;
+	u32 max_leaf;
+	char signature[13];
+	enum hv_kind kind;
+};
+
+struct hv_info {
+	bool present; /* CPUID.1:ECX[31] */
+	struct hv_block blocks[HV_MAX_BLOCKS];
+	u32 count;
+};
+
+extern struct hv_info hv;
+
+/* A block's kind from its signature registers (EBX, ECX, EDX order). */
+enum hv_kind hv_kind_of(u32 ebx, u32 ecx, u32 edx);
+/*
+ * Scan the hypervisor leaves with leaf() (cpuid in the kernel, a table in
+ * the host tests). Microsoft Hv counts as Hyper-V only with interface
+ * "Hv#1" at base+1, as the TLFS and Linux require. Pure.
+ */
+void hv_scan(struct hv_info *info, bool present, struct cpuid_regs (*leaf)(u32 leaf));
+/* The first block of a kind, or NULL. */
+const struct hv_block *hv_find(const struct hv_info *info, enum hv_kind kind);
+
+/* Detect on this CPU and initialise the Hyper-V and KVM interfaces found. */
+void hv_init(void);
+
+#endif

@@ -1,0 +1,204 @@
+// SPDX-License-Identifier: MIT
+/*
+ * hv: which hypervisor this is, and whether the clocks it offers agree.
+ *
+ * The preset-lpj half of experiment 1 depends on the hypervisor telling
+ * the guest its TSC frequency: Hyper-V through HV_X64_MSR_TSC_FREQUENCY
+ * and the reference TSC page, KVM through kvmclock and the timing leaf.
+ * A pass means the hypervisor leaves were recognised (TCG's too), every
+ * MSR read was one its privilege bit grants, the reference counter and
+ * kvmclock move forward, and every stated TSC frequency agrees with every
+ * other within 0.1 % (they describe the same TSC) and with the one
+ * measured against the reference timer within 1 %. Interfaces that are
+ * not there are SKIPs that name what is missing.
+ */
+#include "hv/hv.h"
+#include "hv/hyperv.h"
+#include "hv/kvm.h"
+#include "kernel/clock.h"
+#include "kernel/json.h"
+#include "kernel/stats.h"
+#include "kernel/test.h"
+
+#define STATED_AGREEMENT_PERMILLE 1
+#define MEASURED_AGREEMENT_PCT 1
+#define WINDOW_US 25000
+
+struct freq {
+	const char *name;
+	u64 hz;
+};
+
+static void detection(void)
+{
+	report_prefix_push("detect");
+	if (!hv.present) {
+		report_skip("CPUID.1:ECX[31] clear: no hypervisor");
+	} else {
+		for (u32 i = 0; i < hv.count; i++)
+			report_info("leaves at 0x%x: \"%s\" (%s), max 0x%x", hv.blocks[i].base,
+				    hv.blocks[i].signature, hv_kind_names[hv.blocks[i].kind],
+				    hv.blocks[i].max_leaf);
+		report(hv.count > 0 && hv.blocks[0].kind != HV_KIND_UNKNOWN,
+		       "the hypervisor at 0x40000000 is recognised (%s)",
+		       hv.count ? hv_kind_names[hv.blocks[0].kind] : "no leaves");
+	}
+	report_prefix_pop();
+}
+
+static const char *first_block_name(void)
+{
+	return hv.count ? hv.blocks[0].signature : "none";
+}
+
+static void hyperv_checks(void)
+{
+	bool granted = (hyperv.privileges_low & HV_ACCESS_FREQUENCY_MSRS) &&
+		       (hyperv.features & HV_FEATURE_FREQUENCY_MSRS_AVAILABLE);
+
+	report_prefix_push("hyperv");
+	if (!hyperv.present) {
+		report_skip("no Hyper-V leaves (the first block is \"%s\")", first_block_name());
+		report_prefix_pop();
+		return;
+	}
+	if (hyperv.problems[0])
+		report_info("%s", hyperv.problems);
+	report_eq(hyperv.interface, HV_INTERFACE_HV1, "interface signature is Hv#1");
+	report(granted || (!hyperv.tsc_hz && !hyperv.apic_hz),
+	       "frequency MSRs are read only when EAX[11] and EDX[8] grant them");
+	if (granted)
+		report(hyperv.tsc_hz && hyperv.apic_hz, "frequency MSRs give %llu Hz TSC, %llu Hz APIC",
+		       (unsigned long long)hyperv.tsc_hz, (unsigned long long)hyperv.apic_hz);
+	if (hyperv.ref_counter || hyperv.tsc_page) {
+		u64 a = hyperv_ref_time(), b = hyperv_ref_time();
+
+		report(b >= a && a > 0, "the reference counter moves forward (%llu, %llu)",
+		       (unsigned long long)a, (unsigned long long)b);
+	} else {
+		report_skip("no reference counter granted (EAX[1])");
+	}
+	report_prefix_pop();
+}
+
+static void kvm_checks(void)
+{
+	report_prefix_push("kvm");
+	if (!kvm.present) {
+		report_skip("no KVM leaves (the first block is \"%s\")", first_block_name());
+		report_prefix_pop();
+		return;
+	}
+	if (kvm.problems[0])
+		report_info("%s", kvm.problems);
+	if (kvm.features & BIT(KVM_FEATURE_CLOCKSOURCE2)) {
+		u64 a = kvm_clock_ns(), b = kvm_clock_ns();
+
+		report(kvm.kvmclock, "kvmclock is enabled (tsc_khz %llu)",
+		       (unsigned long long)kvm.kvmclock_tsc_khz);
+		report(b >= a && a > 0, "kvmclock moves forward (%llu, %llu ns)",
+		       (unsigned long long)a, (unsigned long long)b);
+	} else {
+		report_skip("no kvmclock (KVM_FEATURE_CLOCKSOURCE2 clear)");
+	}
+	if (!kvm.timing_leaf)
+		report_info("no timing leaf at 0x%x (QEMU adds it with +invtsc or tsc-frequency=)",
+			    kvm.base + KVM_CPUID_TIMING);
+	report_prefix_pop();
+}
+
+/* Every stated frequency, and the pairs that must agree. */
+static u32 stated(struct freq *f)
+{
+	u32 n = 0;
+
+	if (hyperv.tsc_hz)
+		f[n++] = (struct freq){ "hyperv-msr", hyperv.tsc_hz };
+	if (hyperv.tsc_hz_from_page)
+		f[n++] = (struct freq){ "hyperv-tsc-page", hyperv.tsc_hz_from_page };
+	if (kvm.kvmclock && kvm.kvmclock_tsc_khz)
+		f[n++] = (struct freq){ "kvmclock", kvm.kvmclock_tsc_khz * 1000 };
+	if (kvm.timing_leaf && kvm.timing_tsc_khz)
+		f[n++] = (struct freq){ "kvm-timing-leaf", (u64)kvm.timing_tsc_khz * 1000 };
+	if (clock_tsc_hz_cpuid())
+		f[n++] = (struct freq){ "cpuid-0x15", clock_tsc_hz_cpuid() };
+	return n;
+}
+
+DEFINE_TEST(hv, "the hypervisor is recognised and its clocks agree", 0)
+{
+	struct freq f[5];
+	u32 n = stated(f);
+	u64 measured = clock_have_ref() ? clock_measure_tsc_hz(&clock.refs[clock.ref], WINDOW_US)
+					: 0;
+	char buf[2048];
+	struct json j;
+
+	detection();
+	hyperv_checks();
+	kvm_checks();
+
+	report_prefix_push("frequencies");
+	if (!n)
+		report_skip("the platform states no TSC frequency (no Hyper-V MSR, kvmclock, "
+			    "timing leaf or CPUID.15H)");
+	for (u32 a = 0; a < n; a++)
+		for (u32 b = a + 1; b < n; b++)
+			report(within_permille(f[a].hz, f[b].hz, STATED_AGREEMENT_PERMILLE),
+			       "%s and %s agree within 0.1 %% (%llu vs %llu Hz)", f[a].name,
+			       f[b].name, (unsigned long long)f[a].hz, (unsigned long long)f[b].hz);
+	for (u32 a = 0; a < n && measured; a++)
+		report(within_pct(f[a].hz, measured, MEASURED_AGREEMENT_PCT),
+		       "%s agrees with the %s-measured TSC within 1 %% (%llu vs %llu Hz)", f[a].name,
+		       clock.refs[clock.ref].name, (unsigned long long)f[a].hz,
+		       (unsigned long long)measured);
+	report_prefix_pop();
+
+	json_init(&j, buf, sizeof(buf));
+	json_object_begin(&j, NULL);
+	json_string(&j, "test", "hv");
+	json_bool(&j, "hypervisor_bit", hv.present);
+	json_array_begin(&j, "blocks");
+	for (u32 i = 0; i < hv.count; i++) {
+		json_object_begin(&j, NULL);
+		json_hex(&j, "base", hv.blocks[i].base);
+		json_hex(&j, "max_leaf", hv.blocks[i].max_leaf);
+		json_string(&j, "signature", hv.blocks[i].signature);
+		json_string(&j, "kind", hv_kind_names[hv.blocks[i].kind]);
+		json_object_end(&j);
+	}
+	json_array_end(&j);
+	if (hyperv.present) {
+		json_object_begin(&j, "hyperv");
+		json_hex(&j, "privileges_low", hyperv.privileges_low);
+		json_hex(&j, "privileges_high", hyperv.privileges_high);
+		json_hex(&j, "features", hyperv.features);
+		json_hex(&j, "hints", hyperv.hints);
+		json_bool(&j, "guest_os_id_set", hyperv.guest_os_id_set);
+		json_u64(&j, "tsc_hz", hyperv.tsc_hz);
+		json_u64(&j, "apic_hz", hyperv.apic_hz);
+		json_bool(&j, "ref_counter", hyperv.ref_counter);
+		json_bool(&j, "tsc_page", hyperv.tsc_page);
+		json_u64(&j, "tsc_hz_from_page", hyperv.tsc_hz_from_page);
+		json_object_end(&j);
+	}
+	if (kvm.present) {
+		json_object_begin(&j, "kvm");
+		json_hex(&j, "base", kvm.base);
+		json_hex(&j, "features", kvm.features);
+		json_bool(&j, "kvmclock", kvm.kvmclock);
+		json_u64(&j, "kvmclock_tsc_khz", kvm.kvmclock_tsc_khz);
+		json_bool(&j, "timing_leaf", kvm.timing_leaf);
+		json_u64(&j, "timing_tsc_khz", kvm.timing_tsc_khz);
+		json_u64(&j, "timing_apic_khz", kvm.timing_apic_khz);
+		json_object_end(&j);
+	}
+	json_u64(&j, "tsc_hz", clock.tsc_hz);
+	json_string(&j, "tsc_hz_source", clock.tsc_hz_source);
+	json_u64(&j, "tsc_hz_measured", measured);
+	json_u64(&j, "apic_timer_hz", clock.apic_timer_hz);
+	json_string(&j, "apic_timer_hz_source", clock.apic_timer_hz_source);
+	json_string(&j, "timer", clock_have_ref() ? clock.refs[clock.ref].name : "none");
+	json_object_end(&j);
+	report_json(&j);
+}
