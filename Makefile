@@ -167,7 +167,7 @@ deps:
 	@tools/deps
 
 run: deps all
-	tools/run --boot kernel
+	tools/run --boot kernel --smp 4
 
 check: deps all $(BUILD)/unit/hvprobe-unit
 	tools/check --no-build

@@ -13,6 +13,7 @@
 #include "hv/kvm.h"
 #include "kernel/clock.h"
 #include "kernel/cpuid.h"
+#include "kernel/json.h"
 #include "kernel/percpu.h"
 #include "kernel/printf.h"
 #include "kernel/string.h"
@@ -287,4 +288,15 @@ bool clock_init(u32 choice, u32 hz, char *err, size_t errlen)
 	clock_tick_start();
 	sti();
 	return true;
+}
+
+void clock_json(struct json *j)
+{
+	json_string(j, "reference", clock_have_ref() ? clock.refs[clock.ref].name : "none");
+	json_string(j, "reference_why", clock.ref_why);
+	json_u64(j, "tsc_hz", clock.tsc_hz);
+	json_string(j, "tsc_hz_source", clock.tsc_hz_source);
+	json_u64(j, "apic_timer_hz", clock.apic_timer_hz);
+	json_string(j, "apic_timer_hz_source", clock.apic_timer_hz_source);
+	json_u64(j, "hz", clock.hz);
 }

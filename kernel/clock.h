@@ -69,6 +69,9 @@ static inline u64 refclock_delta(u64 a, u64 b, u32 bits)
 	return bits >= 64 ? b - a : (b - a) & ((1ULL << bits) - 1);
 }
 u64 tsc_to_us(u64 cycles);
+struct json;
+/* The clock state DATA lines share: reference, TSC and APIC timer rates, hz. */
+void clock_json(struct json *j);
 /* (Re)start the jiffy tick on this CPU's APIC timer. */
 void clock_tick_start(void);
 

@@ -193,12 +193,8 @@ DEFINE_TEST(hv, "the hypervisor is recognised and its clocks agree", 0)
 		json_u64(&j, "timing_apic_khz", kvm.timing_apic_khz);
 		json_object_end(&j);
 	}
-	json_u64(&j, "tsc_hz", clock.tsc_hz);
-	json_string(&j, "tsc_hz_source", clock.tsc_hz_source);
+	clock_json(&j);
 	json_u64(&j, "tsc_hz_measured", measured);
-	json_u64(&j, "apic_timer_hz", clock.apic_timer_hz);
-	json_string(&j, "apic_timer_hz_source", clock.apic_timer_hz_source);
-	json_string(&j, "timer", clock_have_ref() ? clock.refs[clock.ref].name : "none");
 	json_object_end(&j);
 	report_json(&j);
 }

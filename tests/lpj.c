@@ -162,7 +162,7 @@ DEFINE_TEST(lpj, "loops-per-jiffy comes from the right source and delays are rig
 	const struct percpu *bsp = smp_cpu(0);
 	u32 online = 0, calibrations = 0, copied = 0, copied_ok = 0, preset_ok = 0;
 	u64 slept;
-	char buf[512];
+	char buf[1024];
 	struct json j;
 
 	/* A source the platform lacks is a SKIP; lpj_source=cmdline without lpj= is ours. */
@@ -210,12 +210,10 @@ DEFINE_TEST(lpj, "loops-per-jiffy comes from the right source and delays are rig
 	json_init(&j, buf, sizeof(buf));
 	json_object_begin(&j, NULL);
 	json_string(&j, "test", "lpj");
-	json_u64(&j, "hz", clock.hz);
 	json_u64(&j, "lpj", bsp->lpj);
 	json_string(&j, "lpj_source", bsp->lpj_source);
 	json_string(&j, "lpj_source_requested", lpj_source_names[options.lpj_source]);
-	json_u64(&j, "tsc_hz", clock.tsc_hz);
-	json_string(&j, "tsc_hz_source", clock.tsc_hz_source);
+	clock_json(&j);
 	json_string(&j, "calibrate", calibrate_names[options.calibrate]);
 	json_string(&j, "lpj_reuse", lpj_reuse_names[options.lpj_reuse]);
 	json_bool(&j, "tsc_constant", delay.tsc_constant);

@@ -108,13 +108,7 @@ DEFINE_TEST(timers, "every reference timer agrees on the TSC frequency", 0)
 	json_init(&j, buf, sizeof(buf));
 	json_object_begin(&j, NULL);
 	json_string(&j, "test", "timers");
-	json_string(&j, "reference", clock_have_ref() ? clock.refs[clock.ref].name : "none");
-	json_string(&j, "reference_why", clock.ref_why);
-	json_u64(&j, "tsc_hz", clock.tsc_hz);
-	json_string(&j, "tsc_hz_source", clock.tsc_hz_source);
-	json_u64(&j, "apic_timer_hz", clock.apic_timer_hz);
-	json_string(&j, "apic_timer_hz_source", clock.apic_timer_hz_source);
-	json_u64(&j, "hz", clock.hz);
+	clock_json(&j);
 	json_u64(&j, "tick_hz_measured", rate);
 	json_object_begin(&j, "timers");
 	for (u32 i = 0; i < ARRAY_SIZE(order); i++) {
