@@ -47,6 +47,7 @@ u64 delay_calibrate_linux(void)
 
 	for (u32 i = 0; i < LPJ_DIRECT_SAMPLES; i++) {
 		u64 start = jiffies, pre_start = 0, post_start, pre_end = 0, post_end, t;
+		u64 first_edge;
 
 		/* Bracket the edge after start + 1, then the one DCT ticks later. */
 		t = rdtsc();
@@ -55,6 +56,7 @@ u64 delay_calibrate_linux(void)
 			t = rdtsc();
 		}
 		post_start = rdtsc();
+		first_edge = jiffies;
 		t = post_start;
 		while (jiffies <= start + 1 + dct) {
 			pre_end = t;
@@ -62,11 +64,13 @@ u64 delay_calibrate_linux(void)
 		}
 		post_end = rdtsc();
 		/*
-		 * A late tick makes jiffies jump and an edge go unbracketed: such
-		 * a sample is void (lower > upper fails the verdict), as Linux
-		 * voids samples with no pre-edge reading.
+		 * A late tick makes jiffies jump, so an edge is not one jiffy
+		 * from the last: a sample with a jump at either edge is void
+		 * (lower > upper fails the verdict), as Linux voids samples
+		 * with no pre-edge reading.
 		 */
-		if (!pre_start || !pre_end || jiffies != start + 2 + dct) {
+		if (!pre_start || !pre_end || first_edge != start + 2 ||
+		    jiffies != start + 2 + dct) {
 			lower[i] = 1;
 			upper[i] = 0;
 			continue;
