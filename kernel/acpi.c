@@ -174,3 +174,42 @@ const struct acpi_header *acpi_find(struct acpi *a, const char sig[4], u32 n)
 	}
 	return NULL;
 }
+
+void acpi_walk_entries(const struct acpi_header *t, u32 first, const u8 *min_length, u32 count,
+		       char *problems, size_t size, void (*visit)(void *ctx, const u8 *entry),
+		       void *ctx)
+{
+	const u8 *base = (const u8 *)t;
+	u32 len;
+
+	for (u32 off = first; off < t->length; off += len) {
+		const u8 *e = base + off;
+		u32 left = t->length - off;
+		u8 type;
+
+		if (left < 2) {
+			notes_add(problems, size, "entry at offset %u runs past the end at %u", off,
+				  t->length);
+			return;
+		}
+		type = e[0];
+		len = e[1];
+		if (len < 2) {
+			notes_add(problems, size, "entry at offset %u has length %u", off, len);
+			return;
+		}
+		if (len > left) {
+			notes_add(problems, size, "entry at offset %u (length %u) runs past the end at %u",
+				  off, len, t->length);
+			return;
+		}
+		if (type >= count || !min_length[type])
+			continue;
+		if (len < min_length[type]) {
+			notes_add(problems, size, "type %u entry at offset %u has length %u, needs %u",
+				  type, off, len, min_length[type]);
+			continue;
+		}
+		visit(ctx, e);
+	}
+}

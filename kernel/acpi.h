@@ -66,6 +66,17 @@ u64 acpi_rsdp_scan(phys_reader phys);
 bool acpi_init(struct acpi *a, const struct boot_info *bi, phys_reader phys);
 /* The table at addr if readable, of sane length and checksum, else NULL. */
 const struct acpi_header *acpi_table_at(struct acpi *a, u64 addr);
+/*
+ * Walk a table's entries from byte offset first: each starts with a type
+ * byte and its whole length (MADT, SRAT and the like). visit(ctx, entry)
+ * sees each entry whose type has a nonzero min_length[type] (types below
+ * count) and that is at least that long; shorter ones are noted and
+ * skipped. A length below 2 never advances and one past the end cannot be
+ * read: the walk ends at either, with a note in problems.
+ */
+void acpi_walk_entries(const struct acpi_header *t, u32 first, const u8 *min_length, u32 count,
+		       char *problems, size_t size, void (*visit)(void *ctx, const u8 *entry),
+		       void *ctx);
 /* The first valid table with this signature (n = 0) or the n-th one. */
 const struct acpi_header *acpi_find(struct acpi *a, const char sig[4], u32 n);
 

@@ -142,11 +142,22 @@ static void entry(struct madt_info *m, u32 *full, const u8 *e)
 	}
 }
 
+struct walk {
+	struct madt_info *m;
+	u32 full;
+};
+
+static void visit(void *ctx, const u8 *e)
+{
+	struct walk *w = ctx;
+
+	entry(w->m, &w->full, e);
+}
+
 bool acpi_madt_parse(const struct acpi_header *madt, struct madt_info *m)
 {
 	const u8 *t = (const u8 *)madt;
-	u32 full = 0;
-	u32 len;
+	struct walk ctx = { m, 0 };
 
 	memset(m, 0, sizeof(*m));
 	if (madt->length < MADT_ENTRIES) {
@@ -156,41 +167,8 @@ bool acpi_madt_parse(const struct acpi_header *madt, struct madt_info *m)
 	m->lapic_address = get_le32(t + MADT_LAPIC_ADDRESS);
 	m->flags = get_le32(t + MADT_FLAGS);
 
-	/*
-	 * Each entry starts with its type and its whole length (5.2.12.1).
-	 * A length below 2 would never advance, and one past the table's end
-	 * cannot be read: after either, the next entry's position is unknown,
-	 * so the walk ends there.
-	 */
-	for (u32 off = MADT_ENTRIES; off < madt->length; off += len) {
-		const u8 *e = t + off;
-		u32 left = madt->length - off;
-		u8 type;
-
-		if (left < 2) {
-			note(m->problems, "entry at offset %u runs past the end at %u", off, madt->length);
-			break;
-		}
-		type = e[0];
-		len = e[1];
-		if (len < 2) {
-			note(m->problems, "entry at offset %u has length %u", off, len);
-			break;
-		}
-		if (len > left) {
-			note(m->problems, "entry at offset %u (length %u) runs past the end at %u", off,
-				len, madt->length);
-			break;
-		}
-		if (type >= ARRAY_SIZE(min_length) || !min_length[type])
-			continue;
-		if (len < min_length[type]) {
-			note(m->problems, "type %u entry at offset %u has length %u, needs %u", type, off,
-				len, min_length[type]);
-			continue;
-		}
-		entry(m, &full, e);
-	}
+	acpi_walk_entries(madt, MADT_ENTRIES, min_length, ARRAY_SIZE(min_length), m->problems,
+			  sizeof(m->problems), visit, &ctx);
 	return true;
 }
 

@@ -160,11 +160,22 @@ static void entry(struct srat_info *s, u32 *full, const u8 *e, u8 revision)
 	}
 }
 
+struct walk {
+	struct srat_info *s;
+	u32 full;
+	u8 revision;
+};
+
+static void visit(void *ctx, const u8 *e)
+{
+	struct walk *w = ctx;
+
+	entry(w->s, &w->full, e, w->revision);
+}
+
 bool acpi_srat_parse(const struct acpi_header *srat, struct srat_info *s)
 {
-	const u8 *t = (const u8 *)srat;
-	u32 full = 0;
-	u32 len;
+	struct walk ctx = { s, 0, srat->revision };
 
 	memset(s, 0, sizeof(*s));
 	if (srat->length < SRAT_ENTRIES) {
@@ -172,41 +183,8 @@ bool acpi_srat_parse(const struct acpi_header *srat, struct srat_info *s)
 		return false;
 	}
 
-	/*
-	 * Each entry starts with its type and its whole length. A length
-	 * below 2 would never advance, and one past the table's end cannot
-	 * be read: after either, the next entry's position is unknown, so
-	 * the walk ends there.
-	 */
-	for (u32 off = SRAT_ENTRIES; off < srat->length; off += len) {
-		const u8 *e = t + off;
-		u32 left = srat->length - off;
-		u8 type;
-
-		if (left < 2) {
-			note(s->problems, "entry at offset %u runs past the end at %u", off, srat->length);
-			break;
-		}
-		type = e[0];
-		len = e[1];
-		if (len < 2) {
-			note(s->problems, "entry at offset %u has length %u", off, len);
-			break;
-		}
-		if (len > left) {
-			note(s->problems, "entry at offset %u (length %u) runs past the end at %u", off,
-				len, srat->length);
-			break;
-		}
-		if (type >= ARRAY_SIZE(min_length))
-			continue;
-		if (len < min_length[type]) {
-			note(s->problems, "type %u entry at offset %u has length %u, needs %u", type, off,
-				len, min_length[type]);
-			continue;
-		}
-		entry(s, &full, e, srat->revision);
-	}
+	acpi_walk_entries(srat, SRAT_ENTRIES, min_length, ARRAY_SIZE(min_length), s->problems,
+			  sizeof(s->problems), visit, &ctx);
 	return true;
 }
 
