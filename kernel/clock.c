@@ -102,24 +102,57 @@ bool refclock_counts(struct refclock *r, const char *why_not)
 	return false;
 }
 
+/*
+ * A reference reading and the TSC at that moment. A vCPU descheduled
+ * between the two reads pairs them wrongly by however long it was away
+ * (milliseconds on a loaded host, enough to skew a 25 ms window by 14 %),
+ * so the pair is bracketed by two TSC reads and the tightest of a few
+ * tries is kept, as Linux's tsc_read_refs() retries past an SMI.
+ */
+#define PAIR_TRIES 5
+
+struct ref_pair {
+	u64 tsc;
+	u64 ref;
+};
+
+static struct ref_pair read_pair(u64 (*read)(void))
+{
+	struct ref_pair best = { 0, 0 };
+	u64 width = ~0ULL;
+
+	for (int i = 0; i < PAIR_TRIES; i++) {
+		u64 before = rdtsc(), ref = read(), after = rdtsc();
+
+		if (after - before < width) {
+			width = after - before;
+			best = (struct ref_pair){ before + width / 2, ref };
+		}
+	}
+	return best;
+}
+
 u64 clock_measure_tsc_hz(const struct refclock *r, u64 window_us)
 {
-	u64 want = r->hz * window_us / US_PER_SECOND, got = 0, prev, t0, t1;
+	u64 want = r->hz * window_us / US_PER_SECOND, got = 0, prev;
+	struct ref_pair start, end;
 
 	if (r->start)
 		r->start();
-	prev = r->read();
-	t0 = rdtsc();
+	start = read_pair(r->read);
+	/* Step through the window so that a narrow counter's wraps are all seen. */
+	prev = start.ref;
 	while (got < want) {
 		u64 now = r->read();
 
 		got += refclock_delta(prev, now, r->bits);
 		prev = now;
 	}
-	t1 = rdtsc();
+	end = read_pair(r->read);
+	got += refclock_delta(prev, end.ref, r->bits);
 	if (r->stop)
 		r->stop();
-	return (t1 - t0) * r->hz / got;
+	return (end.tsc - start.tsc) * r->hz / got;
 }
 
 /* CPUID.15H: TSC = crystal * EBX / EAX, when all three are stated. */
@@ -137,18 +170,16 @@ u64 clock_tsc_hz_cpuid(void)
 
 static u64 measure_apic_timer_hz(void)
 {
-	u64 t0, t1, wait = clock.tsc_hz * APIC_WINDOW_US / US_PER_SECOND;
-	u32 c0, c1;
+	u64 wait = clock.tsc_hz * APIC_WINDOW_US / US_PER_SECOND;
+	struct ref_pair start, end;
 
 	apic_ref_start();
-	c0 = apic_timer_current();
-	t0 = rdtsc();
-	while (rdtsc() - t0 < wait)
+	start = read_pair(apic_ref_read);
+	while (rdtsc() - start.tsc < wait)
 		pause();
-	c1 = apic_timer_current();
-	t1 = rdtsc();
+	end = read_pair(apic_ref_read);
 	apic_timer_stop();
-	return (u64)(c0 - c1) * clock.tsc_hz / (t1 - t0);
+	return (end.ref - start.ref) * clock.tsc_hz / (end.tsc - start.tsc);
 }
 
 static u64 tick_tsc_base, tsc_per_jiffy;
