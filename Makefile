@@ -6,6 +6,8 @@
 #                 build/hvprobe.iso (GRUB, BIOS + UEFI)
 #   make run      boot the default scenario under QEMU and summarise it
 #   make check    host unit tests + the guest suite on all three boot paths
+#   make soak     SOAK_RUNS boots on random machines and command lines
+#                 (SOAK_SEED= repeats one soak)
 #   make bench    boot time of the three boot paths, and the SMP bring-up
 #                 sweep side by side with Debian's Linux kernel (about an hour)
 #
@@ -125,7 +127,7 @@ UNIT_CFLAGS := -std=gnu11 -O1 -g -I. -DHOST_TEST \
 	-fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer -Wall -Wextra -Werror
 
-.PHONY: all run check bench bench-quick unit deps clean
+.PHONY: all run check bench bench-quick unit deps clean soak
 
 all: $(BUILD)/hvprobe.elf $(BUILD)/hvprobe.elf32 $(BUILD)/hvprobe.iso
 
@@ -178,6 +180,12 @@ bench: deps all
 
 bench-quick: deps all
 	bench/smp --no-build --quick
+
+# Randomised boots of the whole suite; SOAK_SEED repeats an earlier soak.
+SOAK_RUNS ?= 200
+SOAK_JOBS ?= 2
+soak: deps all
+	tools/soak --no-build --runs $(SOAK_RUNS) -j $(SOAK_JOBS) $(if $(SOAK_SEED),--seed $(SOAK_SEED))
 
 clean:
 	rm -rf $(BUILD)

@@ -1,0 +1,163 @@
+# SPDX-License-Identifier: MIT
+"""tools/soak's draws: the same (seed, index) gives the same run, every
+run is one tools/run and the kernel accept, and failures group by case."""
+
+import importlib.machinery
+import importlib.util
+import re
+import sys
+import unittest
+from pathlib import Path
+
+TOOLS = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(TOOLS))
+from lib import qemu  # noqa: E402
+
+
+def load_script(name):
+    loader = importlib.machinery.SourceFileLoader(
+        "hvprobe_" + name.replace("-", "_"), str(TOOLS / name))
+    spec = importlib.util.spec_from_loader(loader.name, loader)
+    module = importlib.util.module_from_spec(spec)
+    loader.exec_module(module)
+    return module
+
+
+soak = load_script("soak")
+run = load_script("run")
+
+# What the kernel's command line accepts for the keys the soak draws
+# (kernel/cmdline.c), written out again so that a drift shows here.
+ACCEPTED = {
+    "bringup": {"serial", "parallel"},
+    "calibrate": {"linux", "fast"},
+    "lpj_source": {"auto", "hyperv", "kvm", "kvmclock", "cpuid", "cmdline",
+                   "calibrate"},
+    "lpj_reuse": {"node", "package", "none"},
+    "timer": {"auto", "pit", "hpet", "pmtmr", "apic", "hv"},
+    "apic": {"auto", "xapic", "x2apic"},
+}
+RANGES = {"hz": (10, 10000), "init_udelay": (0, 1000000),
+          "lpj": (0, 2 ** 64 - 1)}
+N = 500
+
+
+class Draws(unittest.TestCase):
+    def test_same_seed_same_runs(self):
+        a = [soak.plan(7, i) for i in range(N)]
+        self.assertEqual(a, [soak.plan(7, i) for i in range(N)])
+        # An index alone reproduces, whatever was drawn before it.
+        self.assertEqual(soak.plan(7, 123), a[123])
+        self.assertNotEqual(a, [soak.plan(8, i) for i in range(N)])
+
+    def test_values_valid(self):
+        for i in range(N):
+            p = soak.plan(2024, i)
+            self.assertIn(p.boot, qemu.BOOTS)
+            self.assertTrue(1 <= p.smp <= soak.MAX_CPUS)
+            self.assertIn(p.numa, (0, 1, 2, 4))
+            if p.numa:
+                self.assertEqual(p.smp % p.numa, 0, p)
+            keys = []
+            for word in p.cmdline:
+                key, _, value = word.partition("=")
+                keys.append(key)
+                if key in ACCEPTED:
+                    self.assertIn(value, ACCEPTED[key], word)
+                else:
+                    lo, hi = RANGES[key]
+                    self.assertTrue(re.fullmatch(r"\d+", value), word)
+                    self.assertTrue(lo <= int(value) <= hi, word)
+            self.assertEqual(len(keys), len(set(keys)), p)
+            # lpj_source=cmdline without lpj= is an error by design.
+            self.assertEqual("lpj_source=cmdline" in p.cmdline,
+                             "lpj" in keys, p)
+
+    def test_every_value_drawn(self):
+        plans = [soak.plan(1, i) for i in range(N)]
+        words = {w for p in plans for w in p.cmdline}
+        for key, values in soak.CHOICES.items():
+            for value in values:
+                self.assertIn(f"{key}={value}", words)
+        self.assertEqual({p.boot for p in plans}, set(qemu.BOOTS))
+        self.assertEqual({p.numa for p in plans}, {0, 1, 2, 4})
+        self.assertIn(1, {p.smp for p in plans})
+        self.assertIn(soak.MAX_CPUS, {p.smp for p in plans})
+        boots = [p.boot for p in plans]
+        self.assertLess(boots.count("uefi"), boots.count("bios"))
+
+    def test_lpj_preset_matches_hz(self):
+        for i in range(N):
+            p = soak.plan(3, i, tsc_mhz=3000)
+            words = dict(w.split("=", 1) for w in p.cmdline)
+            if "lpj" in words:
+                hz = int(words.get("hz", 250))
+                self.assertEqual(int(words["lpj"]), 3000000000 // hz)
+
+    def test_no_x2apic_keeps_other_draws(self):
+        for i in range(N):
+            a, b = soak.plan(5, i), soak.plan(5, i, x2apic=False)
+            self.assertNotIn("apic=x2apic", b.cmdline)
+            self.assertEqual(
+                [w.replace("apic=x2apic", "apic=xapic") for w in a.cmdline],
+                b.cmdline)
+            self.assertEqual((a.boot, a.smp, a.numa), (b.boot, b.smp, b.numa))
+
+    def test_tools_run_accepts_every_draw(self):
+        for i in range(N):
+            p = soak.plan(11, i)
+            args = run.parse_args(p.run_args("tcg"))
+            m = qemu.Machine(boot=args.boot, smp=args.smp, numa=args.numa,
+                             mem_mib=args.mem_mib, accel=args.accel)
+            qemu.qemu_argv(m, False, kernel="k", iso="i", vars_file="v")
+            self.assertEqual(args.cmdline, p.cmdline)
+        cmd = soak.reproduce(soak.plan(11, 0), "tcg")
+        self.assertTrue(cmd.startswith("tools/run --boot "), cmd)
+
+
+def doc(tests=(), crash=None, checks=(), verdict="fail"):
+    return {"crash": crash, "tests": list(tests), "verdict": verdict,
+            "host_checks": list(checks)}
+
+
+def test(name, status, cases=()):
+    return {"name": name, "status": status, "cases": list(cases)}
+
+
+class Failures(unittest.TestCase):
+    def test_pass(self):
+        self.assertEqual(soak.failures(doc(
+            [test("lpj", "pass", [test("a", "pass")])], verdict="pass"), 0),
+            [])
+
+    def test_case_numbers_become_n(self):
+        d = doc([test("lpj", "fail", [
+            test("udelay", "fail",
+                 [test("udelay(10000) lasts 11234 us (within 10 %)",
+                       "fail")]),
+            test("ok one", "pass")])])
+        self.assertEqual(soak.failures(d, 1),
+                         ["lpj / udelay / udelay(N) lasts N us (within N %)"])
+
+    def test_crash_check_and_missing_result(self):
+        d = doc([test("smp", "error")], crash="timed out after 60 s before "
+                "the totals line", checks=[{"name": "smp_cpus",
+                                            "status": "fail"}])
+        self.assertEqual(soak.failures(d, 1), [
+            "crash: timed out after N s before the totals line", "smp",
+            "host smp_cpus"])
+        self.assertEqual(soak.failures(None, 3),
+                         ["no results.json (tools/run exited 3)"])
+
+    def test_summary_groups(self):
+        p1, p2 = soak.plan(9, 1), soak.plan(9, 2)
+        lines = soak.summarise([(p1, ["a"], None), (p2, ["a", "b"], None),
+                                (soak.plan(9, 3), [], None)], 9, "tcg")
+        self.assertEqual(lines[0], "soak seed 9: 3 boots, 1 passed, 2 failed")
+        self.assertEqual(lines[1], "  2x a")
+        self.assertIn("tools/soak --seed 9 --index 1", "\n".join(lines))
+        self.assertIn("  1x b", lines)
+
+
+if __name__ == "__main__":
+    unittest.main()
