@@ -45,6 +45,11 @@ KERNEL_OBJS := \
 	hv/hyperv_math.o \
 	hv/kvm.o \
 	hv/pvclock.o \
+	pmu/nmi.o \
+	pmu/nmi_account.o \
+	pmu/pmu.o \
+	pmu/pmu_math.o \
+	pmu/stress.o \
 	boot/boot_info.o \
 	kernel/acpi.o \
 	kernel/acpi_fadt.o \
@@ -80,6 +85,8 @@ KERNEL_OBJS := \
 	tests/timers.o \
 	tests/smp.o \
 	tests/lpj.o \
+	tests/nmi_storm.o \
+	tests/pmi_stress.o \
 	tests/crash.o
 
 KERNEL_OBJS := $(addprefix $(BUILD)/,$(KERNEL_OBJS))
@@ -102,7 +109,9 @@ UNIT_SHARED := \
 	kernel/printf.c \
 	kernel/runner.c \
 	kernel/stats.c \
-	kernel/string.c
+	kernel/string.c \
+	pmu/nmi_account.c \
+	pmu/pmu_math.c
 
 UNIT_TESTS := \
 	tests/unit/acpi_build.c \
@@ -118,6 +127,8 @@ UNIT_TESTS := \
 	tests/unit/test_ktap.c \
 	tests/unit/test_lpj.c \
 	tests/unit/test_madt.c \
+	tests/unit/test_nmi_account.c \
+	tests/unit/test_pmu.c \
 	tests/unit/test_printf.c \
 	tests/unit/test_pvclock.c \
 	tests/unit/test_srat.c \

@@ -58,6 +58,8 @@
 /* Vectors hvprobe uses. Above the 32 exceptions, below the spurious one. */
 #define APIC_VECTOR_TICK 0x20
 #define APIC_VECTOR_WAKE 0x21
+/* pmu.lvtpc=fixed: the baseline that is not an NMI */
+#define APIC_VECTOR_PMI 0x22
 #define APIC_VECTOR_SPURIOUS 0xff
 
 #ifndef __ASSEMBLER__

@@ -285,6 +285,31 @@ bool smp_run_on(struct percpu *cpu, void (*fn)(void *arg), void *arg, u64 timeou
 	return smp_wait(work_done, cpu, timeout_us);
 }
 
+static bool all_work_done(void *arg)
+{
+	(void)arg;
+	for (u32 i = 1; i < cpu_count; i++)
+		if (__atomic_load_n(&cpus[i]->work, __ATOMIC_ACQUIRE))
+			return false;
+	return true;
+}
+
+bool smp_run_all(void (*fn)(void *arg), void *arg, u64 timeout_us)
+{
+	for (u32 i = 1; i < cpu_count; i++) {
+		struct percpu *cpu = cpus[i];
+
+		/* An AP still busy with work that timed out earlier is left to it. */
+		if (cpu->state != CPU_ONLINE || cpu->work)
+			continue;
+		cpu->work_arg = arg;
+		__atomic_store_n(&cpu->work, fn, __ATOMIC_RELEASE);
+		smp_wake(cpu);
+	}
+	fn(arg);
+	return smp_wait(all_work_done, NULL, timeout_us);
+}
+
 /* The AP's life: tables, APIC, calibration, then idle until given work. */
 void ap_main(struct percpu *cpu)
 {

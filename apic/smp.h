@@ -45,6 +45,12 @@ u32 smp_online_count(void);
  */
 bool smp_run_on(struct percpu *cpu, void (*fn)(void *arg), void *arg, u64 timeout_us);
 /*
+ * Run fn(arg) on every online CPU at once: posted to the APs, then run on
+ * the calling CPU (the BSP); wait (HLT) until every AP has returned or
+ * timeout_us passes. False on timeout.
+ */
+bool smp_run_all(void (*fn)(void *arg), void *arg, u64 timeout_us);
+/*
  * HLT until done(arg) is true or timeout_us passes. The tick and wake IPIs
  * end each HLT, so the condition is re-checked promptly.
  */

@@ -52,6 +52,12 @@ const char *const lpj_reuse_names[] = {
 };
 _Static_assert(ARRAY_SIZE(lpj_reuse_names) == LPJ_REUSE_COUNT, "lpj_reuse_names");
 
+const char *const pmu_lvtpc_names[] = {
+	[PMU_LVTPC_NMI] = "nmi",
+	[PMU_LVTPC_FIXED] = "fixed",
+};
+_Static_assert(ARRAY_SIZE(pmu_lvtpc_names) == PMU_LVTPC_COUNT, "pmu_lvtpc_names");
+
 enum opt_kind { OPT_U32, OPT_U64, OPT_ENUM, OPT_STRING };
 
 struct opt_desc {
@@ -82,6 +88,7 @@ static const struct opt_desc opts[] = {
 	U64_OPT("pmu.period", pmu_period, 1, 0x7fffffff),
 	U64_OPT("pmu.seconds", pmu_seconds, 1, 3600),
 	U64_OPT("pmu.nmi_ipi", pmu_nmi_ipi, 0, 1000000),
+	ENUM_OPT("pmu.lvtpc", pmu_lvtpc, pmu_lvtpc_names),
 	ENUM_OPT("exit", exit, exit_names),
 	U64_OPT("hz", hz, 10, 10000),
 	ENUM_OPT("apic", apic, apic_choice_names),

@@ -36,6 +36,7 @@ enum timer_choice {
 enum exit_method { EXIT_AUTO, EXIT_QEMU, EXIT_ACPI, EXIT_HALT, EXIT_COUNT };
 enum apic_choice { APIC_AUTO, APIC_XAPIC, APIC_X2APIC, APIC_CHOICE_COUNT };
 enum lpj_reuse { LPJ_REUSE_NODE, LPJ_REUSE_PACKAGE, LPJ_REUSE_NONE, LPJ_REUSE_COUNT };
+enum pmu_lvtpc { PMU_LVTPC_NMI, PMU_LVTPC_FIXED, PMU_LVTPC_COUNT };
 
 #define CMDLINE_TEST_MAX 256
 /* cpus= default: start every AP the firmware lists. */
@@ -52,6 +53,7 @@ struct options {
 	u64 pmu_period;
 	u64 pmu_seconds;
 	u64 pmu_nmi_ipi;
+	u32 pmu_lvtpc;
 	u32 exit;
 	u64 hz;
 	u32 apic;
@@ -66,6 +68,7 @@ extern const char *const calibrate_names[CALIBRATE_COUNT];
 extern const char *const bringup_names[BRINGUP_COUNT];
 extern const char *const apic_choice_names[APIC_CHOICE_COUNT];
 extern const char *const lpj_reuse_names[LPJ_REUSE_COUNT];
+extern const char *const pmu_lvtpc_names[PMU_LVTPC_COUNT];
 
 void options_default(struct options *o);
 /*

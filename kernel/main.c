@@ -19,6 +19,8 @@
 #include "kernel/printf.h"
 #include "kernel/test.h"
 #include "kernel/trap.h"
+#include "pmu/nmi.h"
+#include "pmu/pmu.h"
 
 const struct boot_info *boot_info;
 struct options options;
@@ -32,6 +34,7 @@ static struct percpu bsp;
 static bool setup(char *err, size_t errlen)
 {
 	hv_init();					/* Hyper-V, KVM interfaces */
+	pmu_discover();					/* the counters CPUID describes */
 	if (!apic_init_bsp(options.apic, err, errlen))	/* xAPIC or x2APIC */
 		return false;
 	if (!clock_init(options.timer, options.hz, err, errlen)) /* TSC Hz, tick */
@@ -49,6 +52,7 @@ __noreturn void kmain(const struct boot_info *bi)
 
 	boot_info = bi;
 	cpu_tables_init(&bsp, 0);		/* GS, GDT, TSS, IDT: faults report */
+	nmi_init();				/* an NMI is counted from here on */
 	pic_disable();				/* 8259s off the exception vectors */
 	console_init();				/* COM1 for KTAP */
 	tests_init(console_write_line);		/* from here a crash ends the plan */

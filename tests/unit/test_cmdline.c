@@ -19,7 +19,7 @@
 
 #define ACCEPTED_KEYS                                                                              \
 	" (accepted: test, lpj, lpj_source, calibrate, bringup, cpus, timer, pmu.period, "         \
-	"pmu.seconds, pmu.nmi_ipi, exit, hz, apic, init_udelay, lpj_reuse)"
+	"pmu.seconds, pmu.nmi_ipi, pmu.lvtpc, exit, hz, apic, init_udelay, lpj_reuse)"
 
 /* line with its tabs, CRs and LFs spelled out, to quote in a KTAP line. */
 static const char *visible(const char *line)
@@ -86,6 +86,7 @@ DEFINE_TEST(unit_cmdline_defaults, "defaults, and an empty line keeps them", 0)
 	report_eq(def.pmu_period, 10000, "pmu.period defaults to 10000");
 	report_eq(def.pmu_seconds, 2, "pmu.seconds defaults to 2");
 	report_eq(def.pmu_nmi_ipi, 0, "pmu.nmi_ipi defaults to 0");
+	report_eq(def.pmu_lvtpc, PMU_LVTPC_NMI, "pmu.lvtpc defaults to nmi");
 	report_eq(def.exit, EXIT_AUTO, "exit defaults to auto");
 	report_eq(def.hz, 250, "hz defaults to 250");
 	report_eq(def.apic, APIC_AUTO, "apic defaults to auto");
@@ -109,7 +110,7 @@ DEFINE_TEST(unit_cmdline_keys, "every key with a good value", 0)
 
 	parse_ok("test=boot,cpuinfo lpj=4000000 lpj_source=kvm calibrate=fast bringup=parallel "
 		 "cpus=3 timer=pmtmr pmu.period=100000 pmu.seconds=3600 pmu.nmi_ipi=1000000 "
-		 "exit=acpi hz=1000 apic=x2apic init_udelay=0 lpj_reuse=package",
+		 "exit=acpi hz=1000 apic=x2apic init_udelay=0 lpj_reuse=package pmu.lvtpc=fixed",
 		 &o);
 	report_str_eq(o.test, "boot,cpuinfo", "test=boot,cpuinfo");
 	report_eq(o.lpj, 4000000, "lpj=4000000");
@@ -126,6 +127,7 @@ DEFINE_TEST(unit_cmdline_keys, "every key with a good value", 0)
 	report_eq(o.apic, APIC_X2APIC, "apic=x2apic");
 	report_eq(o.init_udelay, 0, "init_udelay=0");
 	report_eq(o.lpj_reuse, LPJ_REUSE_PACKAGE, "lpj_reuse=package");
+	report_eq(o.pmu_lvtpc, PMU_LVTPC_FIXED, "pmu.lvtpc=fixed");
 
 	/* Each enum table, every name in it, by its index. */
 	for (u32 i = 0; i < LPJ_SOURCE_COUNT; i++) {
@@ -244,6 +246,7 @@ DEFINE_TEST(unit_cmdline_errors, "each bad word is refused with its message", 0)
 				    "kvm, kvmclock, cpuid, cmdline, calibrate)");
 	parse_bad("calibrate=slow", "calibrate: 'slow' is not accepted (accepted: linux, fast)");
 	parse_bad("bringup=x", "bringup: 'x' is not accepted (accepted: serial, parallel)");
+	parse_bad("pmu.lvtpc=smi", "pmu.lvtpc: 'smi' is not accepted (accepted: nmi, fixed)");
 	parse_bad("exit=reboot", "exit: 'reboot' is not accepted (accepted: auto, qemu, acpi, "
 				 "halt)");
 

@@ -1,0 +1,50 @@
+// SPDX-License-Identifier: MIT
+/* NMI accounting, free of hardware access; see nmi_account.h. */
+#include "pmu/nmi_account.h"
+
+#define NMI_COUNT_FIELDS (sizeof(struct nmi_counts) / sizeof(u64))
+
+void nmi_account(struct nmi_counts *c, u64 overflows, u64 mail)
+{
+	u64 events = overflows + mail;
+
+	c->entries++;
+	if (overflows) {
+		c->pmis++;
+		c->overflows += overflows;
+	}
+	if (mail) {
+		c->ipi_nmis++;
+		c->ipis += mail;
+	}
+	if (!events) {
+		c->unknown++;
+	} else if (events > 1) {
+		c->multi++;
+		c->merged += events - 1;
+	}
+}
+
+void nmi_counts_add(struct nmi_counts *sum, const struct nmi_counts *c)
+{
+	u64 *s = (u64 *)sum;
+	const u64 *v = (const u64 *)c;
+
+	for (size_t i = 0; i < NMI_COUNT_FIELDS; i++)
+		s[i] += v[i];
+}
+
+void nmi_counts_sub(struct nmi_counts *diff, const struct nmi_counts *a,
+		    const struct nmi_counts *b)
+{
+	u64 *d = (u64 *)diff;
+	const u64 *x = (const u64 *)a, *y = (const u64 *)b;
+
+	for (size_t i = 0; i < NMI_COUNT_FIELDS; i++)
+		d[i] = x[i] - y[i];
+}
+
+bool nmi_counts_explained(const struct nmi_counts *c)
+{
+	return c->unknown <= c->merged;
+}

@@ -1,0 +1,151 @@
+// SPDX-License-Identifier: MIT
+/* Counter description and arithmetic, free of MSR access; see pmu.h. */
+#include "kernel/printf.h"
+#include "kernel/string.h"
+#include "pmu/pmu.h"
+
+/* SDM Vol 3B Table 21-1 / hardware.md 4.1 */
+static const struct pmu_event intel_instructions = { "instructions", 0xc0, 0x00 };
+static const struct pmu_event intel_cycles = { "cycles", 0x3c, 0x00 };
+/* AMD PPR "Retired Instructions" and Linux's amd_perfmon_event_map cycles */
+static const struct pmu_event amd_instructions = { "instructions", 0xc0, 0x00 };
+static const struct pmu_event amd_cycles = { "cycles", 0x76, 0x00 };
+
+bool pmu_decode_intel(const struct pmu_intel_cpuid *c, struct pmu_info *p)
+{
+	u32 ebx_length = c->eax >> 24;
+
+	*p = (struct pmu_info){ .vendor = PMU_INTEL };
+	p->version = c->eax & 0xff;
+	p->gp_counters = (c->eax >> 8) & 0xff;
+	p->gp_width = (c->eax >> 16) & 0xff;
+	/* Bits at or past the vector length describe events that do not exist. */
+	p->events_unavailable = c->ebx | (ebx_length >= 32 ? 0 : ~0u << ebx_length);
+	if (p->version >= 2) {
+		p->fixed_counters = c->edx & 0x1f;
+		p->fixed_width = (c->edx >> 5) & 0xff;
+	}
+	p->global_ctrl = p->version >= 2;
+	p->full_width_writes = c->fw_write;
+	p->evtsel_base = MSR_IA32_PERFEVTSEL0;
+	p->counter_base = c->fw_write ? MSR_IA32_A_PMC0 : MSR_IA32_PMC0;
+	p->msr_stride = 1;
+	p->instructions = intel_instructions;
+	p->cycles = intel_cycles;
+	p->event = intel_instructions;
+
+	if (!p->version) {
+		snprintf(p->why, sizeof(p->why), "no architectural PMU (CPUID.0AH:EAX[7:0]=0)");
+		p->vendor = PMU_NONE;
+		return false;
+	}
+	if (!p->gp_counters || p->gp_width < 32 || p->gp_width > 64) {
+		snprintf(p->why, sizeof(p->why),
+			 "architectural PMU v%u without a usable counter (%u GP counters, %u bits)",
+			 p->version, p->gp_counters, p->gp_width);
+		p->vendor = PMU_NONE;
+		return false;
+	}
+	if (p->gp_counters > PMU_MAX_COUNTERS)
+		p->gp_counters = PMU_MAX_COUNTERS;
+	if (p->events_unavailable & BIT(ARCH_EVENT_INSTRUCTIONS)) {
+		if (p->events_unavailable & BIT(ARCH_EVENT_CORE_CYCLES)) {
+			snprintf(p->why, sizeof(p->why),
+				 "architectural PMU v%u offers neither instructions retired nor core "
+				 "cycles (CPUID.0AH:EBX=0x%x)", p->version, c->ebx);
+			p->vendor = PMU_NONE;
+			return false;
+		}
+		p->event = intel_cycles;
+	}
+	return true;
+}
+
+void pmu_decode_amd(bool core_ext, bool perfmon_v2, u32 v2_counters, struct pmu_info *p)
+{
+	*p = (struct pmu_info){ .vendor = PMU_AMD, .gp_width = AMD_COUNTER_WIDTH };
+	p->instructions = amd_instructions;
+	p->cycles = amd_cycles;
+	p->event = amd_instructions;
+	if (core_ext) {
+		p->version = 1;
+		p->gp_counters = AMD_CORE_COUNTERS;
+		p->evtsel_base = MSR_F15H_PERF_CTL0;
+		p->counter_base = MSR_F15H_PERF_CTL0 + 1;
+		p->msr_stride = 2;
+	} else {
+		p->gp_counters = AMD_LEGACY_COUNTERS;
+		p->evtsel_base = MSR_K7_EVNTSEL0;
+		p->counter_base = MSR_K7_PERFCTR0;
+		p->msr_stride = 1;
+	}
+	if (perfmon_v2) {
+		p->version = 2;
+		p->global_ctrl = true;
+		if (v2_counters)
+			p->gp_counters = MIN(v2_counters, (u32)PMU_MAX_COUNTERS);
+	}
+	/* AMD counters take all 48 bits on a plain write. */
+	p->full_width_writes = true;
+}
+
+void pmu_describe(const struct pmu_info *p, char *buf, size_t size)
+{
+	if (p->vendor == PMU_INTEL)
+		snprintf(buf, size, "Intel architectural PMU v%u", p->version);
+	else if (p->vendor == PMU_AMD && p->version == 2)
+		snprintf(buf, size, "AMD PerfMonV2 PMU");
+	else if (p->vendor == PMU_AMD && p->version == 1)
+		snprintf(buf, size, "AMD core PMU");
+	else if (p->vendor == PMU_AMD)
+		snprintf(buf, size, "AMD legacy PMU, no core counters (CPUID 0x80000001:ECX[23]=0)");
+	else
+		snprintf(buf, size, "no PMU");
+}
+
+bool pmu_arm_value(u64 period, u32 width, bool full_width, u64 *value)
+{
+	u64 mask = pmu_width_mask(width);
+
+	if (!period || width < 32 || width > 64)
+		return false;
+	/* The armed value must have its top bit set, or overflow is undetectable. */
+	if (width < 64 && period > (1ULL << (width - 1)))
+		return false;
+	if (!full_width && period > (1ULL << 31))
+		return false;
+	*value = (0 - period) & mask;
+	return true;
+}
+
+u64 pmu_legacy_write_result(u32 v, u32 width)
+{
+	return (u64)(s64)(s32)v & pmu_width_mask(width);
+}
+
+u64 pmu_evtsel(enum pmu_vendor vendor, struct pmu_event ev, bool interrupt)
+{
+	u64 v = (ev.event & 0xff) | (u64)ev.umask << 8 | EVTSEL_USR | EVTSEL_OS | EVTSEL_EN;
+
+	/* APM Vol 2 13.2.1: EventSelect[11:8] lives in bits 35:32. */
+	if (vendor == PMU_AMD)
+		v |= (u64)((ev.event >> 8) & 0xf) << 32;
+	if (interrupt)
+		v |= EVTSEL_INT;
+	return v;
+}
+
+bool pmu_counter_overflowed(u64 value, u32 width)
+{
+	return !(value & (1ULL << (width - 1)));
+}
+
+u64 pmu_skid(u64 value, u32 width)
+{
+	return pmu_counter_overflowed(value, width) ? value & pmu_width_mask(width) : 0;
+}
+
+u64 pmu_counted(u64 start, u64 now, u32 width)
+{
+	return (now - start) & pmu_width_mask(width);
+}

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: MIT
+/* The per-CPU PMI stress; see stress.h. */
+#include "apic/apic.h"
+#include "apic/smp.h"
+#include "kernel/alloc.h"
+#include "kernel/clock.h"
+#include "kernel/delay.h"
+#include "kernel/kernel.h"
+#include "kernel/x86.h"
+#include "pmu/nmi.h"
+#include "pmu/pmu.h"
+#include "pmu/stress.h"
+#include "pmu/workload.h"
+
+/* About 2 M instructions: thousands of PMIs at the default period. */
+#define COST_ITERATIONS 65536
+/* Between deadline and IPI checks: 2048 instructions. */
+#define CHUNK_ITERATIONS 64
+/* NMI IPIs one chunk may send when behind; a slow vCPU drops the rest. */
+#define IPI_BURST_MAX 8
+/* PMIs in flight at the stop land within this, on any host worth testing. */
+#define DRAIN_US 2000
+#define STRESS_SLACK_SECONDS 10
+
+static struct stress_cpu results[SMP_MAX_CPUS];
+
+const struct stress_cpu *stress_result(u32 index)
+{
+	return &results[index];
+}
+
+static struct nmi_counts snapshot(const struct nmi_cpu *n)
+{
+	struct nmi_counts c = n->counts;
+
+	nmi_counts_add(&c, &n->vector_counts);
+	return c;
+}
+
+static u64 overflows(const struct nmi_cpu *n)
+{
+	return n->counts.overflows + n->vector_counts.overflows;
+}
+
+/* The next online CPU after cpu, wrapping; NULL when cpu is alone. */
+static const struct percpu *neighbour(const struct percpu *cpu)
+{
+	u32 count = smp_cpu_count();
+
+	for (u32 step = 1; step < count; step++) {
+		const struct percpu *o = smp_cpu((cpu->index + step) % count);
+
+		if (o->state == CPU_ONLINE)
+			return o;
+	}
+	return NULL;
+}
+
+static void arm(const struct stress_config *c, struct nmi_cpu *n)
+{
+	n->lvtpc = c->lvtpc;
+	apic_write(APIC_LVT_PMC, c->lvtpc);
+	n->pmu_armed = true;
+	barrier();
+	pmu_arm(c->period);
+}
+
+static void stop(struct stress_cpu *r, struct nmi_cpu *n)
+{
+	u64 c0, c1;
+
+	pmu_disable();
+	/* A PMI still on its way finds its status bit, as it would have. */
+	udelay(DRAIN_US);
+	r->reference_events = pmu_has_reference() ? pmu_read(1) : 0;
+	r->unserviced = pmu_stop();
+	r->lvtpc_unmasked = !(apic_read(APIC_LVT_PMC) & APIC_LVT_MASKED);
+	n->pmu_armed = false;
+	barrier();
+
+	c0 = pmu_read(0);
+	c1 = pmu_has_reference() ? pmu_read(1) : 0;
+	workload_run(&n->work_tsc, COST_ITERATIONS);
+	r->stopped_cleanly = pmu_read(0) == c0 && (!pmu_has_reference() || pmu_read(1) == c1) &&
+			     !pmu_stop();
+	apic_write(APIC_LVT_PMC, APIC_LVT_MASKED);
+	n->lvtpc = 0;
+}
+
+static void send_due_ipis(const struct percpu *to, struct stress_cpu *r, u64 now,
+			  u64 interval, u64 *next)
+{
+	for (u32 burst = 0; burst < IPI_BURST_MAX && now >= *next; burst++) {
+		nmi_ipi_send(to);
+		r->ipis_sent++;
+		*next += interval;
+	}
+	if (now >= *next)
+		*next = now + interval;
+}
+
+static void stress_cpu(void *arg)
+{
+	const struct stress_config *c = arg;
+	struct percpu *cpu = this_cpu();
+	struct nmi_cpu *n = nmi_cpu(cpu->index);
+	struct stress_cpu *r = &results[cpu->index];
+	const struct percpu *to = neighbour(cpu);
+	u64 t, interval = c->nmi_ipi_rate ? clock.tsc_hz / c->nmi_ipi_rate : 0, next_ipi;
+	struct nmi_counts before = snapshot(n), after;
+	u64 overflows_before;
+
+	*r = (struct stress_cpu){ 0 };
+	t = rdtsc();
+	workload_run(&n->work_tsc, COST_ITERATIONS);
+	r->cost_cycles_off = rdtsc() - t;
+
+	arm(c, n);
+	overflows_before = overflows(n);
+	t = rdtsc();
+	workload_run(&n->work_tsc, COST_ITERATIONS);
+	r->cost_cycles_on = rdtsc() - t;
+	r->cost_overflows = overflows(n) - overflows_before;
+
+	next_ipi = rdtsc();
+	while ((t = rdtsc()) < c->end_tsc) {
+		workload_run(&n->work_tsc, CHUNK_ITERATIONS);
+		r->iterations += CHUNK_ITERATIONS;
+		if (interval && to)
+			send_due_ipis(to, r, t, interval, &next_ipi);
+	}
+	stop(r, n);
+
+	after = snapshot(n);
+	nmi_counts_sub(&r->counts, &after, &before);
+	r->ran = true;
+}
+
+static void prepare_samples(u32 cap)
+{
+	for (u32 i = 0; i < smp_cpu_count(); i++) {
+		struct nmi_cpu *n = nmi_cpu(i);
+
+		n->samples = 0;
+		if (n->sample_cap >= cap)
+			continue;
+		n->gap = boot_alloc(cap * sizeof(u64), sizeof(u64));
+		n->skid = boot_alloc(cap * sizeof(u64), sizeof(u64));
+		n->sample_cap = n->gap && n->skid ? cap : 0;
+	}
+}
+
+bool stress_run(struct stress_config *c)
+{
+	prepare_samples(c->sample_cap);
+	for (u32 i = 0; i < smp_cpu_count(); i++)
+		results[i] = (struct stress_cpu){ 0 };
+	c->end_tsc = rdtsc() + c->seconds * clock.tsc_hz;
+	return smp_run_all(stress_cpu, c, (c->seconds + STRESS_SLACK_SECONDS) * 1000000);
+}
