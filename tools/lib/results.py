@@ -14,7 +14,7 @@ from pathlib import Path
 from . import ktap
 from .qemu import EXIT_FAILED, EXIT_PASSED
 
-SCHEMA = 1
+SCHEMA = 2
 BAD = ("error", "fail")
 
 # The kernel counts the RAM the boot loader's memory map calls usable, and

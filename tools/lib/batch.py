@@ -1,0 +1,105 @@
+# SPDX-License-Identifier: MIT
+"""Many guest runs at once: the RunSpecs of a scenario or matrix, up to
+N QEMU processes at a time, each in its own folder under one batch
+folder, with an index.json that lists them all (those that could not run
+included, with the reason).
+
+Threads are enough: each run spends its time in QEMU, and the threads
+only wait on pipes.
+"""
+
+import concurrent.futures
+import datetime
+import json
+import threading
+import time
+
+from . import guest, media, qemu, results
+from .progress import Progress
+
+INDEX = "index.json"
+
+
+def run_one(spec, batch_dir, kvm):
+    """(record, outcome or None) for one spec; never raises for a run
+    that cannot start, so that one bad run does not stop the batch."""
+    record = {"name": spec.name, "run": spec.run_name, "repeat": spec.repeat,
+              "verdict": None, "reason": None, "wall_s": None}
+    if spec.needs_kvm and not kvm["usable"]:
+        record["verdict"] = "skip"
+        record["reason"] = "needs KVM: /dev/kvm unusable or the CPU shows " \
+                           "no VMX/SVM"
+        return record, None
+    start = time.monotonic()
+    try:
+        accel, _ = qemu.resolve_accel(spec.accel, kvm[spec.accel == "kvm"])
+        run_dir = results.new_dir(batch_dir, spec.run_name)
+        record["run"] = run_dir.name
+        outcome = guest.run(spec.qemu_machine(accel), spec.cmdline, run_dir,
+                            spec.timeout_s, scenario=spec.to_json(),
+                            quiet=True, expect_status=spec.expect_status,
+                            kvm_ok=kvm[spec.accel == "kvm"])
+    except (guest.CannotRun, media.MediaError, qemu.ConfigError,
+            OSError) as err:
+        record["verdict"] = "not run"
+        record["reason"] = str(err)
+        return record, None
+    record["verdict"] = outcome.doc["verdict"]
+    record["reason"] = outcome.doc["crash"]
+    record["wall_s"] = round(time.monotonic() - start, 3)
+    return record, outcome
+
+
+def kvm_state():
+    """KVM's availability, looked up once: index False is what accel=auto
+    sees (device and VMX/SVM), True what an explicit accel=kvm needs."""
+    return {"usable": qemu.kvm_usable(), True: qemu.kvm_device_ok(),
+            False: qemu.kvm_usable()}
+
+
+def run_all(specs, batch_dir, jobs, about, stream=None, live=None):
+    """Run every spec; returns the index document (also written to
+    batch_dir/index.json). about: what the batch is (name, file...)."""
+    kvm = kvm_state()
+    index = {"schema": results.SCHEMA, "kind": "batch", **about,
+             "started_at": datetime.datetime.now(
+                 datetime.timezone.utc).isoformat(timespec="seconds"),
+             "jobs": jobs, "runs": []}
+    records = [None] * len(specs)
+    lock = threading.Lock()
+    with Progress(len(specs), stream=stream, live=live) as progress:
+        def one(i, spec):
+            progress.started()
+            record, outcome = run_one(spec, batch_dir, kvm)
+            bad = record["verdict"] not in ("pass", "skip")
+            took = f" ({record['wall_s']:.1f} s)" if record["wall_s"] else ""
+            line = f"{record['verdict'].upper():7} {record['run']}{took}"
+            if record["reason"]:
+                line += f": {record['reason']}"
+            progress.finished(line, failed=bad,
+                              skipped=record["verdict"] == "skip")
+            if bad and outcome is not None:
+                # The lines that say why, as a single run prints them.
+                detail = [f"    {x}" for x in outcome.lines
+                          if not x.startswith(("PASS", "SKIP"))]
+                progress.note("\n".join(detail))
+            with lock:
+                records[i] = record
+        with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+            futures = [pool.submit(one, i, s) for i, s in enumerate(specs)]
+            for future in futures:
+                future.result()
+        index["elapsed_s"] = round(progress.clock() - progress.start, 3)
+    index["runs"] = records
+    with open(batch_dir / INDEX, "w") as out:
+        json.dump(index, out, indent=1)
+        out.write("\n")
+    return index
+
+
+def tally(index):
+    """Counts of the index's verdicts."""
+    counts = {}
+    for record in index["runs"]:
+        counts[record["verdict"]] = counts.get(record["verdict"], 0) + 1
+    return counts

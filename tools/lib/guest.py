@@ -1,0 +1,266 @@
+# SPDX-License-Identifier: MIT
+"""One guest run: boot media, one QEMU process, its serial log streamed
+and parsed as KTAP, and the results.json document that judges it.
+
+tools/run uses it for a single run and, from several threads at once, for
+a matrix; each run owns its folder, so runs never share a file.
+"""
+
+import collections
+import datetime
+import json
+import os
+import re
+import selectors
+import subprocess
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import hostinfo, ktap, media, qemu, results
+
+ROOT = Path(__file__).resolve().parent.parent.parent
+BUILD = ROOT / "build"
+# The kernel exits right after its totals line; one that halts instead
+# (exit=halt) gets this long before QEMU is put down.
+GRACE_S = 5
+TAIL_LINES = 20
+# The kernel names itself and its version in a diagnostic after the plan.
+_BANNER = re.compile(r"\s*# hvprobe \S+:")
+
+
+class CannotRun(Exception):
+    """The run could not take place; not a verdict on the kernel."""
+
+
+def need(path, why="the build should have made it"):
+    if not path.exists():
+        raise CannotRun(f"{shown(path)} is missing ({why})")
+    return path
+
+
+def shown(path):
+    """Paths inside the repository as relative ones, so that the recorded
+    QEMU command line works from any checkout."""
+    path = Path(path)
+    try:
+        return str(path.resolve().relative_to(ROOT))
+    except ValueError:
+        return str(path.resolve())
+
+
+def boot_media(boot, words, run_dir):
+    """Keyword arguments of qemu_argv for this run's boot path."""
+    if boot == "kernel":
+        return {"kernel": shown(need(BUILD / "hvprobe.elf32"))}
+    if words:
+        iso = media.make_iso(need(BUILD / "isodir"), run_dir, words)
+    else:
+        iso = need(BUILD / "hvprobe.iso")
+    kwargs = {"iso": shown(iso)}
+    if boot == "uefi":
+        firmware = "install OVMF or set HVPROBE_OVMF_CODE and _VARS"
+        need(Path(qemu.OVMF_CODE), firmware)
+        vars_file = media.copy_ovmf_vars(need(Path(qemu.OVMF_VARS), firmware),
+                                         run_dir)
+        kwargs["vars_file"] = shown(vars_file)
+    return kwargs
+
+
+class Run:
+    """One QEMU process and what its serial port said."""
+
+    def __init__(self, run_dir, quiet):
+        self.run_dir = run_dir
+        self.quiet = quiet
+        self.parser = ktap.Parser()
+        self.tail = collections.deque(maxlen=TAIL_LINES)
+        self.exit_status = None
+        self.timed_out = False
+        self.lingered = False
+        self.wall = None
+        self.banner = None      # "hvprobe 0.1: multiboot1, ...", if said
+
+    def boot(self, argv, timeout):
+        log = open(self.run_dir / "serial.log", "wb")
+        times = open(self.run_dir / "serial.times", "w")
+        stderr = open(self.run_dir / "qemu.stderr", "wb")
+        with log, times, stderr:
+            try:
+                proc = subprocess.Popen(argv, cwd=ROOT,
+                                        stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.PIPE,
+                                        stderr=stderr)
+            except OSError as err:
+                raise CannotRun(f"cannot start {argv[0]}: {err}") from None
+            try:
+                self._stream(proc, log, times, timeout)
+            finally:
+                if proc.poll() is None:
+                    proc.kill()
+                proc.wait()
+                proc.stdout.close()
+
+    def _stream(self, proc, log, times, timeout):
+        start = time.monotonic()
+        fd = proc.stdout.fileno()
+        sel = selectors.DefaultSelector()
+        sel.register(fd, selectors.EVENT_READ)
+        pending = b""
+        while True:
+            now = time.monotonic()
+            deadline = start + timeout
+            report = self.parser.report
+            if report.totals is not None:
+                deadline = min(deadline, start + report.totals_time + GRACE_S)
+            if now >= deadline:
+                self.timed_out = report.totals is None
+                self.lingered = not self.timed_out
+                break
+            if not sel.select(deadline - now):
+                continue
+            chunk = os.read(fd, 65536)
+            if not chunk:
+                break
+            log.write(chunk)
+            # One timestamp per read: lines that arrive together were
+            # printed within one pipe buffer of each other.
+            stamp = time.monotonic() - start
+            *lines, pending = (pending + chunk).split(b"\n")
+            for line in lines:
+                self._line(line, stamp, times)
+        sel.close()
+        if pending:
+            self._line(pending, time.monotonic() - start, times)
+        if proc.poll() is None and not (self.timed_out or self.lingered):
+            try:
+                proc.wait(timeout=GRACE_S)  # stdout closed: QEMU is leaving
+            except subprocess.TimeoutExpired:
+                pass
+        self.wall = time.monotonic() - start
+        if proc.poll() is not None:
+            self.exit_status = proc.returncode
+
+    def _line(self, raw, stamp, times):
+        text = ktap.clean(raw)
+        times.write(f"{stamp:.6f} {text}\n")
+        self.parser.feed(raw, stamp)
+        if self.banner is None and _BANNER.match(text):
+            self.banner = text.strip()[2:]
+        if text:
+            self.tail.append(text)
+            if not self.quiet:
+                print(text, flush=True)
+
+    def crash_reason(self, timeout):
+        report = self.parser.finish()
+        if not report.crashed:
+            return None
+        if report.reboot_line is not None:
+            return report.crash_reason
+        said = "before any KTAP output" if not self.parser.started \
+            else "before the totals line"
+        if self.timed_out:
+            return f"timed out after {timeout:g} s {said}"
+        return f"QEMU exited with status {self.exit_status} {said}"
+
+
+def rounded(seconds):
+    return None if seconds is None else round(seconds, 6)
+
+
+def kvm_ok_for(accel):
+    """Whether KVM counts as available for a run asking for accel: an
+    explicit kvm needs only the device, auto also wants VMX or SVM."""
+    return qemu.kvm_device_ok() if accel == "kvm" else qemu.kvm_usable()
+
+
+@dataclass
+class Outcome:
+    doc: dict
+    lines: list         # the summary tools/run prints
+    ok: bool            # passed, or failed as expect_fail wanted
+
+
+def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
+        expect_status=None, expect_fail=None, kvm_ok=None):
+    """Boot machine once with the kernel command line words, in run_dir;
+    write run_dir/results.json and return the Outcome. Raises CannotRun
+    (or media.MediaError, or qemu.ConfigError) when no guest could be
+    started."""
+    cmdline = " ".join(words)
+    if kvm_ok is None:
+        kvm_ok = kvm_ok_for(machine.accel)
+    started = datetime.datetime.now(datetime.timezone.utc)
+    argv, accel = qemu.qemu_argv(machine, kvm_ok, cmdline=cmdline,
+                                 **boot_media(machine.boot, words, run_dir))
+    guest = Run(run_dir, quiet)
+    guest.boot(argv, timeout)
+    crash = guest.crash_reason(timeout)
+    report = guest.parser.report
+    problems = list(report.problems)
+    if guest.lingered:
+        problems.append(f"QEMU still ran {GRACE_S} s after the totals "
+                        "line and was killed")
+    if scenario is None:
+        scenario = adhoc_scenario(machine, cmdline, timeout)
+
+    doc = {
+        "schema": results.SCHEMA, "source": "qemu", "run": run_dir.name,
+        "started_at": started.isoformat(timespec="seconds"),
+        "scenario": scenario, "boot": machine.boot,
+        "cmdline": cmdline, "qemu": argv, "accel": accel,
+        "host": hostinfo.host(accel, kvm_ok),
+        "hvprobe": {"version": hostinfo.hvprobe_version(),
+                    "banner": guest.banner},
+        "exit_status": guest.exit_status,
+        "timing": {"first_ktap_s": rounded(report.first_ktap_time),
+                   "totals_s": rounded(report.totals_time),
+                   "wall_s": rounded(guest.wall),
+                   "timeout_s": timeout},
+        "verdict": None, "crash": crash, "totals": report.totals,
+        "tests": [t.to_json() for t in report.tests],
+        "host_checks": [], "problems": problems,
+        "expect_fail": expect_fail, "expected": None,
+    }
+    doc["host_checks"] = results.host_checks(
+        doc["tests"], cmdline, machine.mem_mib * 1024, machine.boot)
+    doc["host_checks"] += results.smp_checks(
+        doc["tests"], cmdline, machine.smp, machine.numa)
+    if report.totals is not None:
+        doc["host_checks"] += results.exit_check(
+            guest.exit_status, results.ktap_verdict(doc["tests"]),
+            expect_status)
+    doc["verdict"] = results.verdict(doc)
+
+    ok = doc["verdict"] == "pass"
+    verdict = doc["verdict"].upper()
+    lines = results.summary(doc, guest.tail if crash else ())
+    if expect_fail is not None:
+        matched = results.expect_fail_match(report, expect_fail)
+        ok = doc["expected"] = bool(matched and not crash)
+        lines.append(f"expected failure: {matched}" if ok else
+                     f"UNEXPECTED: wanted a complete run with a not-ok "
+                     f"line matching {expect_fail!r}")
+        verdict += " (as expected)" if ok else " (not as expected)"
+    stderr = (run_dir / "qemu.stderr").read_text(errors="replace").strip()
+    lines += [f"qemu: {line}" for line in stderr.splitlines()[-TAIL_LINES:]]
+    with open(run_dir / "results.json", "w") as out:
+        json.dump(doc, out, indent=1)
+        out.write("\n")
+    lines.append(f"{verdict}  {shown(run_dir)}")
+    return Outcome(doc, lines, ok)
+
+
+def adhoc_scenario(machine, cmdline, timeout):
+    """The scenario block of a run made from command-line options: no
+    name, the machine it asked for."""
+    return {"name": None, "scenario": None, "variant": None,
+            "description": "", "source": None, "matrix": None,
+            "repeat": 1, "repeats": 1,
+            "machine": {"boot": machine.boot, "vcpus": machine.smp,
+                        "numa": machine.numa, "mem_mib": machine.mem_mib,
+                        "cpu": machine.cpu, "accel": machine.accel,
+                        "machine": machine.machine,
+                        "qemu_args": list(machine.extra)},
+            "cmdline": cmdline, "timeout_s": timeout}

@@ -1,0 +1,447 @@
+# SPDX-License-Identifier: MIT
+"""Scenarios and matrices: which machines to boot, with which command line.
+
+A scenario file (TOML, or JSON with the same keys) names one QEMU machine
+and one kernel command line, and may list variants of itself (the same
+machine with other words on the command line, another CPU model...). A
+matrix file names scenarios to run, inline or by name, and may cross a
+base scenario with axes. Both turn into a flat list of RunSpec, one per
+guest boot, which is all the runner sees.
+
+Everything here is pure: it reads files and returns data, so that the
+unit tests can pin what a file means without starting QEMU.
+"""
+
+import itertools
+import json
+import re
+import tomllib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from . import qemu
+
+SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
+
+# Names become folder names and the parts of "scenario.variant", so they
+# may not hold a dot.
+_NAME = re.compile(r"[A-Za-z0-9_+-]{1,64}")
+_WORD = re.compile(r"\S+")
+
+# The keys of a scenario, with what each must be. "cpu" may also be a
+# table keyed by accelerator (kvm, tcg), for flags only one of them
+# takes (Hyper-V enlightenments mean something under KVM only).
+KEYS = {
+    "name": "a name of letters, digits, _ + -",
+    "description": "a string",
+    "boot": f"one of {', '.join(qemu.BOOTS)}",
+    "vcpus": "a whole number >= 1",
+    "numa": "a whole number >= 0 (NUMA nodes; 0 leaves -numa out)",
+    "mem": "a size such as 256M or 2G",
+    "cpu": "a QEMU CPU model, or a table {kvm = ..., tcg = ...}",
+    "accel": f"one of {', '.join(qemu.ACCELS)}",
+    "machine": "a QEMU machine type and its options",
+    "qemu_args": "a list of extra QEMU arguments",
+    "cmdline": "the kernel command line, a string or a list of words",
+    "timeout": "seconds, a number > 0",
+    "needs_kvm": "true or false",
+    "expect_status": "QEMU's expected exit status, a whole number",
+    "variants": "a table of variant name -> scenario keys",
+}
+# Keys a variant or axis entry may change (not its name or variants).
+OVERRIDES = set(KEYS) - {"name", "variants"}
+MATRIX_KEYS = {"name", "description", "repeat", "scenarios", "scenario",
+               "cross"}
+DEFAULT_TIMEOUT_S = {"kernel": 60, "bios": 60, "uefi": 120}
+MAX_RUNS = 10000
+
+
+class ScenarioError(Exception):
+    """A scenario or matrix file that cannot be used; a user error."""
+
+
+@dataclass
+class RunSpec:
+    """One guest boot: the machine, the command line and where it came
+    from. `name` is scenario[.variant], the same for every repeat."""
+    name: str
+    scenario: str
+    variant: str | None = None
+    description: str = ""
+    boot: str = "kernel"
+    vcpus: int = 1
+    numa: int = 0
+    mem_mib: int = 256
+    cpu: str | dict | None = None
+    accel: str = "auto"
+    machine: str = "q35"
+    qemu_args: list = field(default_factory=list)
+    cmdline: list = field(default_factory=list)
+    timeout: float | None = None
+    needs_kvm: bool = False
+    expect_status: int | None = None
+    source: str | None = None
+    matrix: str | None = None
+    repeat: int = 1
+    repeats: int = 1
+
+    @property
+    def run_name(self):
+        """The run folder's name: repeats of one spec get -r2, -r3..."""
+        return self.name if self.repeat == 1 else f"{self.name}-r{self.repeat}"
+
+    @property
+    def timeout_s(self):
+        return self.timeout or DEFAULT_TIMEOUT_S[self.boot]
+
+    def cpu_for(self, accel):
+        """The CPU model for the accelerator the run ends up with; None
+        means the accelerator's default."""
+        if isinstance(self.cpu, dict):
+            return self.cpu.get(accel)
+        return self.cpu
+
+    def qemu_machine(self, accel=None):
+        return qemu.Machine(boot=self.boot, smp=self.vcpus, numa=self.numa,
+                            mem_mib=self.mem_mib, accel=self.accel,
+                            cpu=self.cpu_for(accel) if accel else None,
+                            machine=self.machine, extra=list(self.qemu_args))
+
+    def to_json(self):
+        """The scenario block of results.json."""
+        return {"name": self.name, "scenario": self.scenario,
+                "variant": self.variant, "description": self.description,
+                "source": self.source, "matrix": self.matrix,
+                "repeat": self.repeat, "repeats": self.repeats,
+                "machine": {"boot": self.boot, "vcpus": self.vcpus,
+                            "numa": self.numa, "mem_mib": self.mem_mib,
+                            "cpu": self.cpu, "accel": self.accel,
+                            "machine": self.machine,
+                            "qemu_args": list(self.qemu_args)},
+                "cmdline": " ".join(self.cmdline),
+                "timeout_s": self.timeout_s}
+
+
+def merge_cmdline(words, more):
+    """words with more merged in: a key=value word replaces the earlier
+    word with that key (the kernel takes each key once), anything else is
+    appended unless already there."""
+    out = list(words)
+    for word in more:
+        key = word.split("=", 1)[0] + "=" if "=" in word else None
+        at = next((i for i, w in enumerate(out)
+                   if (key and w.startswith(key)) or w == word), None)
+        if at is None:
+            out.append(word)
+        else:
+            out[at] = word
+    return out
+
+
+def _words(value, where):
+    if isinstance(value, str):
+        return _WORD.findall(value)
+    if isinstance(value, list) and all(isinstance(w, str) for w in value):
+        # A list element with spaces would silently become several words.
+        if any(not _WORD.fullmatch(w) for w in value):
+            raise ScenarioError(f"{where}: cmdline words may not be empty "
+                                "or hold spaces")
+        return list(value)
+    raise ScenarioError(f"{where}: cmdline must be {KEYS['cmdline'][18:]}")
+
+
+def _int(value, where, key, low):
+    if type(value) is not int or value < low:
+        raise ScenarioError(f"{where}: {key} must be {KEYS[key]}, "
+                            f"not {value!r}")
+    return value
+
+
+def _apply(spec, keys, where, merge):
+    """Set spec's fields from the table keys. merge: cmdline words and
+    qemu_args add to what spec has (variants and axes) instead of
+    replacing it (the scenario's own keys)."""
+    allowed = OVERRIDES if merge else set(KEYS)
+    unknown = sorted(set(keys) - allowed)
+    if unknown:
+        raise ScenarioError(f"{where}: unknown key {unknown[0]!r} (accepted: "
+                            f"{', '.join(sorted(allowed))})")
+    for key, value in keys.items():
+        if key == "description":
+            if not isinstance(value, str):
+                raise ScenarioError(f"{where}: description must be a string")
+            spec.description = value
+        elif key in ("boot", "accel"):
+            choices = qemu.BOOTS if key == "boot" else qemu.ACCELS
+            if value not in choices:
+                raise ScenarioError(f"{where}: {key} must be {KEYS[key]}, "
+                                    f"not {value!r}")
+            setattr(spec, key, value)
+        elif key == "vcpus":
+            spec.vcpus = _int(value, where, key, 1)
+        elif key == "numa":
+            spec.numa = _int(value, where, key, 0)
+        elif key == "expect_status":
+            spec.expect_status = _int(value, where, key, 0)
+        elif key == "mem":
+            try:
+                spec.mem_mib = (value if type(value) is int and value > 0
+                                else qemu.parse_size(str(value)))
+            except qemu.ConfigError as err:
+                raise ScenarioError(f"{where}: {err}") from None
+        elif key == "cpu":
+            spec.cpu = _cpu(value, where)
+        elif key == "machine":
+            if not isinstance(value, str) or not value:
+                raise ScenarioError(f"{where}: machine must be {KEYS[key]}")
+            spec.machine = value
+        elif key == "qemu_args":
+            if not (isinstance(value, list)
+                    and all(isinstance(a, str) for a in value)):
+                raise ScenarioError(f"{where}: qemu_args must be a list of "
+                                    "strings")
+            spec.qemu_args = spec.qemu_args + value if merge else list(value)
+        elif key == "cmdline":
+            words = _words(value, where)
+            spec.cmdline = merge_cmdline(spec.cmdline, words) if merge \
+                else words
+        elif key == "timeout":
+            if type(value) not in (int, float) or not value > 0:
+                raise ScenarioError(f"{where}: timeout must be {KEYS[key]}")
+            spec.timeout = float(value)
+        elif key == "needs_kvm":
+            if not isinstance(value, bool):
+                raise ScenarioError(f"{where}: needs_kvm must be true or "
+                                    "false")
+            spec.needs_kvm = value
+    return spec
+
+
+def _cpu(value, where):
+    if isinstance(value, str) and value:
+        return value
+    if isinstance(value, dict) and value and set(value) <= {"kvm", "tcg"} \
+            and all(isinstance(v, str) and v for v in value.values()):
+        return dict(value)
+    raise ScenarioError(f"{where}: cpu must be {KEYS['cpu']}")
+
+
+def _name(value, where, what="name"):
+    if not isinstance(value, str) or not _NAME.fullmatch(value):
+        raise ScenarioError(f"{where}: bad {what} {value!r} (letters, "
+                            "digits, _ + - only, at most 64)")
+    return value
+
+
+def _copy(spec, **changes):
+    fields = dict(spec.__dict__)
+    fields["qemu_args"] = list(spec.qemu_args)
+    fields["cmdline"] = list(spec.cmdline)
+    fields.update(changes)
+    return RunSpec(**fields)
+
+
+def read_file(path):
+    """A TOML or JSON file as a dict; JSON when the name ends in .json."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except (OSError, UnicodeDecodeError) as err:
+        raise ScenarioError(f"cannot read {path}: {err}") from None
+    try:
+        doc = json.loads(text) if path.suffix == ".json" \
+            else tomllib.loads(text)
+    except (ValueError, RecursionError) as err:
+        raise ScenarioError(f"{path}: not valid "
+                            f"{'JSON' if path.suffix == '.json' else 'TOML'}"
+                            f": {err}") from None
+    if not isinstance(doc, dict):
+        raise ScenarioError(f"{path}: expected a table of keys")
+    return doc
+
+
+def from_table(table, where, default_name=None, source=None):
+    """The RunSpecs of one scenario table: the scenario itself when it has
+    no variants, else one per variant, in file order."""
+    if not isinstance(table, dict):
+        raise ScenarioError(f"{where}: a scenario must be a table")
+    name = _name(table.get("name", default_name), where)
+    base = RunSpec(name=name, scenario=name, source=source)
+    _apply(base, {k: v for k, v in table.items()
+                  if k not in ("name", "variants")}, where, merge=False)
+    variants = table.get("variants")
+    if variants is None:
+        return [base]
+    if not isinstance(variants, dict) or not variants:
+        raise ScenarioError(f"{where}: variants must be a non-empty table "
+                            "of name -> keys")
+    specs = []
+    for vname, keys in variants.items():
+        vwhere = f"{where}: variant {vname!r}"
+        _name(vname, vwhere, "variant name")
+        if not isinstance(keys, dict):
+            raise ScenarioError(f"{vwhere}: must be a table of keys")
+        spec = _copy(base, name=f"{name}.{vname}", variant=vname)
+        specs.append(_apply(spec, keys, vwhere, merge=True))
+    return specs
+
+
+def find(name, directory=SCENARIOS):
+    """The file of a shipped scenario, or name itself when it is a path."""
+    path = Path(name)
+    if path.suffix in (".toml", ".json") and path.exists():
+        return path
+    for suffix in (".toml", ".json"):
+        candidate = Path(directory) / f"{name}{suffix}"
+        if candidate.exists():
+            return candidate
+    shipped = sorted(p.stem for p in Path(directory).glob("*.toml")) + \
+        sorted(p.stem for p in Path(directory).glob("*.json"))
+    raise ScenarioError(f"no scenario {name!r} (shipped: "
+                        f"{', '.join(shipped) or 'none'})")
+
+
+def load_scenario(ref, directory=SCENARIOS):
+    """RunSpecs for a scenario reference: NAME or a path, optionally
+    followed by .VARIANT to pick one variant."""
+    ref = str(ref)
+    if Path(ref).suffix in (".toml", ".json"):
+        base, variant = ref, ""
+    else:
+        base, _, variant = ref.partition(".")
+    path = find(base, directory)
+    specs = from_table(read_file(path), str(path), default_name=path.stem,
+                       source=_shown(path))
+    if variant:
+        specs = [s for s in specs if s.variant == variant]
+        if not specs:
+            raise ScenarioError(f"scenario {base!r} has no variant "
+                                f"{variant!r}")
+    return specs
+
+
+def cross(table, where, source=None):
+    """The RunSpecs of a [[cross]] table: its base keys crossed with every
+    combination of its axes. An axis is a list of values for one key
+    (vcpus = [4, 16]) or a table of named partial scenarios (lpj =
+    {per-cpu = {cmdline = ...}, ...}). Combinations QEMU could not build
+    (CPUs that do not split into the nodes) are left out, and listed."""
+    if not isinstance(table, dict):
+        raise ScenarioError(f"{where}: must be a table")
+    axes = table.get("axes")
+    if not isinstance(axes, dict) or not axes:
+        raise ScenarioError(f"{where}: needs an axes table")
+    prefix = _name(table.get("name", "cross"), where)
+    base = RunSpec(name=prefix, scenario=prefix, source=source)
+    _apply(base, {k: v for k, v in table.items()
+                  if k not in ("name", "axes")}, where, merge=False)
+    choices = []
+    for axis, values in axes.items():
+        awhere = f"{where}: axis {axis!r}"
+        if isinstance(values, list):
+            if axis not in OVERRIDES or not values:
+                raise ScenarioError(f"{awhere}: a list axis must name a "
+                                    f"scenario key and hold values")
+            choices.append([(f"{axis}{_label(v)}", {axis: v})
+                            for v in values])
+        elif isinstance(values, dict) and values:
+            entries = []
+            for label, keys in values.items():
+                _name(label, awhere, "axis entry")
+                if not isinstance(keys, dict):
+                    raise ScenarioError(f"{awhere}: entry {label!r} must be "
+                                        "a table of keys")
+                entries.append((label, keys))
+            choices.append(entries)
+        else:
+            raise ScenarioError(f"{awhere}: must be a list of values or a "
+                                "table of named entries")
+    specs, left_out = [], []
+    for combo in itertools.product(*choices):
+        label = "-".join(part for part, _ in combo)
+        name = _name(f"{prefix}-{label}", where, "combined name")
+        spec = _copy(base, name=name, scenario=name)
+        for part, keys in combo:
+            _apply(spec, keys, f"{where}: {part}", merge=True)
+        why = impossible(spec)
+        if why:
+            left_out.append(f"{name}: {why}")
+        else:
+            specs.append(spec)
+    return specs, left_out
+
+
+def _label(value):
+    text = re.sub(r"[^A-Za-z0-9_+-]", "_", str(value))
+    return text.lower() if isinstance(value, bool) else text
+
+
+def impossible(spec):
+    """Why QEMU could not be given this machine, or None."""
+    try:
+        qemu.qemu_argv(spec.qemu_machine(), False, kernel="", iso="",
+                       vars_file="")
+    except qemu.ConfigError as err:
+        return str(err)
+    return None
+
+
+def load_matrix(path, directory=SCENARIOS):
+    """(specs, left_out, name, repeat) of a matrix file: its named
+    scenarios, then its inline ones, then its crosses, each once."""
+    path = Path(path)
+    doc = read_file(path)
+    where = str(path)
+    unknown = sorted(set(doc) - MATRIX_KEYS)
+    if unknown:
+        raise ScenarioError(f"{where}: unknown key {unknown[0]!r} (accepted: "
+                            f"{', '.join(sorted(MATRIX_KEYS))})")
+    name = _name(doc.get("name", path.stem), where, "matrix name")
+    repeat = doc.get("repeat", 1)
+    if type(repeat) is not int or not 1 <= repeat <= 100:
+        raise ScenarioError(f"{where}: repeat must be a whole number 1..100")
+    specs, left_out = [], []
+    refs = doc.get("scenarios", [])
+    if not isinstance(refs, list) or \
+            not all(isinstance(r, str) for r in refs):
+        raise ScenarioError(f"{where}: scenarios must be a list of names")
+    for ref in refs:
+        specs += load_scenario(ref, directory)
+    inline = doc.get("scenario", [])
+    for i, table in enumerate(inline if isinstance(inline, list)
+                              else [inline]):
+        specs += from_table(table, f"{where}: scenario {i + 1}",
+                            source=_shown(path))
+    crosses = doc.get("cross", [])
+    for i, table in enumerate(crosses if isinstance(crosses, list)
+                              else [crosses]):
+        more, skipped = cross(table, f"{where}: cross {i + 1}",
+                              source=_shown(path))
+        specs += more
+        left_out += skipped
+    if not specs:
+        raise ScenarioError(f"{where}: names no scenario")
+    seen = set()
+    for spec in specs:
+        if spec.name in seen:
+            raise ScenarioError(f"{where}: scenario {spec.name!r} twice")
+        seen.add(spec.name)
+        spec.matrix = name
+    return specs, left_out, name, repeat
+
+
+def repeated(specs, times):
+    """Each spec `times` times, repeats of one spec next to each other."""
+    if len(specs) * times > MAX_RUNS:
+        raise ScenarioError(f"{len(specs) * times} runs is more than "
+                            f"{MAX_RUNS}")
+    return [_copy(spec, repeat=r, repeats=times)
+            for spec in specs for r in range(1, times + 1)]
+
+
+def _shown(path):
+    root = SCENARIOS.parent.parent
+    try:
+        return str(Path(path).resolve().relative_to(root))
+    except ValueError:
+        return str(path)
