@@ -1,0 +1,69 @@
+# SPDX-License-Identifier: MIT
+"""Two sets of results side by side: for every scenario both sets ran,
+every figure both have, the medians, the ranges and the verdict of
+stats.compare ("no change" when the ranges of the repeats overlap).
+
+Figures that hold the same single value in every run of both sets (the
+vCPU count, HZ, a CPU's family) are configuration, not measurements: they
+are counted but not listed unless asked for.
+"""
+
+import collections
+import fnmatch
+from dataclasses import dataclass
+
+from . import figures, resultset, stats
+
+
+@dataclass
+class Row:
+    scenario: str
+    figure: str
+    unit: str
+    base: stats.Summary | None
+    new: stats.Summary | None
+    verdict: stats.Verdict
+    constant: bool
+
+
+def _values(docs):
+    out = collections.defaultdict(list)
+    for doc in docs:
+        for name, value in figures.of_run(doc).items():
+            out[name].append(value)
+    return out
+
+
+def compare(base_docs, new_docs, patterns=("*",)):
+    """(rows, only_base, only_new): rows for the scenarios both sets ran,
+    and the names of the scenarios only one of them has."""
+    base, new = resultset.grouped(base_docs), resultset.grouped(new_docs)
+    rows = []
+    for name in base:
+        if name not in new:
+            continue
+        bvals, nvals = _values(base[name]), _values(new[name])
+        for fig in list(bvals) + [f for f in nvals if f not in bvals]:
+            if not any(fnmatch.fnmatchcase(fig, p) for p in patterns):
+                continue
+            b, n, verdict = stats.compare(bvals.get(fig, ()),
+                                          nvals.get(fig, ()))
+            constant = (b is not None and n is not None and
+                        b.low == b.high == n.low == n.high)
+            rows.append(Row(name, fig, figures.unit_of(fig), b, n, verdict,
+                            constant))
+    only_base = [n for n in base if n not in new]
+    only_new = [n for n in new if n not in base]
+    return rows, only_base, only_new
+
+
+def tally(rows):
+    counts = collections.Counter()
+    for row in rows:
+        if row.constant:
+            counts["constant"] += 1
+        elif row.verdict.verdict in (stats.UP, stats.DOWN):
+            counts["changed"] += 1
+        else:
+            counts[row.verdict.verdict] += 1
+    return counts

@@ -1,0 +1,175 @@
+# SPDX-License-Identifier: MIT
+"""Result documents from what the user names: results.json files, batch
+or run folders, whole results trees, and raw serial logs (a Hyper-V VM's
+COM1, a log saved from anywhere), which are parsed here with the same
+KTAP parser tools/run uses and turned into the same document.
+
+Nothing here raises on a bad file: it becomes a problem line, and the
+rest is still read.
+"""
+
+import json
+from pathlib import Path
+
+from . import ktap, results
+from .batch import INDEX
+
+# Raw logs inside a folder are taken only under these names (or with a
+# .meta.json beside them), so that a results tree's other logs (a check
+# run's unit.log) are not mistaken for a guest's serial port.
+LOG_SUFFIX = ".serial.log"
+META_SUFFIX = ".meta.json"
+MAX_LOG_BYTES = 64 << 20
+
+
+def log_stem(path):
+    name = Path(path).name
+    for suffix in (LOG_SUFFIX, ".log", ".txt"):
+        if name.endswith(suffix) and len(name) > len(suffix):
+            return name[:-len(suffix)]
+    return name
+
+
+def meta_for(path):
+    """The sidecar description of a raw log (what tools/hyperv writes):
+    X.meta.json beside X.serial.log or X.log."""
+    return Path(path).with_name(log_stem(path) + META_SUFFIX)
+
+
+def doc_from_log(path, problems):
+    """A results document for a raw serial log, or None when the file
+    cannot be read at all."""
+    path = Path(path)
+    try:
+        with open(path, "rb") as f:
+            raw = f.read(MAX_LOG_BYTES + 1)
+    except OSError as err:
+        problems.append(f"{path}: cannot read: {err.strerror}")
+        return None
+    meta = {}
+    if meta_for(path).exists():
+        meta = _read_json(meta_for(path), problems) or {}
+        if not isinstance(meta, dict):
+            problems.append(f"{meta_for(path)}: not a JSON object, ignored")
+            meta = {}
+    report = ktap.parse(raw[:MAX_LOG_BYTES].split(b"\n"))
+    log_problems = list(report.problems)
+    if len(raw) > MAX_LOG_BYTES:
+        log_problems.append(f"log longer than {MAX_LOG_BYTES} bytes: the "
+                            "rest was not read")
+    name = meta.get("name") if isinstance(meta.get("name"), str) \
+        else log_stem(path)
+    banner = next((line[2:] for line in
+                   (ktap.clean(x).strip() for x in raw[:65536].split(b"\n"))
+                   if line.startswith("# hvprobe ")), None)
+    doc = {
+        "schema": results.SCHEMA, "source": "serial-log", "run": name,
+        "file": str(path), "started_at": meta.get("started_at"),
+        "scenario": {"name": name, "scenario": name, "variant": None,
+                     "description": meta.get("description", ""),
+                     "source": str(path), "matrix": None, "repeat": 1,
+                     "repeats": 1, "machine": meta.get("machine"),
+                     "cmdline": meta.get("cmdline"), "timeout_s": None},
+        "boot": (meta.get("machine") or {}).get("boot"),
+        "cmdline": meta.get("cmdline"), "qemu": None,
+        "accel": (meta.get("host") or {}).get("accel"),
+        "host": meta.get("host"),
+        "hvprobe": {"version": meta.get("hvprobe_version"),
+                    "banner": banner},
+        "exit_status": None,
+        "timing": {"first_ktap_s": None, "totals_s": None, "wall_s": None,
+                   "timeout_s": None},
+        "verdict": None, "crash": report.crash_reason,
+        "totals": report.totals,
+        "tests": [t.to_json() for t in report.tests],
+        "host_checks": [], "problems": log_problems,
+        "expect_fail": None, "expected": None,
+    }
+    doc["verdict"] = results.verdict(doc)
+    return doc
+
+
+def _read_json(path, problems):
+    try:
+        # utf-8-sig: PowerShell's Set-Content writes a byte-order mark.
+        with open(path, encoding="utf-8-sig") as f:
+            return json.load(f)
+    except (OSError, ValueError, RecursionError) as err:
+        problems.append(f"{path}: not readable JSON: {err}")
+        return None
+
+
+def _results_doc(path, problems):
+    doc = _read_json(path, problems)
+    if doc is None:
+        return None
+    if not (isinstance(doc, dict) and isinstance(doc.get("tests"), list)):
+        problems.append(f"{path}: not a results document")
+        return None
+    doc.setdefault("file", str(path))
+    return doc
+
+
+def _in_folder(folder):
+    """The files of a folder that hold results, in run order: a batch's
+    index order when there is one, else by name."""
+    index = folder / INDEX
+    found = sorted(folder.rglob("results.json"))
+    if index.exists():
+        try:
+            runs = json.loads(index.read_text()).get("runs") or []
+            order = {folder / r["run"] / "results.json": i
+                     for i, r in enumerate(runs)
+                     if isinstance(r, dict) and isinstance(r.get("run"), str)}
+            found.sort(key=lambda p: order.get(p, len(order)))
+        except (OSError, ValueError, AttributeError):
+            pass
+    logs = sorted(p for p in folder.rglob("*")
+                  if p.is_file() and (p.name.endswith(LOG_SUFFIX) or (
+                      p.suffix == ".log" and meta_for(p).exists()))
+                  and not (p.parent / "results.json").exists())
+    return found + logs
+
+
+def load(paths):
+    """(docs, problems) for the given paths."""
+    docs, problems = [], []
+    for given in paths:
+        path = Path(given)
+        if path.is_dir():
+            files = _in_folder(path)
+            if not files:
+                problems.append(f"{path}: no results.json or serial log "
+                                "inside")
+        elif path.name == INDEX and path.exists():
+            files = _in_folder(path.parent)     # a batch, by its index
+        elif path.exists():
+            files = [path]
+        else:
+            problems.append(f"{path}: no such file or folder")
+            continue
+        for f in files:
+            if f.suffix == ".json":
+                doc = _results_doc(f, problems)
+            else:
+                doc = doc_from_log(f, problems)
+            if doc is not None:
+                docs.append(doc)
+    return docs, problems
+
+
+def name_of(doc):
+    """The name runs are grouped by: the scenario's (repeats share it),
+    else the run's own."""
+    scenario = doc.get("scenario")
+    if isinstance(scenario, dict) and scenario.get("name"):
+        return str(scenario["name"])
+    return str(doc.get("run") or doc.get("file") or "?")
+
+
+def grouped(docs):
+    """{name: [docs]} in first-seen order."""
+    groups = {}
+    for doc in docs:
+        groups.setdefault(name_of(doc), []).append(doc)
+    return groups

@@ -1,0 +1,74 @@
+# SPDX-License-Identifier: MIT
+"""Tables in four forms: aligned text for a terminal, CSV and JSON for
+programs, Markdown for a README or a pull request.
+
+A table is a list of Column and a list of rows (dicts keyed by column
+key). Cells hold raw values (numbers stay numbers for CSV and JSON); the
+text forms format them with the column's function.
+"""
+
+import csv
+import io
+import json
+from dataclasses import dataclass
+from typing import Callable
+
+FORMATS = ("text", "csv", "json", "markdown")
+
+
+def plain(value):
+    if value is None:
+        return "-"
+    if isinstance(value, float):
+        return f"{value:.3g}" if abs(value) < 100 else f"{value:.0f}"
+    return str(value)
+
+
+@dataclass
+class Column:
+    key: str
+    header: str
+    unit: str = ""
+    fmt: Callable = plain
+    numeric: bool = False
+
+    @property
+    def title(self):
+        return f"{self.header} ({self.unit})" if self.unit else self.header
+
+
+def render(columns, rows, fmt="text"):
+    if fmt == "csv":
+        out = io.StringIO()
+        writer = csv.writer(out, lineterminator="\n")
+        writer.writerow([c.title for c in columns])
+        for row in rows:
+            writer.writerow(["" if row.get(c.key) is None else row.get(c.key)
+                             for c in columns])
+        return out.getvalue()
+    if fmt == "json":
+        return json.dumps({"columns": [{"key": c.key, "header": c.header,
+                                        "unit": c.unit} for c in columns],
+                           "rows": [{c.key: row.get(c.key) for c in columns}
+                                    for row in rows]}, indent=1) + "\n"
+    cells = [[c.title for c in columns]] + \
+        [[c.fmt(row.get(c.key)) for c in columns] for row in rows]
+    widths = [max(len(r[i]) for r in cells) for i in range(len(columns))]
+
+    def line(values, sep="  "):
+        return sep.join(v.rjust(w) if c.numeric else v.ljust(w)
+                        for v, w, c in zip(values, widths, columns)).rstrip()
+    if fmt == "markdown":
+        head = "| " + " | ".join(v.ljust(w) for v, w in
+                                 zip(cells[0], widths)) + " |"
+        rule = "|" + "|".join(("-" * (w + 1) + ":") if c.numeric
+                              else "-" * (w + 2)
+                              for w, c in zip(widths, columns)) + "|"
+        body = ["| " + " | ".join(
+            (v.rjust(w) if c.numeric else v.ljust(w)).replace("|", "\\|")
+            for v, w, c in zip(r, widths, columns)) + " |"
+            for r in cells[1:]]
+        return "\n".join([head, rule, *body]) + "\n"
+    return "\n".join([line(cells[0]),
+                      line(["-" * w for w in widths])]
+                     + [line(r) for r in cells[1:]]) + "\n"
