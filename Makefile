@@ -6,8 +6,6 @@
 #                 build/hvprobe.iso (GRUB, BIOS + UEFI)
 #   make run      boot the default scenario under QEMU and summarise it
 #   make check    host unit tests + the guest suite on all three boot paths
-#   make check-lava  the -kernel and BIOS ISO boots as LAVA jobs, run by a
-#                 local lava-run; LAVA's cases must equal the KTAP lines
 #   make soak     SOAK_RUNS boots on random machines and command lines
 #                 (SOAK_SEED= repeats one soak)
 #   make bench    boot time of the three boot paths, and the SMP bring-up
@@ -140,7 +138,7 @@ UNIT_CFLAGS := -std=gnu11 -O1 -g -I. -DHOST_TEST \
 	-fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer -Wall -Wextra -Werror
 
-.PHONY: all run check check-lava bench bench-quick unit deps clean soak
+.PHONY: all run check bench bench-quick unit deps clean soak
 
 all: $(BUILD)/hvprobe.elf $(BUILD)/hvprobe.elf32 $(BUILD)/hvprobe.iso
 
@@ -181,21 +179,20 @@ unit: $(BUILD)/unit/hvprobe-unit
 deps:
 	@tools/deps
 
+# The showcase: the default matrix (tools/matrices/default.toml), two
+# guests at a time, ending with the bring-up table.
 run: deps all
-	tools/run --boot kernel --smp 4
+	tools/run --no-build --matrix default -j 2
 
 check: deps all $(BUILD)/unit/hvprobe-unit
 	tools/check --no-build
 
-# The -kernel and ISO boots under LAVA's dispatcher; Debian's
-# lava-dispatcher is installed if missing (as root; else the command).
-check-lava: deps all
-	@tools/deps lava-run:lava-dispatcher
-	tools/lava/run
-
+# The seed experiments' scenarios last, one guest at a time (timing) and
+# three boots each, so that tools/compare can judge a later run against it.
 bench: deps all
 	bench/boot-time
 	bench/smp --no-build
+	tools/run --no-build --matrix seed --repeat 3 -j 1
 
 bench-quick: deps all
 	bench/smp --no-build --quick
