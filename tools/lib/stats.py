@@ -7,6 +7,12 @@ repeats whose ranges overlap are "no change", because nothing in them
 tells a real difference from noise. The full range (min to max) is the
 interval: with the three to five repeats people run, any narrower
 estimate would claim a precision the data does not have.
+
+The price of that rule: two sets of n repeats drawn from one distribution
+miss each other (all of one below all of the other) with probability
+2 n! n! / (2n)!, since every interleaving of the 2n values is equally
+likely: 33 % for n = 2, 10 % for n = 3, 0.8 % for n = 5. Use five repeats
+when a false "changed" costs something.
 """
 
 import statistics
