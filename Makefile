@@ -6,6 +6,8 @@
 #                 build/hvprobe.iso (GRUB, BIOS + UEFI)
 #   make run      boot the default scenario under QEMU and summarise it
 #   make check    host unit tests + the guest suite on all three boot paths
+#   make check-lava  the -kernel and BIOS ISO boots as LAVA jobs, run by a
+#                 local lava-run; LAVA's cases must equal the KTAP lines
 #   make soak     SOAK_RUNS boots on random machines and command lines
 #                 (SOAK_SEED= repeats one soak)
 #   make bench    boot time of the three boot paths, and the SMP bring-up
@@ -78,6 +80,7 @@ KERNEL_OBJS := \
 	kernel/stats.o \
 	kernel/string.o \
 	kernel/trap.o \
+	kernel/watchdog.o \
 	tests/boot.o \
 	tests/exceptions.o \
 	tests/cpuinfo.o \
@@ -87,7 +90,9 @@ KERNEL_OBJS := \
 	tests/lpj.o \
 	tests/nmi_storm.o \
 	tests/pmi_stress.o \
-	tests/crash.o
+	tests/crash.o \
+	tests/crash_ap.o \
+	tests/hang.o
 
 KERNEL_OBJS := $(addprefix $(BUILD)/,$(KERNEL_OBJS))
 
@@ -138,7 +143,7 @@ UNIT_CFLAGS := -std=gnu11 -O1 -g -I. -DHOST_TEST \
 	-fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer -Wall -Wextra -Werror
 
-.PHONY: all run check bench bench-quick unit deps clean soak
+.PHONY: all run check check-lava bench bench-quick unit deps clean soak
 
 all: $(BUILD)/hvprobe.elf $(BUILD)/hvprobe.elf32 $(BUILD)/hvprobe.iso
 
@@ -186,6 +191,12 @@ run: deps all
 
 check: deps all $(BUILD)/unit/hvprobe-unit
 	tools/check --no-build
+
+# The -kernel and ISO boots under LAVA's dispatcher; Debian's
+# lava-dispatcher is installed if missing (as root; else the command).
+check-lava: deps all
+	@tools/deps lava-run:lava-dispatcher
+	tools/lava/run
 
 # The seed experiments' scenarios last, one guest at a time (timing) and
 # three boots each, so that tools/compare can judge a later run against it.

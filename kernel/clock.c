@@ -18,6 +18,7 @@
 #include "kernel/printf.h"
 #include "kernel/string.h"
 #include "kernel/trap.h"
+#include "kernel/watchdog.h"
 #include "kernel/x86.h"
 
 /* Long enough for 0.1 % against a 1.19 MHz PIT, short enough for boot. */
@@ -195,9 +196,9 @@ static void tick(struct trap_frame *f)
 {
 	u64 by_tsc = (rdtsc() - tick_tsc_base) / tsc_per_jiffy;
 
-	(void)f;
 	jiffies = by_tsc > jiffies + 1 ? by_tsc : jiffies + 1;
 	apic_eoi();
+	watchdog_tick(f);
 }
 
 static void eoi_only(struct trap_frame *f)

@@ -58,6 +58,13 @@ const char *const pmu_lvtpc_names[] = {
 };
 _Static_assert(ARRAY_SIZE(pmu_lvtpc_names) == PMU_LVTPC_COUNT, "pmu_lvtpc_names");
 
+const char *const fault_names[] = {
+	[FAULT_NONE] = "none",
+	[FAULT_AP_SILENT] = "ap_silent",
+	[FAULT_EARLY_NMI] = "early_nmi",
+};
+_Static_assert(ARRAY_SIZE(fault_names) == FAULT_COUNT, "fault_names");
+
 enum opt_kind { OPT_U32, OPT_U64, OPT_ENUM, OPT_STRING };
 
 struct opt_desc {
@@ -95,6 +102,8 @@ static const struct opt_desc opts[] = {
 	/* SDM Vol 3A 9.4.4.1 waits 10 ms after INIT; Linux uses 0 on modern CPUs. */
 	U64_OPT("init_udelay", init_udelay, 0, 1000000),
 	ENUM_OPT("lpj_reuse", lpj_reuse, lpj_reuse_names),
+	U64_OPT("watchdog", watchdog, 0, 86400),
+	ENUM_OPT("fault", fault, fault_names),
 };
 
 void options_default(struct options *o)
@@ -113,6 +122,8 @@ void options_default(struct options *o)
 		.apic = APIC_AUTO,
 		.init_udelay = 10000,
 		.lpj_reuse = LPJ_REUSE_NODE,
+		/* Well past any test under TCG, well inside tools/run's timeout. */
+		.watchdog = 30,
 	};
 	str_copy(o->test, "all", sizeof(o->test));
 }

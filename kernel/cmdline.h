@@ -37,6 +37,8 @@ enum exit_method { EXIT_AUTO, EXIT_QEMU, EXIT_ACPI, EXIT_HALT, EXIT_COUNT };
 enum apic_choice { APIC_AUTO, APIC_XAPIC, APIC_X2APIC, APIC_CHOICE_COUNT };
 enum lpj_reuse { LPJ_REUSE_NODE, LPJ_REUSE_PACKAGE, LPJ_REUSE_NONE, LPJ_REUSE_COUNT };
 enum pmu_lvtpc { PMU_LVTPC_NMI, PMU_LVTPC_FIXED, PMU_LVTPC_COUNT };
+/* Faults made on purpose, so that the paths that report them are tested. */
+enum fault_injection { FAULT_NONE, FAULT_AP_SILENT, FAULT_EARLY_NMI, FAULT_COUNT };
 
 #define CMDLINE_TEST_MAX 256
 /* cpus= default: start every AP the firmware lists. */
@@ -59,6 +61,8 @@ struct options {
 	u32 apic;
 	u64 init_udelay;
 	u32 lpj_reuse;
+	u64 watchdog;
+	u32 fault;
 };
 
 extern const char *const lpj_source_names[LPJ_SOURCE_COUNT];
@@ -69,6 +73,7 @@ extern const char *const bringup_names[BRINGUP_COUNT];
 extern const char *const apic_choice_names[APIC_CHOICE_COUNT];
 extern const char *const lpj_reuse_names[LPJ_REUSE_COUNT];
 extern const char *const pmu_lvtpc_names[PMU_LVTPC_COUNT];
+extern const char *const fault_names[FAULT_COUNT];
 
 void options_default(struct options *o);
 /*

@@ -37,6 +37,8 @@ static bool setup(char *err, size_t errlen)
 	pmu_discover();					/* the counters CPUID describes */
 	if (!apic_init_bsp(options.apic, err, errlen))	/* xAPIC or x2APIC */
 		return false;
+	if (options.fault == FAULT_EARLY_NMI)		/* before timers and SMP */
+		apic_send_ipi(apic_id(), APIC_ICR_DM_NMI);
 	if (!clock_init(options.timer, options.hz, err, errlen)) /* TSC Hz, tick */
 		return false;
 	delay_init_bsp();				/* the BSP's lpj */

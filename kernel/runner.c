@@ -14,6 +14,7 @@ static struct ktap ktap_main;
 static struct {
 	const char *selection;
 	const struct test *running;
+	u64 seq; /* tests started so far */
 	bool started, finished;
 } run;
 
@@ -120,6 +121,7 @@ enum result tests_run(void)
 		if (!selected(t, run.selection))
 			continue;
 		run.running = t;
+		run.seq++;
 		ktap_test_begin(k, t->name);
 		t->run();
 		ktap_test_end(k, t->name);
@@ -128,6 +130,12 @@ enum result tests_run(void)
 	run.finished = true;
 	ktap_footer(k);
 	return ktap_overall(k);
+}
+
+const struct test *tests_current(u64 *seq)
+{
+	*seq = run.seq;
+	return run.running;
 }
 
 enum result tests_fail_setup(const char *name, const char *reason)

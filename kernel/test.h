@@ -56,6 +56,8 @@ void tests_start(const char *selection, const char *banner);
 enum result tests_abort_setup(const char *reason);
 /* Run the planned tests and print the totals; returns the worst result. */
 enum result tests_run(void);
+/* The test running now, or NULL; *seq changes with every test started. */
+const struct test *tests_current(u64 *seq);
 /* A run that cannot start: a one-test plan whose test is an error. */
 enum result tests_fail_setup(const char *name, const char *reason);
 /*

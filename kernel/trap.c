@@ -158,19 +158,30 @@ static void dump(const struct trap_frame *f, const struct percpu *cpu)
 	       (unsigned long long)f->r14, (unsigned long long)f->r15);
 }
 
+#define NO_CRASH 0xffffffffu
+
+/* The CPU that reports a crash; any other that crashes meanwhile stops. */
+static u32 crash_owner = NO_CRASH;
+
 static __noreturn void crash(const struct trap_frame *f)
 {
 	struct percpu *cpu = this_cpu();
 	char reason[KTAP_REASON_MAX];
+	u32 owner = NO_CRASH;
 
+	if (!__atomic_compare_exchange_n(&crash_owner, &owner, cpu->index, false,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) &&
+	    owner != cpu->index)
+		for (;;)
+			asm volatile("cli; hlt");
 	/* A fault while reporting a fault: say so, and stop. */
 	if (cpu->trap_depth++) {
 		printf("# CRASH: %s while handling a crash; stopping\n", trap_name(f->vector));
 		power_exit(RESULT_ERROR);
 	}
 	dump(f, cpu);
-	snprintf(reason, sizeof(reason), "crashed: unexpected %s at RIP 0x%llx",
-		 trap_name(f->vector), (unsigned long long)f->rip);
+	snprintf(reason, sizeof(reason), "crashed: unexpected %s at RIP 0x%llx on CPU %u (APIC ID %u)",
+		 trap_name(f->vector), (unsigned long long)f->rip, cpu->index, cpu->apic_id);
 	tests_abort(reason);
 	power_exit(RESULT_ERROR);
 }

@@ -3,6 +3,7 @@
 #include "apic/apic.h"
 #include "apic/smp.h"
 #include "kernel/trap.h"
+#include "kernel/watchdog.h"
 #include "kernel/x86.h"
 #include "pmu/nmi.h"
 #include "pmu/pmu.h"
@@ -56,7 +57,8 @@ static void nmi_handler(struct trap_frame *f)
 	struct percpu *cpu = this_cpu();
 	struct nmi_cpu *n = &nmi_cpus[cpu->index];
 
-	(void)f;
+	if (watchdog_nmi(f))
+		return;
 	cpu->nmi_count++;
 	/* Architecturally impossible (NMIs are blocked until IRET): count it. */
 	if (n->in_handler)

@@ -13,6 +13,7 @@
  */
 #include "kernel/json.h"
 #include "kernel/kernel.h"
+#include "kernel/percpu.h"
 #include "kernel/string.h"
 #include "kernel/test.h"
 
@@ -91,6 +92,12 @@ DEFINE_TEST(boot, "the loader's information arrives intact", 0)
 	       acpi.problems);
 	report(acpi_find(&acpi, "FACP", 0) != NULL, "FADT present and valid");
 	report_prefix_pop();
+
+	/* The NMI fault=early_nmi sent before timers and SMP: counted, not fatal. */
+	if (options.fault == FAULT_EARLY_NMI)
+		report(this_cpu()->nmi_count >= 1,
+		       "an NMI sent during early boot was taken and counted (%llu NMIs)",
+		       (unsigned long long)this_cpu()->nmi_count);
 
 	emit_data(bi);
 }

@@ -18,6 +18,7 @@
 #include "kernel/json.h"
 #include "kernel/kernel.h"
 #include "kernel/test.h"
+#include "kernel/watchdog.h"
 #include "kernel/x86.h"
 #include "pmu/nmi.h"
 
@@ -103,6 +104,7 @@ DEFINE_TEST(nmi_storm, "NMI IPIs between all CPUs are all accounted for", 0)
 		return;
 	}
 
+	watchdog_extend(STORM_SECONDS);
 	s.end_tsc = rdtsc() + STORM_SECONDS * clock.tsc_hz;
 	finished = smp_run_all(storm_cpu, &s, STORM_SECONDS * 1000000 + STORM_SLACK_US);
 	drained = smp_wait(mail_drained, NULL, DRAIN_TIMEOUT_US);

@@ -25,6 +25,7 @@
 #include "kernel/kernel.h"
 #include "kernel/stats.h"
 #include "kernel/test.h"
+#include "kernel/watchdog.h"
 #include "pmu/nmi.h"
 #include "pmu/pmu.h"
 #include "pmu/stress.h"
@@ -192,6 +193,7 @@ DEFINE_TEST(pmi_stress, "PMIs through LVTPC on every CPU, every overflow service
 		return;
 	}
 
+	watchdog_extend(c.seconds);
 	finished = stress_run(&c);
 	add_up(&t);
 

@@ -149,6 +149,8 @@ DEFINE_TEST(smp, "every listed CPU comes online where the firmware says", 0)
 		report_info("bring-up notes: %s", smp.problems);
 	if (smp.have_madt && smp.madt.problems[0])
 		report_info("MADT: %s", smp.madt.problems);
+	if (smp.have_srat && smp.srat.problems[0])
+		report_info("SRAT: %s", smp.srat.problems);
 	report(smp.have_madt, "the MADT lists %u usable CPUs", usable);
 	for (u32 i = 0; i < smp_cpu_count(); i++) {
 		const struct percpu *c = smp_cpu(i);

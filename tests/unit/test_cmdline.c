@@ -19,7 +19,8 @@
 
 #define ACCEPTED_KEYS                                                                              \
 	" (accepted: test, lpj, lpj_source, calibrate, bringup, cpus, timer, pmu.period, "         \
-	"pmu.seconds, pmu.nmi_ipi, pmu.lvtpc, exit, hz, apic, init_udelay, lpj_reuse)"
+	"pmu.seconds, pmu.nmi_ipi, pmu.lvtpc, exit, hz, apic, init_udelay, lpj_reuse, "          \
+	"watchdog, fault)"
 
 /* line with its tabs, CRs and LFs spelled out, to quote in a KTAP line. */
 static const char *visible(const char *line)
@@ -87,6 +88,8 @@ DEFINE_TEST(unit_cmdline_defaults, "defaults, and an empty line keeps them", 0)
 	report_eq(def.pmu_seconds, 2, "pmu.seconds defaults to 2");
 	report_eq(def.pmu_nmi_ipi, 0, "pmu.nmi_ipi defaults to 0");
 	report_eq(def.pmu_lvtpc, PMU_LVTPC_NMI, "pmu.lvtpc defaults to nmi");
+	report_eq(def.watchdog, 30, "watchdog defaults to 30 s");
+	report_eq(def.fault, FAULT_NONE, "fault defaults to none");
 	report_eq(def.exit, EXIT_AUTO, "exit defaults to auto");
 	report_eq(def.hz, 250, "hz defaults to 250");
 	report_eq(def.apic, APIC_AUTO, "apic defaults to auto");
@@ -110,7 +113,8 @@ DEFINE_TEST(unit_cmdline_keys, "every key with a good value", 0)
 
 	parse_ok("test=boot,cpuinfo lpj=4000000 lpj_source=kvm calibrate=fast bringup=parallel "
 		 "cpus=3 timer=pmtmr pmu.period=100000 pmu.seconds=3600 pmu.nmi_ipi=1000000 "
-		 "exit=acpi hz=1000 apic=x2apic init_udelay=0 lpj_reuse=package pmu.lvtpc=fixed",
+		 "exit=acpi hz=1000 apic=x2apic init_udelay=0 lpj_reuse=package pmu.lvtpc=fixed "
+		 "watchdog=0 fault=ap_silent",
 		 &o);
 	report_str_eq(o.test, "boot,cpuinfo", "test=boot,cpuinfo");
 	report_eq(o.lpj, 4000000, "lpj=4000000");
@@ -128,6 +132,8 @@ DEFINE_TEST(unit_cmdline_keys, "every key with a good value", 0)
 	report_eq(o.init_udelay, 0, "init_udelay=0");
 	report_eq(o.lpj_reuse, LPJ_REUSE_PACKAGE, "lpj_reuse=package");
 	report_eq(o.pmu_lvtpc, PMU_LVTPC_FIXED, "pmu.lvtpc=fixed");
+	report_eq(o.watchdog, 0, "watchdog=0");
+	report_eq(o.fault, FAULT_AP_SILENT, "fault=ap_silent");
 
 	/* Each enum table, every name in it, by its index. */
 	for (u32 i = 0; i < LPJ_SOURCE_COUNT; i++) {
@@ -247,6 +253,9 @@ DEFINE_TEST(unit_cmdline_errors, "each bad word is refused with its message", 0)
 	parse_bad("calibrate=slow", "calibrate: 'slow' is not accepted (accepted: linux, fast)");
 	parse_bad("bringup=x", "bringup: 'x' is not accepted (accepted: serial, parallel)");
 	parse_bad("pmu.lvtpc=smi", "pmu.lvtpc: 'smi' is not accepted (accepted: nmi, fixed)");
+	parse_bad("watchdog=-1", "watchdog: '-1' is not accepted (accepted: 0..86400)");
+	parse_bad("fault=reboot",
+		  "fault: 'reboot' is not accepted (accepted: none, ap_silent, early_nmi)");
 	parse_bad("exit=reboot", "exit: 'reboot' is not accepted (accepted: auto, qemu, acpi, "
 				 "halt)");
 

@@ -183,7 +183,7 @@ class Outcome:
 
 
 def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
-        expect_status=None, expect_fail=None, kvm_ok=None):
+        expect_status=None, expect_fail=None, kvm_ok=None, expect_lines=()):
     """Boot machine once with the kernel command line words, in run_dir;
     write run_dir/results.json and return the Outcome. Raises CannotRun
     (or media.MediaError, or qemu.ConfigError) when no guest could be
@@ -227,6 +227,9 @@ def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
         doc["tests"], cmdline, machine.mem_mib * 1024, machine.boot)
     doc["host_checks"] += results.smp_checks(
         doc["tests"], cmdline, machine.smp, machine.numa)
+    if expect_lines:
+        log = (run_dir / "serial.log").read_text(errors="replace")
+        doc["host_checks"] += results.line_checks(log, expect_lines)
     if report.totals is not None:
         doc["host_checks"] += results.exit_check(
             guest.exit_status, results.ktap_verdict(doc["tests"]),

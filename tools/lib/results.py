@@ -135,6 +135,20 @@ def exit_check(exit_status, ktap_verdict, expected_status=None):
                        f"KTAP says {ktap_verdict}"}]
 
 
+def line_checks(log_text, patterns):
+    """Lines a run must print (a diagnostic, a note about bad firmware
+    input) that no KTAP result carries: one check per pattern."""
+    checks = []
+    for pattern in patterns:
+        found = next((line.strip() for line in log_text.splitlines()
+                      if re.search(pattern, line)), None)
+        checks.append({"name": "expect_line",
+                       "status": "pass" if found else "fail",
+                       "detail": f"{found!r} matches {pattern!r}" if found
+                       else f"no line matches {pattern!r}"})
+    return checks
+
+
 def ktap_verdict(tests):
     bad = any(effective(t) in BAD for t in tests)
     return "fail" if bad else "pass"

@@ -260,3 +260,21 @@ class Summary(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class LineChecks(unittest.TestCase):
+    LOG = "KTAP version 1\n    # SRAT: entry at offset 48 (length 16) runs past the end\n"
+
+    def test_a_matching_line_passes_and_is_quoted(self):
+        [check] = results.line_checks(self.LOG, [r"SRAT: entry at offset \d+"])
+        self.assertEqual(check["status"], "pass")
+        self.assertIn("# SRAT: entry at offset 48", check["detail"])
+
+    def test_no_matching_line_fails_naming_the_pattern(self):
+        [check] = results.line_checks(self.LOG, ["MADT: "])
+        self.assertEqual(check["status"], "fail")
+        self.assertIn("'MADT: '", check["detail"])
+
+    def test_one_check_per_pattern(self):
+        checks = results.line_checks(self.LOG, ["KTAP", "SRAT", "nothing"])
+        self.assertEqual([c["status"] for c in checks], ["pass", "pass", "fail"])
