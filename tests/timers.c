@@ -19,8 +19,9 @@
 #define WINDOW_US 25000
 #define RUNS 3
 #define AGREEMENT_PCT 2
-#define TICK_WINDOW_US 500000
+#define TICK_WINDOW_US 200000
 #define TICK_TOLERANCE_PCT 10
+#define TICK_TRIES 5
 
 static u64 measured[TIMER_COUNT];
 
@@ -36,7 +37,7 @@ static u64 measure(const struct refclock *r)
 }
 
 /* Ticks counted over TICK_WINDOW_US of reference time, as a rate. */
-static u64 tick_rate(void)
+static u64 tick_rate_once(void)
 {
 	const struct refclock *r = &clock.refs[clock.ref];
 	u64 want = r->hz * TICK_WINDOW_US / 1000000, got = 0, prev, j0;
@@ -59,6 +60,24 @@ static u64 tick_rate(void)
 		prev = now;
 	}
 	return (jiffies - j0) * r->hz / got;
+}
+
+/*
+ * The fastest of a few windows, stopping at the first fast enough. QEMU
+ * raises the tick from its timer thread, which a loaded host can stall
+ * for tens of milliseconds: a tick is then late, never early, so a fast
+ * tick fails at once and a slow one is measured again.
+ */
+static u64 tick_rate(void)
+{
+	u64 best = 0;
+
+	for (int i = 0; i < TICK_TRIES; i++) {
+		best = MAX(best, tick_rate_once());
+		if (best * 100 >= (u64)clock.hz * (100 - TICK_TOLERANCE_PCT))
+			break;
+	}
+	return best;
 }
 
 DEFINE_TEST(timers, "every reference timer agrees on the TSC frequency", 0)
