@@ -125,6 +125,7 @@ UNIT_TESTS := \
 	tests/unit/test_acpi.c \
 	tests/unit/test_boot_info.c \
 	tests/unit/test_cmdline.c \
+	tests/unit/test_fuzz_found.c \
 	tests/unit/test_hpet.c \
 	tests/unit/test_hv.c \
 	tests/unit/test_hyperv.c \

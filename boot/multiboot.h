@@ -75,12 +75,16 @@ struct mb2_tag_mmap {
 	u32 entry_version;
 };
 
+/*
+ * Packed: entries lie entry_size apart, and a loader that breaks the
+ * spec's multiple-of-8 promise puts the 64-bit fields at any alignment.
+ */
 struct mb2_mmap_entry {
 	u64 base;
 	u64 length;
 	u32 type;
 	u32 reserved;
-};
+} __packed;
 
 #endif /* __ASSEMBLER__ */
 #endif
