@@ -276,7 +276,8 @@ class Parser:
 
     def _data_line(self, text):
         try:
-            obj = json.loads(text, parse_constant=_reject_constant)
+            obj = json.loads(text, parse_constant=_reject_constant,
+                             parse_float=_finite_float)
         except (ValueError, RecursionError) as err:
             self._problem(f"DATA is not valid JSON ({err}): {text[:120]!r}")
             return
@@ -361,6 +362,14 @@ class Parser:
 def _reject_constant(name):
     # NaN and Infinity are not JSON, and results.json must stay JSON.
     raise ValueError(f"{name} is not JSON")
+
+
+def _finite_float(text):
+    # 1e999 reads as infinity, which is no more JSON than Infinity is.
+    value = float(text)
+    if value in (float("inf"), float("-inf")):
+        raise ValueError(f"{text[:40]} is beyond a double's range")
+    return value
 
 
 def parse(lines):
