@@ -133,7 +133,7 @@ static struct ref_pair read_pair(u64 (*read)(void))
 	return best;
 }
 
-u64 clock_measure_tsc_hz(const struct refclock *r, u64 window_us)
+static u64 measure_window(const struct refclock *r, u64 window_us)
 {
 	u64 want = r->hz * window_us / US_PER_SECOND, got = 0, prev;
 	struct ref_pair start, end;
@@ -154,6 +154,24 @@ u64 clock_measure_tsc_hz(const struct refclock *r, u64 window_us)
 	if (r->stop)
 		r->stop();
 	return (end.tsc - start.tsc) * r->hz / got;
+}
+
+/*
+ * A counter that wraps in milliseconds (the PIT's 16 bits: 55 ms) loses
+ * whole wraps while its vCPU is descheduled that long, and a lost wrap
+ * only ever overstates the rate: the lowest of a few windows is one that
+ * lost none (soak: the PIT once read 9.9 GHz for a 2.4 GHz TSC).
+ */
+#define NARROW_COUNTER_BITS 16
+#define NARROW_COUNTER_WINDOWS 3
+
+u64 clock_measure_tsc_hz(const struct refclock *r, u64 window_us)
+{
+	u64 hz = measure_window(r, window_us);
+
+	for (int i = 1; r->bits <= NARROW_COUNTER_BITS && i < NARROW_COUNTER_WINDOWS; i++)
+		hz = MIN(hz, measure_window(r, window_us));
+	return hz;
 }
 
 /* CPUID.15H: TSC = crystal * EBX / EAX, when all three are stated. */
@@ -196,7 +214,12 @@ static void tick(struct trap_frame *f)
 {
 	u64 by_tsc = (rdtsc() - tick_tsc_base) / tsc_per_jiffy;
 
-	jiffies = by_tsc > jiffies + 1 ? by_tsc : jiffies + 1;
+	if (by_tsc > jiffies + 1) {
+		jiffies = by_tsc;
+		clock.tick_catchups++;
+	} else {
+		jiffies++;
+	}
 	apic_eoi();
 	watchdog_tick(f);
 }

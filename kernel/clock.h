@@ -43,6 +43,7 @@ struct clock_state {
 	u64 apic_timer_hz;
 	const char *apic_timer_hz_source;
 	u32 hz;				   /* jiffies per second */
+	volatile u64 tick_catchups;	   /* ticks that made up for lost ones */
 };
 
 extern struct clock_state clock;

@@ -68,6 +68,23 @@ DEFINE_TEST(unit_lpj_direct, "the direct method's verdict on its samples", 0)
 	hi2[0] = 12300000;
 	report_eq(lpj_direct_combine(lo2, hi2, 5, 2), 9600937, "an outlier is dropped");
 
+	/* One good sample alone proves nothing: it may be a cut-short jiffy. */
+	for (int i = 1; i < 5; i++) {
+		lo2[i] = 1;
+		hi2[i] = 0;
+	}
+	lo2[0] = lo[0];
+	hi2[0] = hi[0];
+	report_eq(lpj_direct_combine(lo2, hi2, 5, 2), 0, "a single good sample gives 0");
+	/* Two that disagree: either may be the cut-short one. */
+	lo2[1] = 120000;
+	hi2[1] = 121000;
+	report_eq(lpj_direct_combine(lo2, hi2, 5, 2), 0, "two that disagree give 0");
+	/* Two that agree are enough. */
+	lo2[1] = lo[1];
+	hi2[1] = hi[1];
+	report_eq(lpj_direct_combine(lo2, hi2, 5, 2), 9600000, "two that agree are enough");
+
 	/* All void: no value, and the caller must try again. */
 	for (int i = 0; i < 5; i++) {
 		lo2[i] = 1;

@@ -112,12 +112,26 @@ class Draws(unittest.TestCase):
             qemu.qemu_argv(m, False, kernel="k", iso="i", vars_file="v")
             self.assertEqual(args.cmdline, p.cmdline)
         cmd = soak.reproduce(soak.plan(11, 0), "tcg")
-        self.assertTrue(cmd.startswith("tools/run --boot "), cmd)
+        self.assertTrue(re.match(r"tools/run --timeout \d+ --boot ", cmd), cmd)
 
 
 def doc(tests=(), crash=None, checks=(), verdict="fail"):
     return {"crash": crash, "tests": list(tests), "verdict": verdict,
             "host_checks": list(checks)}
+
+
+class Timeouts(unittest.TestCase):
+    def test_grow_with_vcpus_from_the_boot_paths_own(self):
+        small = soak.Plan(0, "kernel", 1, 0, "256M")
+        big = soak.Plan(1, "kernel", 53, 0, "512M")
+        uefi = soak.Plan(2, "uefi", 1, 0, "256M")
+        self.assertEqual(small.timeout(), 63)
+        self.assertGreater(big.timeout(), 200)
+        self.assertEqual(uefi.timeout() - small.timeout(), 60)
+
+    def test_the_reproduce_command_carries_it(self):
+        big = soak.Plan(1, "kernel", 53, 0, "512M")
+        self.assertIn(f"--timeout {big.timeout()}", soak.reproduce(big, "tcg"))
 
 
 def test(name, status, cases=()):
