@@ -8,6 +8,7 @@
 #   make check    host unit tests + the guest suite on all three boot paths
 #   make check-lava  the -kernel and BIOS ISO boots as LAVA jobs, run by a
 #                 local lava-run; LAVA's cases must equal the KTAP lines
+#   make fuzz     each parser fuzz target FUZZ_SECONDS (60) seconds
 #   make soak     SOAK_RUNS boots on random machines and command lines
 #                 (SOAK_SEED= repeats one soak)
 #   make bench    boot time of the three boot paths, and the SMP bring-up
@@ -92,7 +93,8 @@ KERNEL_OBJS := \
 	tests/pmi_stress.o \
 	tests/crash.o \
 	tests/crash_ap.o \
-	tests/hang.o
+	tests/hang.o \
+	tests/acpidump.o
 
 KERNEL_OBJS := $(addprefix $(BUILD)/,$(KERNEL_OBJS))
 
@@ -190,7 +192,7 @@ deps:
 run: deps all
 	tools/run --no-build --matrix default -j 2
 
-check: deps all $(BUILD)/unit/hvprobe-unit
+check: deps all $(BUILD)/unit/hvprobe-unit fuzz-build
 	tools/check --no-build
 
 # The -kernel and ISO boots under LAVA's dispatcher; Debian's
@@ -214,6 +216,8 @@ SOAK_RUNS ?= 200
 SOAK_JOBS ?= 2
 soak: deps all
 	tools/soak --no-build --runs $(SOAK_RUNS) -j $(SOAK_JOBS) $(if $(SOAK_SEED),--seed $(SOAK_SEED))
+
+include tests/fuzz/fuzz.mk
 
 clean:
 	rm -rf $(BUILD)
