@@ -3,8 +3,10 @@
  * The watchdog: a test that runs longer than watchdog= seconds is ended
  * with a report naming it and saying what every CPU was doing (its state,
  * the work it was given, and where an NMI found it), then the run ends
- * cleanly with the test as an error. It rides on the BSP's jiffy tick, so
- * a BSP spinning with interrupts disabled is left to the host's timeout.
+ * cleanly with the test as an error. The limit grows by a second for
+ * every ten online CPUs, and by what a test adds with watchdog_extend().
+ * It rides on the BSP's jiffy tick, so a BSP spinning with interrupts
+ * disabled is left to the host's timeout.
  */
 #ifndef KERNEL_WATCHDOG_H
 #define KERNEL_WATCHDOG_H
