@@ -133,21 +133,36 @@ static struct ref_pair read_pair(u64 (*read)(void))
 	return best;
 }
 
-static u64 measure_window(const struct refclock *r, u64 window_us)
+/* Progress before a window's own rate is trusted to judge its steps. */
+#define WRAP_CHECK_AFTER_TICKS 1024
+
+/*
+ * One window; *clean is false when some step between two reads took,
+ * by the TSC, more than half a wrap at the rate seen before it, so that
+ * whole wraps may have gone uncounted.
+ */
+static u64 measure_window(const struct refclock *r, u64 window_us, bool *clean)
 {
-	u64 want = r->hz * window_us / US_PER_SECOND, got = 0, prev;
+	u64 want = r->hz * window_us / US_PER_SECOND, got = 0, prev, prev_tsc;
+	u64 half_wrap = r->bits <= 32 ? 1ULL << (r->bits - 1) : 0;
 	struct ref_pair start, end;
 
+	*clean = true;
 	if (r->start)
 		r->start();
 	start = read_pair(r->read);
 	/* Step through the window so that a narrow counter's wraps are all seen. */
 	prev = start.ref;
+	prev_tsc = start.tsc;
 	while (got < want) {
-		u64 now = r->read();
+		u64 now = r->read(), tsc = rdtsc();
 
+		if (half_wrap && got >= WRAP_CHECK_AFTER_TICKS &&
+		    tsc - prev_tsc > (prev_tsc - start.tsc) * half_wrap / got)
+			*clean = false;
 		got += refclock_delta(prev, now, r->bits);
 		prev = now;
+		prev_tsc = tsc;
 	}
 	end = read_pair(r->read);
 	got += refclock_delta(prev, end.ref, r->bits);
@@ -158,20 +173,32 @@ static u64 measure_window(const struct refclock *r, u64 window_us)
 
 /*
  * A counter that wraps in milliseconds (the PIT's 16 bits: 55 ms) loses
- * whole wraps while its vCPU is descheduled that long, and a lost wrap
- * only ever overstates the rate: the lowest of a few windows is one that
- * lost none (soak: the PIT once read 9.9 GHz for a 2.4 GHz TSC).
+ * whole wraps while its vCPU is descheduled that long (soak: the PIT once
+ * read 9.9 GHz for a 2.4 GHz TSC), and a lost wrap only ever overstates
+ * the rate. A narrow counter gets three windows and the lowest clean one
+ * counts; any counter gets more tries while its windows are not clean,
+ * and with none clean the lowest is the best there is.
  */
 #define NARROW_COUNTER_BITS 16
 #define NARROW_COUNTER_WINDOWS 3
+#define MEASURE_TRIES 8
 
 u64 clock_measure_tsc_hz(const struct refclock *r, u64 window_us)
 {
-	u64 hz = measure_window(r, window_us);
+	u32 wanted = r->bits <= NARROW_COUNTER_BITS ? NARROW_COUNTER_WINDOWS : 1, clean_windows = 0;
+	u64 best_clean = ~0ULL, best_any = ~0ULL;
 
-	for (int i = 1; r->bits <= NARROW_COUNTER_BITS && i < NARROW_COUNTER_WINDOWS; i++)
-		hz = MIN(hz, measure_window(r, window_us));
-	return hz;
+	for (u32 i = 0; i < MEASURE_TRIES && clean_windows < wanted; i++) {
+		bool clean;
+		u64 hz = measure_window(r, window_us, &clean);
+
+		best_any = MIN(best_any, hz);
+		if (clean) {
+			best_clean = MIN(best_clean, hz);
+			clean_windows++;
+		}
+	}
+	return clean_windows ? best_clean : best_any;
 }
 
 /* CPUID.15H: TSC = crystal * EBX / EAX, when all three are stated. */
