@@ -1,8 +1,6 @@
 # SPDX-License-Identifier: MIT
 """tools/check's run list: the file it ships with, and what it refuses."""
 
-import importlib.machinery
-import importlib.util
 import json
 import sys
 import tempfile
@@ -11,16 +9,11 @@ from pathlib import Path
 
 TOOLS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TOOLS))
-from lib import ktap, results  # noqa: E402
+from lib import ktap, results, script  # noqa: E402
 
 
 def load_script(name):
-    loader = importlib.machinery.SourceFileLoader(f"hvprobe_{name}",
-                                                  str(TOOLS / name))
-    spec = importlib.util.spec_from_loader(loader.name, loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
+    return script.load(TOOLS / name)
 
 
 check = load_script("check")

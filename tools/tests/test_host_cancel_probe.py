@@ -5,8 +5,6 @@ with a fake perf first on PATH and a fake /proc, the commands it runs and
 the probe it always removes, Ctrl-C included."""
 
 import contextlib
-import importlib.machinery
-import importlib.util
 import io
 import json
 import os
@@ -20,15 +18,12 @@ from pathlib import Path
 from unittest import mock
 
 TOOLS = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(TOOLS))
+from lib import script  # noqa: E402
 
 
 def load_script(name):
-    loader = importlib.machinery.SourceFileLoader(
-        "hvprobe_" + name.replace("-", "_"), str(TOOLS / name))
-    spec = importlib.util.spec_from_loader(loader.name, loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
+    return script.load(TOOLS / name)
 
 
 probe = load_script("host-cancel-probe")

@@ -4,9 +4,7 @@
 pattern replayed the way LAVA's pexpect applies it, and the job files."""
 
 import contextlib
-import importlib.machinery
 import io
-import importlib.util
 import re
 import sys
 import unittest
@@ -17,7 +15,7 @@ LAVA = TOOLS / "lava"
 sys.path.insert(0, str(TOOLS))
 sys.path.insert(0, str(LAVA))
 import lavalog  # noqa: E402
-from lib import ktap  # noqa: E402
+from lib import ktap, script  # noqa: E402
 
 SAMPLES = LAVA / "samples"
 
@@ -28,12 +26,7 @@ def sample(name):
 
 def load_runner():
     """tools/lava/run as a module (its file name has no .py)."""
-    loader = importlib.machinery.SourceFileLoader("lava_run",
-                                                  str(LAVA / "run"))
-    spec = importlib.util.spec_from_loader("lava_run", loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
+    return script.load(LAVA / "run", "lava_run")
 
 
 class LoadRecordTest(unittest.TestCase):

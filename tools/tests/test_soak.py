@@ -2,8 +2,6 @@
 """tools/soak's draws: the same (seed, index) gives the same run, every
 run is one tools/run and the kernel accept, and failures group by case."""
 
-import importlib.machinery
-import importlib.util
 import re
 import sys
 import unittest
@@ -11,16 +9,11 @@ from pathlib import Path
 
 TOOLS = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(TOOLS))
-from lib import qemu  # noqa: E402
+from lib import qemu, script  # noqa: E402
 
 
 def load_script(name):
-    loader = importlib.machinery.SourceFileLoader(
-        "hvprobe_" + name.replace("-", "_"), str(TOOLS / name))
-    spec = importlib.util.spec_from_loader(loader.name, loader)
-    module = importlib.util.module_from_spec(spec)
-    loader.exec_module(module)
-    return module
+    return script.load(TOOLS / name)
 
 
 soak = load_script("soak")
