@@ -118,8 +118,6 @@ u64 pmu_evtsel(enum pmu_vendor vendor, struct pmu_event ev, bool interrupt);
 bool pmu_counter_overflowed(u64 value, u32 width);
 /* Events counted since the wrap: the skid, read in the handler. */
 u64 pmu_skid(u64 value, u32 width);
-/* Events a counter armed at start counted until it reads now (mod 2^width). */
-u64 pmu_counted(u64 start, u64 now, u32 width);
 
 extern struct pmu_info pmu;
 

@@ -144,8 +144,3 @@ u64 pmu_skid(u64 value, u32 width)
 {
 	return pmu_counter_overflowed(value, width) ? value & pmu_width_mask(width) : 0;
 }
-
-u64 pmu_counted(u64 start, u64 now, u32 width)
-{
-	return (now - start) & pmu_width_mask(width);
-}

@@ -141,6 +141,7 @@ static void data(const struct totals *t, const char *skipped)
 	json_string(&j, "event", pmu.event.name);
 	json_u64(&j, "gp_counters", pmu.gp_counters);
 	json_u64(&j, "counter_width", pmu.gp_width);
+	json_u64(&j, "fixed_counters", pmu.fixed_counters);
 	json_bool(&j, "full_width_writes", pmu.full_width_writes);
 	json_string(&j, "lvtpc", pmu_lvtpc_names[options.pmu_lvtpc]);
 	json_u64(&j, "period", options.pmu_period);

@@ -141,6 +141,4 @@ DEFINE_TEST(unit_pmu_evtsel, "event selects and overflow detection", 0)
 	report(pmu_counter_overflowed(0, 48), "0 is the wrap");
 	report_eq(pmu_skid(37, 48), 37, "37 events after the wrap: skid 37");
 	report_eq(pmu_skid(armed + 5, 48), 0, "no skid before the wrap");
-	report_eq(pmu_counted(armed, 37, 48), 10037, "10000 to the wrap and 37 past it");
-	report_eq(pmu_counted(5, 3, 48), pmu_width_mask(48) - 1, "counting is modulo the width");
 }
