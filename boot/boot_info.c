@@ -53,6 +53,12 @@ static void add_region(struct boot_info *bi, u64 base, u64 length, u32 type)
 
 	if (!length)
 		return;
+	/* Past the top of the address space is garbage; and merges cannot wrap. */
+	if (length > ~0ULL - base) {
+		note(bi->problems, "memory region at 0x%llx runs past 2^64",
+		     (unsigned long long)base);
+		return;
+	}
 	if (last && last->type == type && last->base + last->length == base) {
 		last->length += length;
 		return;
