@@ -6,7 +6,8 @@
 # tests/fuzz/run, which prints KTAP.
 #
 #   make fuzz [FUZZ_SECONDS=N]   run each target N seconds (default 60)
-#   make fuzz-build              build them; make check runs each 5 s
+#   make fuzz-build              build them; make check runs each over fixed
+#                                inputs (tests/fuzz/run --check)
 #
 # Included by the Makefile, so paths are from the repository root.
 
