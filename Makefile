@@ -54,34 +54,34 @@ KERNEL_OBJS := \
 	pmu/pmu_math.o \
 	pmu/stress.o \
 	boot/boot_info.o \
-	kernel/acpi.o \
-	kernel/acpi_fadt.o \
-	kernel/acpi_hpet.o \
-	kernel/acpi_madt.o \
-	kernel/acpi_srat.o \
-	kernel/alloc.o \
-	kernel/clock.o \
+	kernel/acpi/acpi.o \
+	kernel/acpi/fadt.o \
+	kernel/acpi/hpet.o \
+	kernel/acpi/madt.o \
+	kernel/acpi/srat.o \
+	kernel/x86/alloc.o \
+	kernel/time/clock.o \
 	kernel/cmdline.o \
 	kernel/console.o \
-	kernel/cpuid.o \
-	kernel/delay.o \
-	kernel/entry.o \
-	kernel/hpet.o \
-	kernel/json.o \
-	kernel/ktap.o \
-	kernel/libc.o \
-	kernel/lpj.o \
+	kernel/x86/cpuid.o \
+	kernel/time/delay.o \
+	kernel/x86/entry.o \
+	kernel/time/hpet.o \
+	kernel/lib/json.o \
+	kernel/test/ktap.o \
+	kernel/lib/libc.o \
+	kernel/time/lpj.o \
 	kernel/main.o \
-	kernel/pic.o \
-	kernel/pit.o \
-	kernel/pmtimer.o \
+	kernel/x86/pic.o \
+	kernel/time/pit.o \
+	kernel/time/pmtimer.o \
 	kernel/power.o \
-	kernel/printf.o \
-	kernel/runner.o \
-	kernel/stats.o \
-	kernel/string.o \
-	kernel/trap.o \
-	kernel/watchdog.o \
+	kernel/lib/printf.o \
+	kernel/test/runner.o \
+	kernel/lib/stats.o \
+	kernel/lib/string.o \
+	kernel/x86/trap.o \
+	kernel/test/watchdog.o \
 	tests/boot.o \
 	tests/exceptions.o \
 	tests/cpuinfo.o \
@@ -104,19 +104,19 @@ UNIT_SHARED := \
 	hv/hv.c \
 	hv/hyperv_math.c \
 	hv/pvclock.c \
-	kernel/acpi.c \
-	kernel/acpi_fadt.c \
-	kernel/acpi_hpet.c \
-	kernel/acpi_madt.c \
-	kernel/acpi_srat.c \
+	kernel/acpi/acpi.c \
+	kernel/acpi/fadt.c \
+	kernel/acpi/hpet.c \
+	kernel/acpi/madt.c \
+	kernel/acpi/srat.c \
 	kernel/cmdline.c \
-	kernel/json.c \
-	kernel/ktap.c \
-	kernel/lpj.c \
-	kernel/printf.c \
-	kernel/runner.c \
-	kernel/stats.c \
-	kernel/string.c \
+	kernel/lib/json.c \
+	kernel/test/ktap.c \
+	kernel/time/lpj.c \
+	kernel/lib/printf.c \
+	kernel/test/runner.c \
+	kernel/lib/stats.c \
+	kernel/lib/string.c \
 	pmu/nmi_account.c \
 	pmu/pmu_math.c
 

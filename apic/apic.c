@@ -7,9 +7,9 @@
  */
 #include "apic/apic.h"
 #include "kernel/cmdline.h"
-#include "kernel/cpuid.h"
-#include "kernel/printf.h"
-#include "kernel/x86.h"
+#include "kernel/x86/cpuid.h"
+#include "kernel/lib/printf.h"
+#include "kernel/x86/x86.h"
 
 /* A send that never completes must not hang bring-up (xAPIC only). */
 #define ICR_IDLE_POLLS 1000000

@@ -8,9 +8,9 @@
 #ifndef APIC_APIC_H
 #define APIC_APIC_H
 
-#include "kernel/msr.h"
+#include "kernel/x86/msr.h"
 
-/* MSR_IA32_APIC_BASE (kernel/msr.h) fields, SDM Vol 3A 11.4.4 */
+/* MSR_IA32_APIC_BASE (kernel/x86/msr.h) fields, SDM Vol 3A 11.4.4 */
 #define  APIC_BASE_BSP BIT(8)
 #define  APIC_BASE_EXTD BIT(10)
 #define  APIC_BASE_EN BIT(11)
@@ -63,7 +63,7 @@
 #define APIC_VECTOR_SPURIOUS 0xff
 
 #ifndef __ASSEMBLER__
-#include "kernel/types.h"
+#include "kernel/lib/types.h"
 
 enum apic_mode { APIC_MODE_XAPIC, APIC_MODE_X2APIC };
 

@@ -2,16 +2,16 @@
 /* SMP bring-up; see smp.h and the trampoline's contract in trampoline.S. */
 #include "apic/apic.h"
 #include "apic/smp.h"
-#include "kernel/alloc.h"
-#include "kernel/clock.h"
-#include "kernel/cpuid.h"
-#include "kernel/delay.h"
+#include "kernel/x86/alloc.h"
+#include "kernel/time/clock.h"
+#include "kernel/x86/cpuid.h"
+#include "kernel/time/delay.h"
 #include "kernel/kernel.h"
-#include "kernel/ktap.h"
-#include "kernel/printf.h"
-#include "kernel/string.h"
-#include "kernel/trap.h"
-#include "kernel/x86.h"
+#include "kernel/test/ktap.h"
+#include "kernel/lib/printf.h"
+#include "kernel/lib/string.h"
+#include "kernel/x86/trap.h"
+#include "kernel/x86/x86.h"
 
 #define AP_STACK_SIZE (16 * KiB)
 /*

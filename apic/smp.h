@@ -8,9 +8,9 @@
 #ifndef APIC_SMP_H
 #define APIC_SMP_H
 
-#include "kernel/acpi_madt.h"
-#include "kernel/acpi_srat.h"
-#include "kernel/percpu.h"
+#include "kernel/acpi/madt.h"
+#include "kernel/acpi/srat.h"
+#include "kernel/x86/percpu.h"
 
 #define SMP_MAX_CPUS 1024
 

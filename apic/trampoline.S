@@ -16,10 +16,10 @@
  * any number of APs may run the trampoline at once (parallel bring-up),
  * switches to the stack at percpu->stack_top and calls ap_main(percpu).
  */
-#include "kernel/cpuid.h"
-#include "kernel/msr.h"
-#include "kernel/percpu.h"
-#include "kernel/x86.h"
+#include "kernel/x86/cpuid.h"
+#include "kernel/x86/msr.h"
+#include "kernel/x86/percpu.h"
+#include "kernel/x86/x86.h"
 
 #define TR_CS32 0x08
 #define TR_DS 0x10

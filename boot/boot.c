@@ -7,7 +7,7 @@
 #include "boot/boot_info.h"
 #include "boot/multiboot.h"
 #include "kernel/kernel.h"
-#include "kernel/phys.h"
+#include "kernel/x86/phys.h"
 
 static struct boot_info boot_info_storage;
 

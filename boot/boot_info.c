@@ -10,8 +10,8 @@
  */
 #include "boot/boot_info.h"
 #include "boot/multiboot.h"
-#include "kernel/printf.h"
-#include "kernel/string.h"
+#include "kernel/lib/printf.h"
+#include "kernel/lib/string.h"
 
 #define MB2_TAG_ALIGN 8
 /* An MBI larger than this is more likely garbage than a real loader's. */

@@ -6,7 +6,7 @@
 #ifndef BOOT_BOOT_INFO_H
 #define BOOT_BOOT_INFO_H
 
-#include "kernel/types.h"
+#include "kernel/lib/types.h"
 
 /* E820 numbering, which both Multiboot versions use for memory types. */
 enum mem_type {

@@ -11,10 +11,10 @@
  * boot_main(magic, info) in 64-bit C.
  */
 #include "boot/multiboot.h"
-#include "kernel/cpuid.h"
-#include "kernel/msr.h"
-#include "kernel/trap.h"
-#include "kernel/x86.h"
+#include "kernel/x86/cpuid.h"
+#include "kernel/x86/msr.h"
+#include "kernel/x86/trap.h"
+#include "kernel/x86/x86.h"
 
 #define PTE_PRESENT 0x1
 #define PTE_WRITE 0x2

@@ -17,7 +17,7 @@
 #define MB2_BOOT_MAGIC 0x36d76289
 
 #ifndef __ASSEMBLER__
-#include "kernel/types.h"
+#include "kernel/lib/types.h"
 
 /* Multiboot 1 information structure: the fields up to the loader name. */
 struct mb1_info {

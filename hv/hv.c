@@ -2,7 +2,7 @@
 /* Hypervisor detection; see hv.h. */
 #include "hv/hv.h"
 #include "hv/hyperv.h"
-#include "kernel/string.h"
+#include "kernel/lib/string.h"
 
 const char *const hv_kind_names[] = {
 	[HV_KIND_HYPERV] = "hyperv", [HV_KIND_KVM] = "kvm",   [HV_KIND_TCG] = "tcg",

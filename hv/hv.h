@@ -9,7 +9,7 @@
 #ifndef HV_HV_H
 #define HV_HV_H
 
-#include "kernel/x86.h"
+#include "kernel/x86/x86.h"
 
 #define HV_LEAF_FIRST 0x40000000
 #define HV_LEAF_LAST 0x4000ff00

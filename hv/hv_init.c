@@ -3,7 +3,7 @@
 #include "hv/hv.h"
 #include "hv/hyperv.h"
 #include "hv/kvm.h"
-#include "kernel/cpuid.h"
+#include "kernel/x86/cpuid.h"
 
 static struct cpuid_regs leaf(u32 l)
 {

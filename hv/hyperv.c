@@ -10,10 +10,10 @@
  * recorded in problems, not fatal.
  */
 #include "hv/hyperv.h"
-#include "kernel/alloc.h"
-#include "kernel/printf.h"
-#include "kernel/trap.h"
-#include "kernel/x86.h"
+#include "kernel/x86/alloc.h"
+#include "kernel/lib/printf.h"
+#include "kernel/x86/trap.h"
+#include "kernel/x86/x86.h"
 
 #define PAGE_SIZE 4096
 

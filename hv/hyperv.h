@@ -9,7 +9,7 @@
 #ifndef HV_HYPERV_H
 #define HV_HYPERV_H
 
-#include "kernel/types.h"
+#include "kernel/lib/types.h"
 
 /* CPUID leaves, as offsets from the Hyper-V block's base */
 #define HV_CPUID_VENDOR_AND_MAX 0x0

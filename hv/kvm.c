@@ -8,11 +8,11 @@
  * or never fills the structure is recorded in problems, not fatal.
  */
 #include "hv/kvm.h"
-#include "kernel/alloc.h"
-#include "kernel/printf.h"
-#include "kernel/string.h"
-#include "kernel/trap.h"
-#include "kernel/x86.h"
+#include "kernel/x86/alloc.h"
+#include "kernel/lib/printf.h"
+#include "kernel/lib/string.h"
+#include "kernel/x86/trap.h"
+#include "kernel/x86/x86.h"
 
 /*
  * The host rewrites the structure only while this vCPU is out of guest

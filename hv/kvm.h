@@ -8,7 +8,7 @@
 #ifndef HV_KVM_H
 #define HV_KVM_H
 
-#include "kernel/types.h"
+#include "kernel/lib/types.h"
 
 #define KVM_CPUID_SIGNATURE 0x0
 #define KVM_CPUID_FEATURES 0x1

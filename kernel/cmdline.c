@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Command-line parser; see cmdline.h. */
 #include "kernel/cmdline.h"
-#include "kernel/printf.h"
-#include "kernel/string.h"
+#include "kernel/lib/printf.h"
+#include "kernel/lib/string.h"
 
 const char *const lpj_source_names[] = {
 	[LPJ_SOURCE_AUTO] = "auto",	      [LPJ_SOURCE_HYPERV] = "hyperv",

@@ -7,7 +7,7 @@
 #ifndef KERNEL_CMDLINE_H
 #define KERNEL_CMDLINE_H
 
-#include "kernel/types.h"
+#include "kernel/lib/types.h"
 
 enum lpj_source {
 	LPJ_SOURCE_AUTO,

@@ -4,11 +4,11 @@
  * COM1 base 0x3f8). Output only: hvprobe never reads the console.
  */
 #include "kernel/console.h"
-#include "kernel/percpu.h"
-#include "kernel/printf.h"
-#include "kernel/spinlock.h"
-#include "kernel/string.h"
-#include "kernel/x86.h"
+#include "kernel/x86/percpu.h"
+#include "kernel/lib/printf.h"
+#include "kernel/x86/spinlock.h"
+#include "kernel/lib/string.h"
+#include "kernel/x86/x86.h"
 
 #define COM1 0x3f8
 #define UART_THR 0 /* transmit holding (DLAB=0) */

@@ -3,7 +3,7 @@
 #ifndef KERNEL_CONSOLE_H
 #define KERNEL_CONSOLE_H
 
-#include "kernel/types.h"
+#include "kernel/lib/types.h"
 
 void console_init(void);
 void console_write(const char *s, size_t len);

@@ -4,8 +4,8 @@
 #define KERNEL_KERNEL_H
 
 #include "boot/boot_info.h"
-#include "kernel/acpi.h"
-#include "kernel/acpi_fadt.h"
+#include "kernel/acpi/acpi.h"
+#include "kernel/acpi/fadt.h"
 #include "kernel/cmdline.h"
 
 #define HVPROBE_VERSION "0.1"

@@ -7,8 +7,8 @@
  */
 #include "kernel/cmdline.h"
 #include "kernel/power.h"
-#include "kernel/printf.h"
-#include "kernel/x86.h"
+#include "kernel/lib/printf.h"
+#include "kernel/x86/x86.h"
 
 /* QEMU fw_cfg I/O interface (QEMU docs/specs/fw_cfg.rst) */
 #define FW_CFG_PORT_SEL 0x510

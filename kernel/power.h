@@ -6,8 +6,8 @@
 #ifndef KERNEL_POWER_H
 #define KERNEL_POWER_H
 
-#include "kernel/acpi_fadt.h"
-#include "kernel/ktap.h"
+#include "kernel/acpi/fadt.h"
+#include "kernel/test/ktap.h"
 
 /* QEMU's isa-debug-exit: the run's tools/run adds it at this port. */
 #define QEMU_DEBUG_EXIT_PORT 0xf4

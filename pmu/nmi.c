@@ -2,9 +2,9 @@
 /* The NMI handler and the fixed-vector PMI handler; see nmi.h. */
 #include "apic/apic.h"
 #include "apic/smp.h"
-#include "kernel/trap.h"
-#include "kernel/watchdog.h"
-#include "kernel/x86.h"
+#include "kernel/x86/trap.h"
+#include "kernel/test/watchdog.h"
+#include "kernel/x86/x86.h"
 #include "pmu/nmi.h"
 #include "pmu/pmu.h"
 

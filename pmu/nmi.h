@@ -9,7 +9,7 @@
 #ifndef PMU_NMI_H
 #define PMU_NMI_H
 
-#include "kernel/percpu.h"
+#include "kernel/x86/percpu.h"
 #include "pmu/nmi_account.h"
 
 struct nmi_cpu {

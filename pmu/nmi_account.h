@@ -8,7 +8,7 @@
 #ifndef PMU_NMI_ACCOUNT_H
 #define PMU_NMI_ACCOUNT_H
 
-#include "kernel/types.h"
+#include "kernel/lib/types.h"
 
 struct nmi_counts {
 	u64 entries;	/* handler entries, NMI or PMI vector */

@@ -4,10 +4,10 @@
  * see pmu.h. Counter 0 interrupts, counter 1 is the reference that says
  * how many events really happened.
  */
-#include "kernel/cpuid.h"
-#include "kernel/printf.h"
-#include "kernel/trap.h"
-#include "kernel/x86.h"
+#include "kernel/x86/cpuid.h"
+#include "kernel/lib/printf.h"
+#include "kernel/x86/trap.h"
+#include "kernel/x86/x86.h"
 #include "pmu/pmu.h"
 
 #define X86_FEATURE_PDCM CPU_FEATURE(CPUID_LEAF_FEATURES, 0, CPUID_ECX, 15)

@@ -13,7 +13,7 @@
 #ifndef PMU_PMU_H
 #define PMU_PMU_H
 
-#include "kernel/types.h"
+#include "kernel/lib/types.h"
 
 /* Intel (SDM Vol 4 Table 2-2; full-width aliases SDM Vol 3B 21.2.6) */
 #define MSR_IA32_PMC0 0x000000c1

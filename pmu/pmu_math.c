@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Counter description and arithmetic, free of MSR access; see pmu.h. */
-#include "kernel/printf.h"
-#include "kernel/string.h"
+#include "kernel/lib/printf.h"
+#include "kernel/lib/string.h"
 #include "pmu/pmu.h"
 
 /* SDM Vol 3B Table 21-1 / hardware.md 4.1 */

@@ -7,7 +7,7 @@
 #ifndef PMU_WORKLOAD_H
 #define PMU_WORKLOAD_H
 
-#include "kernel/types.h"
+#include "kernel/lib/types.h"
 
 /* rdtsc, shl, or, mov, 26 nops, dec, jnz */
 #define WORKLOAD_INSNS_PER_ITERATION 32

@@ -11,11 +11,11 @@
  * GRUB, a BIOS-area scan under QEMU -kernel). The host runner compares the
  * DATA line's command line and RAM size with what it gave QEMU.
  */
-#include "kernel/json.h"
+#include "kernel/lib/json.h"
 #include "kernel/kernel.h"
-#include "kernel/percpu.h"
-#include "kernel/string.h"
-#include "kernel/test.h"
+#include "kernel/x86/percpu.h"
+#include "kernel/lib/string.h"
+#include "kernel/test/test.h"
 
 /* Sorted, non-overlapping regions are what an E820-style map promises. */
 static bool regions_ordered(const struct boot_info *bi, u32 *bad)

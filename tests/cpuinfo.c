@@ -9,11 +9,11 @@
  * 0x40000000; TCG says "TCGTCGTCGTCG", KVM "KVMKVMKVM"). The checks are
  * the invariants these leaves promise on any x86-64 CPU.
  */
-#include "kernel/cpuid.h"
-#include "kernel/json.h"
-#include "kernel/string.h"
-#include "kernel/test.h"
-#include "kernel/x86.h"
+#include "kernel/x86/cpuid.h"
+#include "kernel/lib/json.h"
+#include "kernel/lib/string.h"
+#include "kernel/test/test.h"
+#include "kernel/x86/x86.h"
 
 static void regs_to_string(char *out, u32 a, u32 b, u32 c)
 {

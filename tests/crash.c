@@ -8,7 +8,7 @@
  * with failure. make check asserts exactly that; a silent triple fault or
  * a missing totals line would fail it.
  */
-#include "kernel/test.h"
+#include "kernel/test/test.h"
 
 DEFINE_TEST(crash, "an unexpected exception ends the run cleanly", TEST_EXPLICIT)
 {

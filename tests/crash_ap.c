@@ -10,7 +10,7 @@
  * totals and exit with failure; make check asserts exactly that.
  */
 #include "apic/smp.h"
-#include "kernel/test.h"
+#include "kernel/test/test.h"
 
 #define AP_CRASH_TIMEOUT_US 5000000
 

@@ -12,12 +12,12 @@
  * access type and CR2.
  */
 #include "apic/apic.h"
-#include "kernel/cpuid.h"
-#include "kernel/msr.h"
-#include "kernel/phys.h"
-#include "kernel/test.h"
-#include "kernel/trap.h"
-#include "kernel/x86.h"
+#include "kernel/x86/cpuid.h"
+#include "kernel/x86/msr.h"
+#include "kernel/x86/phys.h"
+#include "kernel/test/test.h"
+#include "kernel/x86/trap.h"
+#include "kernel/x86/x86.h"
 
 /* Above the 4 GiB identity map: no page table entry covers it. */
 #define UNMAPPED_ADDRESS (IDENTITY_MAP_END + 0x1234)

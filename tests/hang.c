@@ -10,8 +10,8 @@
  * the run; make check asserts exactly that.
  */
 #include "apic/smp.h"
-#include "kernel/test.h"
-#include "kernel/x86.h"
+#include "kernel/test/test.h"
+#include "kernel/x86/x86.h"
 
 static void spin_forever(void *arg)
 {

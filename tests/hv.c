@@ -15,10 +15,10 @@
 #include "hv/hv.h"
 #include "hv/hyperv.h"
 #include "hv/kvm.h"
-#include "kernel/clock.h"
-#include "kernel/json.h"
-#include "kernel/stats.h"
-#include "kernel/test.h"
+#include "kernel/time/clock.h"
+#include "kernel/lib/json.h"
+#include "kernel/lib/stats.h"
+#include "kernel/test/test.h"
 
 #define STATED_AGREEMENT_PERMILLE 1
 #define MEASURED_AGREEMENT_PCT 1

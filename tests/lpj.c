@@ -15,13 +15,13 @@
  * fails at once; a long one is retried, since a loaded host stretches it).
  */
 #include "apic/smp.h"
-#include "kernel/clock.h"
-#include "kernel/delay.h"
-#include "kernel/json.h"
+#include "kernel/time/clock.h"
+#include "kernel/time/delay.h"
+#include "kernel/lib/json.h"
 #include "kernel/kernel.h"
-#include "kernel/stats.h"
-#include "kernel/string.h"
-#include "kernel/test.h"
+#include "kernel/lib/stats.h"
+#include "kernel/lib/string.h"
+#include "kernel/test/test.h"
 
 /* Short enough that a loaded host still runs a vCPU that long at a stretch. */
 #define UDELAY_TEST_US 2000

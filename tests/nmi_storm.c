@@ -14,12 +14,12 @@
  * several, and the handler never nested.
  */
 #include "apic/smp.h"
-#include "kernel/clock.h"
-#include "kernel/json.h"
+#include "kernel/time/clock.h"
+#include "kernel/lib/json.h"
 #include "kernel/kernel.h"
-#include "kernel/test.h"
-#include "kernel/watchdog.h"
-#include "kernel/x86.h"
+#include "kernel/test/test.h"
+#include "kernel/test/watchdog.h"
+#include "kernel/x86/x86.h"
 #include "pmu/nmi.h"
 
 #define STORM_SECONDS 1

@@ -14,13 +14,13 @@
  */
 #include "apic/apic.h"
 #include "apic/smp.h"
-#include "kernel/clock.h"
-#include "kernel/delay.h"
-#include "kernel/json.h"
+#include "kernel/time/clock.h"
+#include "kernel/time/delay.h"
+#include "kernel/lib/json.h"
 #include "kernel/kernel.h"
-#include "kernel/stats.h"
-#include "kernel/test.h"
-#include "kernel/x86.h"
+#include "kernel/lib/stats.h"
+#include "kernel/test/test.h"
+#include "kernel/x86/x86.h"
 
 #define NMI_TIMEOUT_US 1000000
 /* About 200 bytes per AP, for up to SMP_MAX_CPUS. */

@@ -9,12 +9,12 @@
  * runs at hz= by the TSC those references confirmed. A missing timer (pit=off,
  * hpet=off, Hyper-V Gen2) is a SKIP that says why.
  */
-#include "kernel/clock.h"
-#include "kernel/json.h"
+#include "kernel/time/clock.h"
+#include "kernel/lib/json.h"
 #include "kernel/kernel.h"
-#include "kernel/stats.h"
-#include "kernel/test.h"
-#include "kernel/x86.h"
+#include "kernel/lib/stats.h"
+#include "kernel/test/test.h"
+#include "kernel/x86/x86.h"
 
 #define WINDOW_US 25000
 #define RUNS 3

@@ -12,7 +12,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "kernel/acpi.h"
+#include "kernel/acpi/acpi.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

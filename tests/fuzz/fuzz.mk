@@ -30,14 +30,14 @@ FUZZ_TARGETS := \
 # The parsers, unchanged, and what the harnesses share.
 FUZZ_SHARED := \
 	boot/boot_info.c \
-	kernel/acpi.c \
-	kernel/acpi_fadt.c \
-	kernel/acpi_hpet.c \
-	kernel/acpi_madt.c \
-	kernel/acpi_srat.c \
+	kernel/acpi/acpi.c \
+	kernel/acpi/fadt.c \
+	kernel/acpi/hpet.c \
+	kernel/acpi/madt.c \
+	kernel/acpi/srat.c \
 	kernel/cmdline.c \
-	kernel/printf.c \
-	kernel/string.c \
+	kernel/lib/printf.c \
+	kernel/lib/string.c \
 	tests/fuzz/fuzz.c \
 	tests/unit/phys_buffer.c
 

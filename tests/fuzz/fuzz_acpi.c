@@ -29,11 +29,11 @@
  */
 #include <stdlib.h>
 
-#include "kernel/acpi_fadt.h"
-#include "kernel/acpi_hpet.h"
-#include "kernel/acpi_madt.h"
-#include "kernel/acpi_srat.h"
-#include "kernel/unaligned.h"
+#include "kernel/acpi/fadt.h"
+#include "kernel/acpi/hpet.h"
+#include "kernel/acpi/madt.h"
+#include "kernel/acpi/srat.h"
+#include "kernel/lib/unaligned.h"
 #include "tests/fuzz/fuzz.h"
 #include "tests/unit/phys_buffer.h"
 

@@ -8,8 +8,8 @@
  * is the one the table states, so a rejected or short table never
  * becomes an MMIO pointer.
  */
-#include "kernel/acpi_hpet.h"
-#include "kernel/unaligned.h"
+#include "kernel/acpi/hpet.h"
+#include "kernel/lib/unaligned.h"
 #include "tests/fuzz/fuzz.h"
 
 /* HPET 1.0a Table 3: the base address's GAS at 40, its address at 44. */

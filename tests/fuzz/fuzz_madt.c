@@ -9,7 +9,7 @@
  * online-capable, the usable count never exceeds the listed one, and no
  * list outgrows its array.
  */
-#include "kernel/acpi_madt.h"
+#include "kernel/acpi/madt.h"
 #include "tests/fuzz/fuzz.h"
 
 #define MADT_ENTRIES 44

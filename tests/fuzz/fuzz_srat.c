@@ -9,7 +9,7 @@
  * srat_node_of() finds it in its own node; kept memory ranges neither
  * wrap past 2^64 nor overlap.
  */
-#include "kernel/acpi_srat.h"
+#include "kernel/acpi/srat.h"
 #include "tests/fuzz/fuzz.h"
 
 #define SRAT_ENTRIES 48

@@ -15,7 +15,7 @@
 
 #include <string.h>
 
-#include "kernel/acpi.h"
+#include "kernel/acpi/acpi.h"
 
 /* Where fw_root() puts the RSDP (in the BIOS ROM area) and the RSDT. */
 #define FW_RSDP_ADDR 0xe0000

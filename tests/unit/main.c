@@ -8,7 +8,7 @@
  */
 #include <stdio.h>
 
-#include "kernel/test.h"
+#include "kernel/test/test.h"
 
 static void write_line(const char *line)
 {

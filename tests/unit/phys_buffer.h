@@ -8,7 +8,7 @@
 #ifndef TESTS_UNIT_PHYS_BUFFER_H
 #define TESTS_UNIT_PHYS_BUFFER_H
 
-#include "kernel/types.h"
+#include "kernel/lib/types.h"
 
 #define PHYS_BUFFER_SIZE (2 * 1024 * 1024)
 

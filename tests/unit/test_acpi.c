@@ -14,9 +14,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/acpi.h"
-#include "kernel/acpi_fadt.h"
-#include "kernel/test.h"
+#include "kernel/acpi/acpi.h"
+#include "kernel/acpi/fadt.h"
+#include "kernel/test/test.h"
 #include "tests/unit/acpi_build.h"
 #include "tests/unit/phys_buffer.h"
 

@@ -16,9 +16,9 @@
 
 #include "boot/boot_info.h"
 #include "boot/multiboot.h"
-#include "kernel/acpi.h"
-#include "kernel/printf.h"
-#include "kernel/test.h"
+#include "kernel/acpi/acpi.h"
+#include "kernel/lib/printf.h"
+#include "kernel/test/test.h"
 #include "tests/unit/phys_buffer.h"
 
 /* Where the tests build things in the fake physical memory. */

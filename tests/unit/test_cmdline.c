@@ -12,8 +12,8 @@
 #include <string.h>
 
 #include "kernel/cmdline.h"
-#include "kernel/printf.h"
-#include "kernel/test.h"
+#include "kernel/lib/printf.h"
+#include "kernel/test/test.h"
 
 #define ERR_MAX 512
 

@@ -10,7 +10,7 @@
 
 #include "boot/boot_info.h"
 #include "boot/multiboot.h"
-#include "kernel/test.h"
+#include "kernel/test/test.h"
 #include "tests/unit/phys_buffer.h"
 
 #define INFO_ADDR 0x10000

@@ -11,9 +11,9 @@
  */
 #include <string.h>
 
-#include "kernel/acpi.h"
-#include "kernel/acpi_hpet.h"
-#include "kernel/test.h"
+#include "kernel/acpi/acpi.h"
+#include "kernel/acpi/hpet.h"
+#include "kernel/test/test.h"
 #include "tests/unit/acpi_build.h"
 
 /* HPET table (HPET 1.0a Table 3) and its base address GAS (ACPI Table 5.1) */

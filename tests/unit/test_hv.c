@@ -8,9 +8,9 @@
 #include "hv/hv.h"
 #include "hv/hyperv.h"
 #include "kernel/cmdline.h"
-#include "kernel/lpj.h"
-#include "kernel/string.h"
-#include "kernel/test.h"
+#include "kernel/time/lpj.h"
+#include "kernel/lib/string.h"
+#include "kernel/test/test.h"
 
 #define MAX_FAKE 8
 

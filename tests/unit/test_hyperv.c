@@ -13,7 +13,7 @@
  *	time     = (tsc * scale) >> 64
  */
 #include "hv/hyperv.h"
-#include "kernel/test.h"
+#include "kernel/test/test.h"
 
 /* N // 2500000000: 2^64 / 250 = 73786976294838206.464 rounded down. */
 #define SCALE_2_5GHZ 73786976294838206ULL

@@ -11,8 +11,8 @@
  */
 #include <string.h>
 
-#include "kernel/json.h"
-#include "kernel/test.h"
+#include "kernel/lib/json.h"
+#include "kernel/test/test.h"
 
 #define DOC_MAX 256
 

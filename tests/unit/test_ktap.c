@@ -14,8 +14,8 @@
  */
 #include <string.h>
 
-#include "kernel/ktap.h"
-#include "kernel/test.h"
+#include "kernel/test/ktap.h"
+#include "kernel/test/test.h"
 
 #define CAPTURE_LINES	 32
 #define CAPTURE_LINE_MAX 600

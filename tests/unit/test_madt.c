@@ -13,9 +13,9 @@
  */
 #include <string.h>
 
-#include "kernel/acpi.h"
-#include "kernel/acpi_madt.h"
-#include "kernel/test.h"
+#include "kernel/acpi/acpi.h"
+#include "kernel/acpi/madt.h"
+#include "kernel/test/test.h"
 #include "tests/unit/acpi_build.h"
 
 /* MADT layout (ACPI 6.5 5.2.12) */

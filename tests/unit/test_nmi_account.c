@@ -4,7 +4,7 @@
  * and when NMIs that found nothing are explained (SDM Vol 3A 6.7.1: one
  * NMI pending at most, the rest merge).
  */
-#include "kernel/test.h"
+#include "kernel/test/test.h"
 #include "pmu/nmi_account.h"
 
 DEFINE_TEST(unit_nmi_account, "PMIs, IPIs, merged and unknown NMIs", 0)

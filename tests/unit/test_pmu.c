@@ -8,7 +8,7 @@
  */
 #include <string.h>
 
-#include "kernel/test.h"
+#include "kernel/test/test.h"
 #include "pmu/pmu.h"
 
 /* A KVM-like Intel vPMU: v2, 8 GP counters of 48 bits, 3 fixed of 48 bits. */

@@ -11,8 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "kernel/printf.h"
-#include "kernel/test.h"
+#include "kernel/lib/printf.h"
+#include "kernel/test/test.h"
 
 #define SENTINEL 0x5a
 

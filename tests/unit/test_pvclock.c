@@ -7,7 +7,7 @@
  * degenerate inputs a corrupt structure could hold.
  */
 #include "hv/kvm.h"
-#include "kernel/test.h"
+#include "kernel/test/test.h"
 
 #define NS_PER_SECOND 1000000000ULL
 

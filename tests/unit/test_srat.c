@@ -13,9 +13,9 @@
  */
 #include <string.h>
 
-#include "kernel/acpi.h"
-#include "kernel/acpi_srat.h"
-#include "kernel/test.h"
+#include "kernel/acpi/acpi.h"
+#include "kernel/acpi/srat.h"
+#include "kernel/test/test.h"
 #include "tests/unit/acpi_build.h"
 
 /* SRAT layout (ACPI 6.5 5.2.16) */

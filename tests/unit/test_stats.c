@@ -3,8 +3,8 @@
  * The statistics the DATA lines report: sorting, nearest-rank percentiles
  * (min, median, p99, max of bring-up and delivery times) and tolerances.
  */
-#include "kernel/stats.h"
-#include "kernel/test.h"
+#include "kernel/lib/stats.h"
+#include "kernel/test/test.h"
 
 DEFINE_TEST(unit_stats, "sorting, percentiles and tolerances", 0)
 {

@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Test registration: one line per test,
+ *
+ *	DEFINE_TEST(boot, "the loader's information arrives intact", 0)
+ *	{
+ *		...report() calls...
+ *	}
+ *
+ * places a descriptor in the hvprobe_tests section; the runner selects by
+ * name. Tests run in the order of their files in the Makefile's object
+ * list; within one file the compiler chooses, so a file holds one guest
+ * test.
+ */
+#ifndef KERNEL_TEST_TEST_H
+#define KERNEL_TEST_TEST_H
+
+#include "kernel/test/ktap.h"
+
+/* Run only when named in test=, never as part of "all". */
+#define TEST_EXPLICIT BIT(0)
+
+struct test {
+	const char *name;
+	const char *summary;
+	u64 flags;
+	void (*run)(void);
+};
+
+#define DEFINE_TEST(tname, tsummary, tflags)                                  \
+	static void test_##tname(void);                                       \
+	static const struct test test_desc_##tname                            \
+		__attribute__((used, section("hvprobe_tests"), aligned(8))) = { \
+			.name = #tname,                                       \
+			.summary = tsummary,                                  \
+			.flags = tflags,                                      \
+			.run = test_##tname,                                  \
+		};                                                            \
+	static void test_##tname(void)
+
+/* The registered tests, in link order. */
+const struct test *tests_begin(void);
+const struct test *tests_end(void);
+
+/* Direct all KTAP output to write_line; first thing at boot. */
+void tests_init(void (*write_line)(const char *line));
+
+/*
+ * Check a comma-separated selection ("all" or names). On an unknown name,
+ * writes a message listing the tests and returns false.
+ */
+bool tests_check_selection(const char *selection, char *err, size_t errlen);
+/* Print the plan for the selection; set-up diagnostics may follow. */
+void tests_start(const char *selection, const char *banner);
+/* Set-up after tests_start() failed: every planned test is an error. */
+enum result tests_abort_setup(const char *reason);
+/* Run the planned tests and print the totals; returns the worst result. */
+enum result tests_run(void);
+/* The test running now, or NULL; *seq changes with every test started. */
+const struct test *tests_current(u64 *seq);
+/* A run that cannot start: a one-test plan whose test is an error. */
+enum result tests_fail_setup(const char *name, const char *reason);
+/*
+ * Ends the run from a crash, keeping the KTAP well-formed: the running
+ * test is an error with the reason, the rest are reported as not run.
+ */
+void tests_abort(const char *reason);
+
+#endif

@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: MIT
+/* Delay loop and lpj calibration; see delay.h. */
+#include "apic/smp.h"
+#include "hv/hyperv.h"
+#include "hv/kvm.h"
+#include "kernel/time/clock.h"
+#include "kernel/x86/cpuid.h"
+#include "kernel/time/delay.h"
+#include "kernel/kernel.h"
+#include "kernel/time/lpj.h"
+#include "kernel/lib/printf.h"
+#include "kernel/lib/string.h"
+#include "kernel/x86/x86.h"
+
+/* calibrate=fast: one window against the reference timer. */
+#define FAST_WINDOW_US 5000
+
+struct delay_state delay;
+
+/*
+ * Linux's X86_FEATURE_CONSTANT_TSC: the invariant-TSC bit, or Intel's
+ * family/model rule (arch/x86/kernel/cpu/intel.c early_init_intel()).
+ * TCG never sets invariant TSC, so an Intel CPU model is how to get reuse.
+ */
+static bool tsc_is_constant(const char **why)
+{
+	struct cpu_signature sig = cpu_signature();
+	bool intel = cpu_vendor_is("GenuineIntel");
+
+	if (cpu_has(X86_FEATURE_INVTSC)) {
+		*why = "invariant TSC (CPUID.80000007H:EDX[8])";
+		return true;
+	}
+	if (intel && ((sig.family == 0x6 && sig.model >= 0x0e) ||
+		      (sig.family == 0xf && sig.model >= 0x03))) {
+		*why = "Intel family/model with constant TSC";
+		return true;
+	}
+	*why = "TSC not constant: no invariant-TSC bit, not an Intel constant-TSC model";
+	return false;
+}
+
+u64 delay_calibrate_linux(void)
+{
+	u32 dct = MAX(clock.hz / 100, 1u);
+	u64 lower[LPJ_DIRECT_SAMPLES], upper[LPJ_DIRECT_SAMPLES];
+
+	for (u32 i = 0; i < LPJ_DIRECT_SAMPLES; i++) {
+		u64 start = jiffies, pre_start = 0, post_start, pre_end = 0, post_end, t;
+		u64 first_edge;
+
+		/* Bracket the edge after start + 1, then the one DCT ticks later. */
+		t = rdtsc();
+		while (jiffies <= start + 1) {
+			pre_start = t;
+			t = rdtsc();
+		}
+		post_start = rdtsc();
+		first_edge = jiffies;
+		t = post_start;
+		while (jiffies <= start + 1 + dct) {
+			pre_end = t;
+			t = rdtsc();
+		}
+		post_end = rdtsc();
+		/*
+		 * A late tick makes jiffies jump, so an edge is not one jiffy
+		 * from the last: a sample with a jump at either edge is void
+		 * (lower > upper fails the verdict), as Linux voids samples
+		 * with no pre-edge reading.
+		 */
+		if (!pre_start || !pre_end || first_edge != start + 2 ||
+		    jiffies != start + 2 + dct) {
+			lower[i] = 1;
+			upper[i] = 0;
+			continue;
+		}
+		lower[i] = pre_end - post_start;
+		upper[i] = post_end - pre_start;
+	}
+	return lpj_direct_combine(lower, upper, LPJ_DIRECT_SAMPLES, dct);
+}
+
+u64 delay_calibrate_fast(void)
+{
+	return lpj_from_tsc_hz(clock_measure_tsc_hz(&clock.refs[clock.ref], FAST_WINDOW_US),
+			       clock.hz);
+}
+
+/* Linux falls back to its converge method; three more tries are enough here. */
+#define LINUX_CALIBRATION_TRIES 3
+
+static void calibrate(struct percpu *cpu)
+{
+	u64 lpj = 0;
+
+	/* calibrate=fast needs a reference timer; with none, count jiffies. */
+	if (options.calibrate == CALIBRATE_LINUX || !clock_have_ref())
+		for (u32 i = 0; i < LINUX_CALIBRATION_TRIES && !lpj; i++)
+			lpj = delay_calibrate_linux();
+	cpu->lpj = lpj || !clock_have_ref() ? lpj : delay_calibrate_fast();
+	cpu->lpj_source = "calibrate";
+	cpu->calibrated = true;
+}
+
+/* A preset applies to every CPU; false when there is none to apply. */
+static bool preset(struct percpu *cpu)
+{
+	if (!delay.preset_lpj)
+		return false;
+	cpu->lpj = delay.preset_lpj;
+	cpu->lpj_source = delay.preset_source;
+	return true;
+}
+
+/* Why a source asked for by name has nothing to offer here. */
+static const char *unavailable(u32 source)
+{
+	switch (source) {
+	case LPJ_SOURCE_CMDLINE: return "no lpj= given";
+	case LPJ_SOURCE_HYPERV:
+		return hyperv.present ? "Hyper-V grants no frequency MSRs (CPUID 0x40000003 "
+					"EAX[11] and EDX[8])"
+				      : "no Hyper-V leaves";
+	case LPJ_SOURCE_KVMCLOCK:
+		return kvm.present ? "kvmclock not available (CPUID KVM_FEATURE_CLOCKSOURCE2)"
+				   : "no KVM leaves";
+	case LPJ_SOURCE_KVM:
+		return kvm.present ? "no KVM timing leaf (base + 0x10)" : "no KVM leaves";
+	case LPJ_SOURCE_CPUID: return "CPUID.15H states no TSC frequency";
+	default: return "nothing to offer";
+	}
+}
+
+static void choose_preset(void)
+{
+	struct lpj_offers o = {
+		.cmdline_lpj = options.lpj,
+		.hyperv_tsc_hz = hyperv.tsc_hz,
+		.kvmclock_tsc_khz = kvm.kvmclock ? kvm.kvmclock_tsc_khz : 0,
+		.kvm_timing_tsc_khz = kvm.timing_leaf ? kvm.timing_tsc_khz : 0,
+		.cpuid_tsc_hz = clock_tsc_hz_cpuid(),
+	};
+	u32 req = options.lpj_source;
+	u32 got;
+
+	if (req == LPJ_SOURCE_CALIBRATE)
+		return;
+	got = lpj_preset(req, &o, clock.hz, &delay.preset_lpj);
+	if (got != LPJ_SOURCE_AUTO)
+		delay.preset_source = lpj_source_names[got];
+	else if (req != LPJ_SOURCE_AUTO)
+		snprintf(delay.problem, sizeof(delay.problem), "lpj_source=%s: %s",
+			 lpj_source_names[req], unavailable(req));
+}
+
+static bool same_domain(const struct percpu *a, const struct percpu *b)
+{
+	switch (options.lpj_reuse) {
+	case LPJ_REUSE_NODE: return a->node == b->node;
+	case LPJ_REUSE_PACKAGE: return a->package == b->package;
+	default: return false;
+	}
+}
+
+/* Linux's calibrate_delay_is_known(): copy from a finished sibling. */
+static bool reuse(struct percpu *cpu)
+{
+	if (!delay.tsc_constant || options.lpj_reuse == LPJ_REUSE_NONE)
+		return false;
+	for (u32 i = 0; i < smp_cpu_count(); i++) {
+		const struct percpu *other = smp_cpu(i);
+
+		if (other != cpu && other->state == CPU_ONLINE && other->lpj &&
+		    same_domain(cpu, other)) {
+			cpu->lpj = other->lpj;
+			cpu->lpj_source = "reuse";
+			return true;
+		}
+	}
+	return false;
+}
+
+void delay_init_bsp(void)
+{
+	struct percpu *cpu = this_cpu();
+
+	delay.tsc_constant = tsc_is_constant(&delay.tsc_constant_why);
+	choose_preset();
+	if (preset(cpu))
+		return;
+	if (options.lpj_source == LPJ_SOURCE_CALIBRATE) {
+		calibrate(cpu);
+		return;
+	}
+	/* lpj_fine: the boot CPU trusts the TSC frequency it knows. */
+	cpu->lpj = lpj_from_tsc_hz(clock.tsc_hz, clock.hz);
+	cpu->lpj_source = "lpj_fine";
+	cpu->calibrated = clock.tsc_hz_measured;
+}
+
+void delay_calibrate_ap(void)
+{
+	struct percpu *cpu = this_cpu();
+
+	if (preset(cpu))
+		return;
+	if (options.lpj_source != LPJ_SOURCE_CALIBRATE && reuse(cpu))
+		return;
+	calibrate(cpu);
+}
+
+void udelay(u64 us)
+{
+	u64 lpj = this_cpu()->lpj ? this_cpu()->lpj : lpj_from_tsc_hz(clock.tsc_hz, clock.hz);
+	u64 cycles = lpj_delay_cycles(lpj, clock.hz, us), start = rdtsc();
+
+	while (rdtsc() - start < cycles)
+		pause();
+}
