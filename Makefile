@@ -48,8 +48,7 @@ KERNEL_OBJS := \
 	hv/hyperv_math.o \
 	hv/kvm.o \
 	hv/pvclock.o \
-	pmu/nmi.o \
-	pmu/nmi_account.o \
+	pmu/pmi.o \
 	pmu/pmu.o \
 	pmu/pmu_math.o \
 	pmu/stress.o \
@@ -72,6 +71,9 @@ KERNEL_OBJS := \
 	kernel/lib/libc.o \
 	kernel/time/lpj.o \
 	kernel/main.o \
+	kernel/x86/nmi.o \
+	kernel/x86/nmi_account.o \
+	kernel/x86/percpu.o \
 	kernel/x86/pic.o \
 	kernel/time/pit.o \
 	kernel/time/pmtimer.o \
@@ -117,7 +119,7 @@ UNIT_SHARED := \
 	kernel/test/runner.c \
 	kernel/lib/stats.c \
 	kernel/lib/string.c \
-	pmu/nmi_account.c \
+	kernel/x86/nmi_account.c \
 	pmu/pmu_math.c
 
 UNIT_TESTS := \

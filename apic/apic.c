@@ -9,6 +9,7 @@
 #include "kernel/cmdline.h"
 #include "kernel/x86/cpuid.h"
 #include "kernel/lib/printf.h"
+#include "kernel/x86/nmi.h"
 #include "kernel/x86/x86.h"
 
 /* A send that never completes must not hang bring-up (xAPIC only). */
@@ -98,6 +99,11 @@ static void apic_setup_this_cpu(void)
 	apic_esr();
 }
 
+static void send_nmi(const struct percpu *to)
+{
+	apic_send_ipi(to->apic_id, APIC_ICR_DM_NMI);
+}
+
 bool apic_init_bsp(u32 choice, char *err, size_t errlen)
 {
 	u64 base = rdmsr(MSR_IA32_APIC_BASE);
@@ -118,6 +124,7 @@ bool apic_init_bsp(u32 choice, char *err, size_t errlen)
 		       : APIC_MODE_XAPIC;
 	xapic = (volatile u32 *)(uintptr_t)(base & APIC_BASE_ADDR_MASK);
 	apic_setup_this_cpu();
+	nmi_set_sender(send_nmi);
 	return true;
 }
 

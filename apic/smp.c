@@ -38,37 +38,15 @@ struct ap_table_entry {
 /* Read by ap_entry64 before an AP has a stack: count, then entries. */
 struct {
 	u64 count;
-	struct ap_table_entry entries[SMP_MAX_CPUS];
+	struct ap_table_entry entries[MAX_CPUS];
 } smp_ap_table;
 
 struct smp_state smp;
-
-static struct percpu *cpus[SMP_MAX_CPUS];
-static u32 cpu_count;
 
 extern const u8 trampoline_start[], trampoline_end[];
 extern const u8 tr_gdt[], tr_gdt_ptr[], tr_far32[], tr_cr3[], tr_protected[];
 
 void ap_main(struct percpu *cpu);
-
-u32 smp_cpu_count(void)
-{
-	return cpu_count;
-}
-
-struct percpu *smp_cpu(u32 index)
-{
-	return index < cpu_count ? cpus[index] : NULL;
-}
-
-u32 smp_online_count(void)
-{
-	u32 n = 0;
-
-	for (u32 i = 0; i < cpu_count; i++)
-		n += cpus[i]->state == CPU_ONLINE;
-	return n;
-}
 
 /* APIC ID bits below the package ID: the widest CPUID.0BH level's shift. */
 static u32 package_shift(void)
@@ -92,9 +70,8 @@ static u32 package_shift(void)
 	return shift;
 }
 
-static void describe(struct percpu *cpu, u32 index, u32 apic_id)
+static void describe(struct percpu *cpu, u32 apic_id)
 {
-	cpu->index = index;
 	cpu->apic_id = apic_id;
 	cpu->node = smp.have_srat ? srat_node_of(&smp.srat, apic_id) : 0;
 	if (cpu->node == NODE_NONE)
@@ -109,7 +86,7 @@ static struct percpu *new_ap(u32 apic_id)
 
 	if (!cpu || !stack)
 		return NULL;
-	describe(cpu, cpu_count, apic_id);
+	describe(cpu, apic_id);
 	cpu->stack_top = (u64)(uintptr_t)(stack + AP_STACK_SIZE);
 	smp_ap_table.entries[smp_ap_table.count++] =
 		(struct ap_table_entry){ .apic_id = apic_id, .cpu = cpu };
@@ -149,9 +126,9 @@ bool smp_init(char *err, size_t errlen)
 	smp.nodes = smp.have_srat && smp.srat.node_count ? smp.srat.node_count : 1;
 
 	bsp->apic_id = bsp->hw_apic_id = apic_id();
-	describe(bsp, 0, bsp->apic_id);
+	describe(bsp, bsp->apic_id);
 	bsp->state = CPU_ONLINE;
-	cpus[cpu_count++] = bsp;
+	cpu_add(bsp);
 	if (!smp.have_madt) {
 		note(smp.problems, "no usable MADT: only the BSP runs");
 		return true;
@@ -165,24 +142,24 @@ bool smp_init(char *err, size_t errlen)
 			continue;
 		if (!smp.madt.cpus[i].enabled)
 			continue;
-		if (cpu_count - 1 >= max_aps)
+		if (cpu_count() - 1 >= max_aps)
 			break;
 		if (id > apic_max_id()) {
 			note(smp.problems, "APIC ID %u is beyond %s's reach", id, apic_mode_name());
 			continue;
 		}
-		if (cpu_count == SMP_MAX_CPUS) {
-			note(smp.problems, "more than %d CPUs listed", SMP_MAX_CPUS);
+		if (cpu_count() == MAX_CPUS) {
+			note(smp.problems, "more than %d CPUs listed", MAX_CPUS);
 			break;
 		}
 		cpu = new_ap(id);
 		if (!cpu) {
-			note(smp.problems, "out of memory for CPU %u's data", cpu_count);
+			note(smp.problems, "out of memory for CPU %u's data", cpu_count());
 			break;
 		}
-		cpus[cpu_count++] = cpu;
+		cpu_add(cpu);
 	}
-	return cpu_count == 1 || place_trampoline(err, errlen);
+	return cpu_count() == 1 || place_trampoline(err, errlen);
 }
 
 /* INIT, INIT de-assert, SIPI, SIPI: Linux's wakeup_secondary_cpu_via_init(). */
@@ -199,7 +176,7 @@ static void kick(struct percpu *cpu)
 	apic_send_ipi(cpu->apic_id, APIC_ICR_DM_INIT | APIC_ICR_TRIGGER_LEVEL);
 	cpu->tsc_sipi = rdtsc();
 	/* fault=ap_silent: the last AP gets no SIPI, so it never answers. */
-	if (options.fault == FAULT_AP_SILENT && cpu->index == cpu_count - 1) {
+	if (options.fault == FAULT_AP_SILENT && cpu->index == cpu_count() - 1) {
 		smp.started++;
 		return;
 	}
@@ -220,8 +197,8 @@ static bool is_online(void *arg)
 static bool all_online(void *arg)
 {
 	(void)arg;
-	for (u32 i = 1; i < cpu_count; i++)
-		if (cpus[i]->state != CPU_ONLINE)
+	for (u32 i = 1; i < cpu_count(); i++)
+		if (cpu_at(i)->state != CPU_ONLINE)
 			return false;
 	return true;
 }
@@ -252,7 +229,7 @@ void smp_wake(const struct percpu *cpu)
 
 void smp_boot(void)
 {
-	u32 aps = cpu_count - 1;
+	u32 aps = cpu_count() - 1;
 
 	if (!aps)
 		return;
@@ -260,17 +237,17 @@ void smp_boot(void)
 		    bringup_names[options.bringup], (unsigned long long)options.init_udelay);
 	smp.tsc_start = rdtsc();
 	if (options.bringup == BRINGUP_PARALLEL) {
-		for (u32 i = 1; i < cpu_count; i++)
-			kick(cpus[i]);
+		for (u32 i = 1; i < cpu_count(); i++)
+			kick(cpu_at(i));
 		smp_wait(all_online, NULL, PARALLEL_TIMEOUT_US + aps * PARALLEL_TIMEOUT_PER_AP_US);
 	} else {
-		for (u32 i = 1; i < cpu_count; i++) {
-			kick(cpus[i]);
-			smp_wait(is_online, cpus[i], AP_ONLINE_TIMEOUT_US);
+		for (u32 i = 1; i < cpu_count(); i++) {
+			kick(cpu_at(i));
+			smp_wait(is_online, cpu_at(i), AP_ONLINE_TIMEOUT_US);
 		}
 	}
 	smp.tsc_end = rdtsc();
-	report_info("smp: brought up %u CPUs", smp_online_count());
+	report_info("smp: brought up %u CPUs", cpu_online_count());
 }
 
 static bool work_done(void *arg)
@@ -293,16 +270,16 @@ bool smp_run_on(struct percpu *cpu, void (*fn)(void *arg), void *arg, u64 timeou
 static bool all_work_done(void *arg)
 {
 	(void)arg;
-	for (u32 i = 1; i < cpu_count; i++)
-		if (__atomic_load_n(&cpus[i]->work, __ATOMIC_ACQUIRE))
+	for (u32 i = 1; i < cpu_count(); i++)
+		if (__atomic_load_n(&cpu_at(i)->work, __ATOMIC_ACQUIRE))
 			return false;
 	return true;
 }
 
 bool smp_run_all(void (*fn)(void *arg), void *arg, u64 timeout_us)
 {
-	for (u32 i = 1; i < cpu_count; i++) {
-		struct percpu *cpu = cpus[i];
+	for (u32 i = 1; i < cpu_count(); i++) {
+		struct percpu *cpu = cpu_at(i);
 
 		/* An AP still busy with work that timed out earlier is left to it. */
 		if (cpu->state != CPU_ONLINE || cpu->work)
@@ -327,7 +304,7 @@ void ap_main(struct percpu *cpu)
 	cpu->tsc_calibrated = rdtsc();
 	cpu->tsc_online = rdtsc();
 	__atomic_store_n(&cpu->state, CPU_ONLINE, __ATOMIC_RELEASE);
-	smp_wake(cpus[0]);
+	smp_wake(cpu_at(0));
 
 	for (;;) {
 		void (*fn)(void *);
@@ -342,6 +319,6 @@ void ap_main(struct percpu *cpu)
 		fn(cpu->work_arg);
 		cpu->work_done++;
 		__atomic_store_n(&cpu->work, NULL, __ATOMIC_RELEASE);
-		smp_wake(cpus[0]);
+		smp_wake(cpu_at(0));
 	}
 }

@@ -12,8 +12,6 @@
 #include "kernel/acpi/srat.h"
 #include "kernel/x86/percpu.h"
 
-#define SMP_MAX_CPUS 1024
-
 struct smp_state {
 	struct madt_info madt;
 	bool have_madt;
@@ -35,9 +33,6 @@ bool smp_init(char *err, size_t errlen);
 /* Start the APs (all but cpus= of them are left alone). */
 void smp_boot(void);
 
-u32 smp_cpu_count(void);
-struct percpu *smp_cpu(u32 index);
-u32 smp_online_count(void);
 
 /*
  * Run fn(arg) on an online AP and wait (HLT) until it returns or timeout_us

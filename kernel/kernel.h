@@ -3,7 +3,7 @@
 #ifndef KERNEL_KERNEL_H
 #define KERNEL_KERNEL_H
 
-#include "boot/boot_info.h"
+#include "kernel/x86/boot_info.h"
 #include "kernel/acpi/acpi.h"
 #include "kernel/acpi/fadt.h"
 #include "kernel/cmdline.h"
@@ -12,10 +12,6 @@
 
 extern const struct boot_info *boot_info;
 extern struct options options;
-extern struct acpi acpi;
-extern bool acpi_ok;
-extern struct fadt_info fadt;
-extern bool fadt_ok;
 
 __noreturn void kmain(const struct boot_info *bi);
 

@@ -19,15 +19,12 @@
 #include "kernel/lib/printf.h"
 #include "kernel/test/test.h"
 #include "kernel/x86/trap.h"
-#include "pmu/nmi.h"
+#include "kernel/x86/nmi.h"
+#include "pmu/pmi.h"
 #include "pmu/pmu.h"
 
 const struct boot_info *boot_info;
 struct options options;
-struct acpi acpi;
-bool acpi_ok;
-struct fadt_info fadt;
-bool fadt_ok;
 
 static struct percpu bsp;
 
@@ -35,6 +32,7 @@ static bool setup(char *err, size_t errlen)
 {
 	hv_init();					/* Hyper-V, KVM interfaces */
 	pmu_discover();					/* the counters CPUID describes */
+	pmi_init();					/* the fixed-vector PMI handler */
 	if (!apic_init_bsp(options.apic, err, errlen))	/* xAPIC or x2APIC */
 		return false;
 	if (options.fault == FAULT_EARLY_NMI)		/* before timers and SMP */
@@ -57,7 +55,8 @@ __noreturn void kmain(const struct boot_info *bi)
 	nmi_init();				/* an NMI is counted from here on */
 	pic_disable();				/* 8259s off the exception vectors */
 	console_init();				/* COM1 for KTAP */
-	tests_init(console_write_line);		/* from here a crash ends the plan */
+	tests_init(console_write_line, power_exit); /* KTAP out, how a run ends */
+	trap_set_fatal(tests_end_run);		/* from here a crash ends the plan */
 	acpi_ok = acpi_init(&acpi, bi, phys_map); /* RSDP, root table */
 	fadt_ok = acpi_ok && acpi_fadt_parse(&acpi, &fadt); /* PM1 ports, \\_S5 */
 	power_init(EXIT_AUTO, fadt_ok ? &fadt : NULL); /* until exit= is known */

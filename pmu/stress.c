@@ -7,7 +7,8 @@
 #include "kernel/time/delay.h"
 #include "kernel/kernel.h"
 #include "kernel/x86/x86.h"
-#include "pmu/nmi.h"
+#include "kernel/x86/nmi.h"
+#include "pmu/pmi.h"
 #include "pmu/pmu.h"
 #include "pmu/stress.h"
 #include "pmu/workload.h"
@@ -22,33 +23,28 @@
 #define DRAIN_US 2000
 #define STRESS_SLACK_SECONDS 10
 
-static struct stress_cpu results[SMP_MAX_CPUS];
+static struct stress_cpu results[MAX_CPUS];
 
 const struct stress_cpu *stress_result(u32 index)
 {
 	return &results[index];
 }
 
-static struct nmi_counts snapshot(const struct nmi_cpu *n)
+static struct nmi_counts snapshot(const struct nmi_cpu *n, const struct pmu_cpu *p)
 {
 	struct nmi_counts c = n->counts;
 
-	nmi_counts_add(&c, &n->vector_counts);
+	nmi_counts_add(&c, &p->vector_counts);
 	return c;
-}
-
-static u64 overflows(const struct nmi_cpu *n)
-{
-	return n->counts.overflows + n->vector_counts.overflows;
 }
 
 /* The next online CPU after cpu, wrapping; NULL when cpu is alone. */
 static const struct percpu *neighbour(const struct percpu *cpu)
 {
-	u32 count = smp_cpu_count();
+	u32 count = cpu_count();
 
 	for (u32 step = 1; step < count; step++) {
-		const struct percpu *o = smp_cpu((cpu->index + step) % count);
+		const struct percpu *o = cpu_at((cpu->index + step) % count);
 
 		if (o->state == CPU_ONLINE)
 			return o;
@@ -56,7 +52,7 @@ static const struct percpu *neighbour(const struct percpu *cpu)
 	return NULL;
 }
 
-static void arm(const struct stress_config *c, struct nmi_cpu *n)
+static void arm(const struct stress_config *c, struct pmu_cpu *n)
 {
 	n->lvtpc = c->lvtpc;
 	apic_write(APIC_LVT_PMC, c->lvtpc);
@@ -65,7 +61,7 @@ static void arm(const struct stress_config *c, struct nmi_cpu *n)
 	pmu_arm(c->period);
 }
 
-static void stop(struct stress_cpu *r, struct nmi_cpu *n)
+static void stop(struct stress_cpu *r, struct pmu_cpu *n)
 {
 	u64 c0, c1;
 
@@ -103,12 +99,13 @@ static void stress_cpu(void *arg)
 {
 	const struct stress_config *c = arg;
 	struct percpu *cpu = this_cpu();
-	struct nmi_cpu *n = nmi_cpu(cpu->index);
+	struct nmi_cpu *nmi = nmi_cpu(cpu->index);
+	struct pmu_cpu *n = pmu_cpu(cpu->index);
 	struct stress_cpu *r = &results[cpu->index];
 	const struct percpu *to = neighbour(cpu);
 	u64 t, interval = c->nmi_ipi_rate ? clock.tsc_hz / c->nmi_ipi_rate : 0, next_ipi;
-	struct nmi_counts before = snapshot(n), after;
-	u64 overflows_before;
+	struct nmi_counts before = snapshot(nmi, n), after;
+	u64 pmis_before = n->pmis, overflows_before = n->overflows;
 
 	*r = (struct stress_cpu){ 0 };
 	t = rdtsc();
@@ -116,11 +113,10 @@ static void stress_cpu(void *arg)
 	r->cost_cycles_off = rdtsc() - t;
 
 	arm(c, n);
-	overflows_before = overflows(n);
 	t = rdtsc();
 	workload_run(&n->work_tsc, COST_ITERATIONS);
 	r->cost_cycles_on = rdtsc() - t;
-	r->cost_overflows = overflows(n) - overflows_before;
+	r->cost_overflows = n->overflows - overflows_before;
 
 	next_ipi = rdtsc();
 	while ((t = rdtsc()) < c->end_tsc) {
@@ -131,15 +127,17 @@ static void stress_cpu(void *arg)
 	}
 	stop(r, n);
 
-	after = snapshot(n);
+	after = snapshot(nmi, n);
 	nmi_counts_sub(&r->counts, &after, &before);
+	r->pmis = n->pmis - pmis_before;
+	r->overflows = n->overflows - overflows_before;
 	r->ran = true;
 }
 
 static void prepare_samples(u32 cap)
 {
-	for (u32 i = 0; i < smp_cpu_count(); i++) {
-		struct nmi_cpu *n = nmi_cpu(i);
+	for (u32 i = 0; i < cpu_count(); i++) {
+		struct pmu_cpu *n = pmu_cpu(i);
 
 		n->samples = 0;
 		if (n->sample_cap >= cap)
@@ -153,7 +151,7 @@ static void prepare_samples(u32 cap)
 bool stress_run(struct stress_config *c)
 {
 	prepare_samples(c->sample_cap);
-	for (u32 i = 0; i < smp_cpu_count(); i++)
+	for (u32 i = 0; i < cpu_count(); i++)
 		results[i] = (struct stress_cpu){ 0 };
 	c->end_tsc = rdtsc() + c->seconds * clock.tsc_hz;
 	return smp_run_all(stress_cpu, c, (c->seconds + STRESS_SLACK_SECONDS) * 1000000);

@@ -9,7 +9,7 @@
 #ifndef PMU_STRESS_H
 #define PMU_STRESS_H
 
-#include "pmu/nmi_account.h"
+#include "kernel/x86/nmi_account.h"
 
 struct stress_config {
 	u64 period;	  /* events per overflow */
@@ -31,6 +31,7 @@ struct stress_cpu {
 	u64 cost_cycles_on;	/* and with them */
 	u64 cost_overflows;	/* overflows serviced during the latter */
 	u64 ipis_sent;
+	u64 pmis, overflows;	/* entries that found an overflow; status bits serviced */
 	struct nmi_counts counts; /* NMI and PMI-vector entries during the stress */
 };
 

@@ -11,6 +11,7 @@
  * GRUB, a BIOS-area scan under QEMU -kernel). The host runner compares the
  * DATA line's command line and RAM size with what it gave QEMU.
  */
+#include "boot/boot_info.h"
 #include "kernel/lib/json.h"
 #include "kernel/kernel.h"
 #include "kernel/x86/percpu.h"

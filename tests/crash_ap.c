@@ -22,8 +22,8 @@ static void raise_ud(void *arg)
 
 DEFINE_TEST(crash_ap, "an unexpected exception on an AP ends the run cleanly", TEST_EXPLICIT)
 {
-	for (u32 i = 1; i < smp_cpu_count(); i++) {
-		struct percpu *ap = smp_cpu(i);
+	for (u32 i = 1; i < cpu_count(); i++) {
+		struct percpu *ap = cpu_at(i);
 
 		if (ap->state != CPU_ONLINE)
 			continue;

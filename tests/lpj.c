@@ -43,14 +43,14 @@ static u32 domains_online(void)
 {
 	u32 count = 0;
 
-	for (u32 i = 0; i < smp_cpu_count(); i++) {
-		const struct percpu *c = smp_cpu(i);
+	for (u32 i = 0; i < cpu_count(); i++) {
+		const struct percpu *c = cpu_at(i);
 		bool seen = false;
 
 		if (c->state != CPU_ONLINE)
 			continue;
 		for (u32 k = 0; k < i && !seen; k++) {
-			const struct percpu *o = smp_cpu(k);
+			const struct percpu *o = cpu_at(k);
 
 			seen = o->state == CPU_ONLINE &&
 			       (options.lpj_reuse == LPJ_REUSE_PACKAGE ? o->package == c->package
@@ -64,8 +64,8 @@ static u32 domains_online(void)
 /* A reused value is a copy of some other online CPU's in the same domain. */
 static bool reused_exactly(const struct percpu *c)
 {
-	for (u32 i = 0; i < smp_cpu_count(); i++) {
-		const struct percpu *o = smp_cpu(i);
+	for (u32 i = 0; i < cpu_count(); i++) {
+		const struct percpu *o = cpu_at(i);
 		bool same = options.lpj_reuse == LPJ_REUSE_PACKAGE ? o->package == c->package
 								   : o->node == c->node;
 
@@ -106,12 +106,12 @@ static u64 measure_udelay_us(void)
 /* Values the APs measured themselves, against the BSP's. */
 static void check_calibrated(const struct percpu *bsp)
 {
-	static u64 values[SMP_MAX_CPUS];
+	static u64 values[MAX_CPUS];
 	u64 lo = bsp->lpj / LPJ_LINUX_PLAUSIBLE_FACTOR, hi = bsp->lpj * LPJ_LINUX_PLAUSIBLE_FACTOR;
 	u32 n = 0, plausible = 0;
 
-	for (u32 i = 1; i < smp_cpu_count(); i++) {
-		const struct percpu *c = smp_cpu(i);
+	for (u32 i = 1; i < cpu_count(); i++) {
+		const struct percpu *c = cpu_at(i);
 
 		if (c->state == CPU_ONLINE && c->calibrated) {
 			values[n++] = c->lpj;
@@ -150,7 +150,7 @@ static void check_counts(u32 online, u32 calibrations)
 	} else if (options.lpj_source == LPJ_SOURCE_CALIBRATE ||
 		   options.lpj_reuse == LPJ_REUSE_NONE || !delay.tsc_constant) {
 		/* The BSP's lpj_fine is timer-derived only if it measured the TSC. */
-		expected = online - !smp_cpu(0)->calibrated;
+		expected = online - !cpu_at(0)->calibrated;
 		why = !delay.tsc_constant ? delay.tsc_constant_why : "every CPU calibrates";
 	} else if (options.bringup == BRINGUP_PARALLEL) {
 		/* Siblings that start together may all calibrate before any is done. */
@@ -161,7 +161,7 @@ static void check_counts(u32 online, u32 calibrations)
 		       online, calibrations);
 		return;
 	} else {
-		expected = domains_online() - !smp_cpu(0)->calibrated;
+		expected = domains_online() - !cpu_at(0)->calibrated;
 		why = options.lpj_reuse == LPJ_REUSE_PACKAGE ? "one per package"
 							       : "one per node";
 	}
@@ -171,7 +171,7 @@ static void check_counts(u32 online, u32 calibrations)
 
 DEFINE_TEST(lpj, "loops-per-jiffy comes from the right source and delays are right", 0)
 {
-	const struct percpu *bsp = smp_cpu(0);
+	const struct percpu *bsp = cpu_at(0);
 	u32 online = 0, calibrations = 0, copied = 0, copied_ok = 0, preset_ok = 0;
 	u64 slept;
 	char buf[1024];
@@ -186,8 +186,8 @@ DEFINE_TEST(lpj, "loops-per-jiffy comes from the right source and delays are rig
 			report_skip("%s", delay.problem);
 		report_prefix_pop();
 	}
-	for (u32 i = 0; i < smp_cpu_count(); i++) {
-		const struct percpu *c = smp_cpu(i);
+	for (u32 i = 0; i < cpu_count(); i++) {
+		const struct percpu *c = cpu_at(i);
 
 		if (c->state != CPU_ONLINE)
 			continue;

@@ -20,7 +20,7 @@
 #include "kernel/test/test.h"
 #include "kernel/test/watchdog.h"
 #include "kernel/x86/x86.h"
-#include "pmu/nmi.h"
+#include "kernel/x86/nmi.h"
 
 #define STORM_SECONDS 1
 /* Per CPU, unless pmu.nmi_ipi= sets another. */
@@ -34,19 +34,19 @@ struct storm {
 	u64 interval;
 };
 
-static struct nmi_counts before[SMP_MAX_CPUS];
-static u64 sent_before[SMP_MAX_CPUS];
+static struct nmi_counts before[MAX_CPUS];
+static u64 sent_before[MAX_CPUS];
 
 /* The online CPU after `after` (by index, wrapping), skipping self. */
 static const struct percpu *next_target(u32 self, u32 after)
 {
-	u32 count = smp_cpu_count();
+	u32 count = cpu_count();
 
 	for (u32 step = 1; step <= count; step++) {
 		u32 i = (after + step) % count;
 
-		if (i != self && smp_cpu(i)->state == CPU_ONLINE)
-			return smp_cpu(i);
+		if (i != self && cpu_at(i)->state == CPU_ONLINE)
+			return cpu_at(i);
 	}
 	return NULL;
 }
@@ -75,8 +75,8 @@ static void storm_cpu(void *arg)
 static bool mail_drained(void *arg)
 {
 	(void)arg;
-	for (u32 i = 0; i < smp_cpu_count(); i++)
-		if (smp_cpu(i)->state == CPU_ONLINE && nmi_cpu(i)->mail)
+	for (u32 i = 0; i < cpu_count(); i++)
+		if (cpu_at(i)->state == CPU_ONLINE && nmi_cpu(i)->mail)
 			return false;
 	return true;
 }
@@ -92,8 +92,8 @@ DEFINE_TEST(nmi_storm, "NMI IPIs between all CPUs are all accounted for", 0)
 	char buf[512];
 	struct json j;
 
-	for (u32 i = 0; i < smp_cpu_count(); i++) {
-		if (smp_cpu(i)->state != CPU_ONLINE)
+	for (u32 i = 0; i < cpu_count(); i++) {
+		if (cpu_at(i)->state != CPU_ONLINE)
 			continue;
 		cpus++;
 		before[i] = nmi_cpu(i)->counts;
@@ -109,12 +109,12 @@ DEFINE_TEST(nmi_storm, "NMI IPIs between all CPUs are all accounted for", 0)
 	finished = smp_run_all(storm_cpu, &s, STORM_SECONDS * 1000000 + STORM_SLACK_US);
 	drained = smp_wait(mail_drained, NULL, DRAIN_TIMEOUT_US);
 
-	for (u32 i = 0; i < smp_cpu_count(); i++) {
+	for (u32 i = 0; i < cpu_count(); i++) {
 		struct nmi_cpu *n = nmi_cpu(i);
 		struct nmi_counts d;
 		u64 cpu_sent;
 
-		if (smp_cpu(i)->state != CPU_ONLINE)
+		if (cpu_at(i)->state != CPU_ONLINE)
 			continue;
 		nmi_counts_sub(&d, &n->counts, &before[i]);
 		cpu_sent = n->ipis_sent - sent_before[i];

@@ -23,7 +23,7 @@
 #include "kernel/x86/x86.h"
 
 #define NMI_TIMEOUT_US 1000000
-/* About 200 bytes per AP, for up to SMP_MAX_CPUS. */
+/* About 200 bytes per AP, for up to MAX_CPUS. */
 #define JSON_MAX (256 * 1024)
 
 struct nmi_wait {
@@ -41,7 +41,7 @@ static bool nmi_arrived(void *arg)
 static void send_nmi_to_bsp(void *arg)
 {
 	(void)arg;
-	apic_send_ipi(smp_cpu(0)->apic_id, APIC_ICR_DM_NMI);
+	apic_send_ipi(cpu_at(0)->apic_id, APIC_ICR_DM_NMI);
 }
 
 /* One at a time: x86 holds at most one NMI pending, so a burst may merge. */
@@ -49,8 +49,8 @@ static void nmi_checks(void)
 {
 	u32 to_ap = 0, to_bsp = 0, aps = 0;
 
-	for (u32 i = 1; i < smp_cpu_count(); i++) {
-		struct percpu *ap = smp_cpu(i);
+	for (u32 i = 1; i < cpu_count(); i++) {
+		struct percpu *ap = cpu_at(i);
 		struct nmi_wait w = { ap, ap->nmi_count };
 
 		if (ap->state != CPU_ONLINE)
@@ -62,7 +62,7 @@ static void nmi_checks(void)
 		else
 			report_info("NMI to APIC ID %u did not arrive", ap->apic_id);
 
-		w = (struct nmi_wait){ smp_cpu(0), smp_cpu(0)->nmi_count };
+		w = (struct nmi_wait){ cpu_at(0), cpu_at(0)->nmi_count };
 		if (smp_run_on(ap, send_nmi_to_bsp, NULL, NMI_TIMEOUT_US) &&
 		    smp_wait(nmi_arrived, &w, NMI_TIMEOUT_US))
 			to_bsp++;
@@ -87,12 +87,12 @@ static u64 us_since_start(u64 tsc)
 static void emit_data(u32 online, u32 calibrations)
 {
 	static char buf[JSON_MAX];
-	static u64 per_ap[SMP_MAX_CPUS];
+	static u64 per_ap[MAX_CPUS];
 	struct json j;
 	u32 n = 0;
 
-	for (u32 i = 1; i < smp_cpu_count(); i++) {
-		const struct percpu *c = smp_cpu(i);
+	for (u32 i = 1; i < cpu_count(); i++) {
+		const struct percpu *c = cpu_at(i);
 
 		if (c->state == CPU_ONLINE)
 			per_ap[n++] = tsc_to_us(c->tsc_online - c->tsc_init);
@@ -107,7 +107,7 @@ static void emit_data(u32 online, u32 calibrations)
 	json_string(&j, "apic", apic_mode_name());
 	json_string(&j, "bringup", bringup_names[options.bringup]);
 	json_u64(&j, "init_udelay_us", options.init_udelay);
-	json_string(&j, "lpj_source", smp_cpu(0)->lpj_source);
+	json_string(&j, "lpj_source", cpu_at(0)->lpj_source);
 	json_string(&j, "lpj_reuse", lpj_reuse_names[options.lpj_reuse]);
 	json_u64(&j, "calibrations", calibrations);
 	json_u64(&j, "total_us", smp.tsc_end > smp.tsc_start ? tsc_to_us(smp.tsc_end - smp.tsc_start) : 0);
@@ -117,8 +117,8 @@ static void emit_data(u32 online, u32 calibrations)
 	json_u64(&j, "max", percentile_u64(per_ap, n, 100));
 	json_object_end(&j);
 	json_array_begin(&j, "aps");
-	for (u32 i = 1; i < smp_cpu_count(); i++) {
-		const struct percpu *c = smp_cpu(i);
+	for (u32 i = 1; i < cpu_count(); i++) {
+		const struct percpu *c = cpu_at(i);
 		bool up = c->state == CPU_ONLINE;
 
 		json_object_begin(&j, NULL);
@@ -143,7 +143,7 @@ DEFINE_TEST(smp, "every listed CPU comes online where the firmware says", 0)
 {
 	u32 usable = smp.have_madt ? madt_usable_cpus(&smp.madt) : 1;
 	u32 expected = MIN(usable, options.cpus == CPUS_ALL ? usable : options.cpus + 1);
-	u32 online = smp_online_count(), id_ok = 0, node_ok = 0, calibrations = 0;
+	u32 online = cpu_online_count(), id_ok = 0, node_ok = 0, calibrations = 0;
 
 	if (smp.problems[0])
 		report_info("bring-up notes: %s", smp.problems);
@@ -152,8 +152,8 @@ DEFINE_TEST(smp, "every listed CPU comes online where the firmware says", 0)
 	if (smp.have_srat && smp.srat.problems[0])
 		report_info("SRAT: %s", smp.srat.problems);
 	report(smp.have_madt, "the MADT lists %u usable CPUs", usable);
-	for (u32 i = 0; i < smp_cpu_count(); i++) {
-		const struct percpu *c = smp_cpu(i);
+	for (u32 i = 0; i < cpu_count(); i++) {
+		const struct percpu *c = cpu_at(i);
 		u32 node = smp.have_srat ? srat_node_of(&smp.srat, c->hw_apic_id) : 0;
 
 		calibrations += c->calibrated;
@@ -168,10 +168,10 @@ DEFINE_TEST(smp, "every listed CPU comes online where the firmware says", 0)
 	report_eq(online, expected, "every CPU to start is online");
 	report_eq(id_ok, online, "each CPU's APIC ID matches its MADT entry");
 	report_eq(node_ok, online, "each CPU's node matches the SRAT");
-	for (u32 i = 1; i < smp_cpu_count(); i++)
-		if (smp_cpu(i)->esr)
+	for (u32 i = 1; i < cpu_count(); i++)
+		if (cpu_at(i)->esr)
 			report_info("APIC error status 0x%x after starting APIC ID %u",
-				    smp_cpu(i)->esr, smp_cpu(i)->apic_id);
+				    cpu_at(i)->esr, cpu_at(i)->apic_id);
 	nmi_checks();
 	emit_data(online, calibrations);
 }

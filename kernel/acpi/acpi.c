@@ -4,6 +4,9 @@
 #include "kernel/lib/printf.h"
 #include "kernel/lib/string.h"
 
+struct acpi acpi;
+bool acpi_ok;
+
 /* PC BIOS data area: real-mode segment of the EBDA (ACPI 6.5 5.2.5.1) */
 #define BDA_EBDA_SEGMENT 0x40e
 #define EBDA_SCAN_SIZE 1024

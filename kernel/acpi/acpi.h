@@ -10,7 +10,7 @@
 #ifndef KERNEL_ACPI_ACPI_H
 #define KERNEL_ACPI_ACPI_H
 
-#include "boot/boot_info.h"
+#include "kernel/x86/boot_info.h"
 
 struct acpi_rsdp {
 	char signature[8];
@@ -52,6 +52,10 @@ struct acpi {
 	u32 table_count;
 	char problems[ACPI_PROBLEMS_MAX];
 };
+
+/* The platform's own tables, found once at boot (kmain()). */
+extern struct acpi acpi;
+extern bool acpi_ok;
 
 /* Sum of bytes modulo 256; a valid ACPI structure sums to 0. */
 u8 acpi_checksum(const void *p, size_t len);

@@ -4,6 +4,9 @@
 #include "kernel/lib/string.h"
 #include "kernel/lib/unaligned.h"
 
+struct fadt_info fadt;
+bool fadt_ok;
+
 /* FADT byte offsets (ACPI 6.5 Table 5.9) */
 #define FADT_DSDT 40
 #define FADT_SMI_CMD 48

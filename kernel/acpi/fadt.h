@@ -31,6 +31,10 @@ struct fadt_info {
 	u8 s5_typa, s5_typb;
 };
 
+/* The platform's FADT, parsed once at boot (kmain()). */
+extern struct fadt_info fadt;
+extern bool fadt_ok;
+
 /* Parse the FADT (and the DSDT it names); false if there is no FADT. */
 bool acpi_fadt_parse(struct acpi *a, struct fadt_info *f);
 /* Find the \_S5 package in AML and return its first two integers. */

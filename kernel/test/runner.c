@@ -18,10 +18,13 @@ static struct {
 	bool started, finished;
 } run;
 
-void tests_init(void (*write_line)(const char *line))
+static __noreturn void (*run_exit)(enum result r);
+
+void tests_init(void (*write_line)(const char *line), __noreturn void (*exit)(enum result r))
 {
 	ktap_init(&ktap_main, write_line);
 	ktap_current = &ktap_main;
+	run_exit = exit;
 }
 
 const struct test *tests_begin(void)
@@ -175,4 +178,10 @@ void tests_abort(const char *reason)
 		if (selected(t, run.selection))
 			ktap_test_result(k, t->name, RESULT_SKIP, why);
 	ktap_footer(k);
+}
+
+void tests_end_run(const char *reason)
+{
+	tests_abort(reason);
+	run_exit(RESULT_ERROR);
 }

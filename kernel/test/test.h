@@ -42,8 +42,11 @@ struct test {
 const struct test *tests_begin(void);
 const struct test *tests_end(void);
 
-/* Direct all KTAP output to write_line; first thing at boot. */
-void tests_init(void (*write_line)(const char *line));
+/*
+ * Direct all KTAP output to write_line, and end a run that cannot go on
+ * (a crash, the watchdog) with exit; first thing at boot.
+ */
+void tests_init(void (*write_line)(const char *line), __noreturn void (*exit)(enum result r));
 
 /*
  * Check a comma-separated selection ("all" or names). On an unknown name,
@@ -65,5 +68,7 @@ enum result tests_fail_setup(const char *name, const char *reason);
  * test is an error with the reason, the rest are reported as not run.
  */
 void tests_abort(const char *reason);
+/* tests_abort(reason), then exit with an error: the end of a crashed run. */
+__noreturn void tests_end_run(const char *reason);
 
 #endif

@@ -1,13 +1,11 @@
 // SPDX-License-Identifier: MIT
 /* The per-test watchdog; see watchdog.h. */
-#include "apic/apic.h"
-#include "apic/smp.h"
-#include "kernel/time/clock.h"
 #include "kernel/kernel.h"
-#include "kernel/power.h"
 #include "kernel/lib/printf.h"
 #include "kernel/test/test.h"
 #include "kernel/test/watchdog.h"
+#include "kernel/time/clock.h"
+#include "kernel/x86/nmi.h"
 #include "kernel/x86/x86.h"
 
 /*
@@ -25,24 +23,28 @@ static struct {
 	bool firing;
 } dog;
 
-static volatile bool asked[SMP_MAX_CPUS];
-static volatile u64 found_rip[SMP_MAX_CPUS];
+static volatile bool asked[MAX_CPUS];
+static volatile u64 found_rip[MAX_CPUS];
 
 void watchdog_extend(u64 seconds)
 {
 	dog.extra += seconds;
 }
 
-bool watchdog_nmi(const struct trap_frame *f)
+/* An NMI source: the watchdog's question, answered with where this CPU is. */
+static u64 watchdog_nmi(const struct trap_frame *f, u64 entry_tsc)
 {
 	u32 i = this_cpu()->index;
 
+	(void)entry_tsc;
 	if (!asked[i])
-		return false;
+		return 0;
 	found_rip[i] = f->rip;
 	__atomic_store_n(&asked[i], false, __ATOMIC_RELEASE);
-	return true;
+	return 1;
 }
+
+DEFINE_NMI_SOURCE(watchdog, watchdog_nmi);
 
 static const char *state_name(u32 state)
 {
@@ -51,7 +53,7 @@ static const char *state_name(u32 state)
 
 static bool all_answered(void)
 {
-	for (u32 i = 1; i < smp_cpu_count(); i++)
+	for (u32 i = 1; i < cpu_count(); i++)
 		if (asked[i])
 			return false;
 	return true;
@@ -62,21 +64,21 @@ static void whereabouts(const struct trap_frame *bsp_frame)
 {
 	u64 start = rdtsc(), limit = WHEREABOUTS_TIMEOUT_US * (clock.tsc_hz / 1000000);
 
-	for (u32 i = 1; i < smp_cpu_count(); i++) {
-		const struct percpu *cpu = smp_cpu(i);
+	for (u32 i = 1; i < cpu_count(); i++) {
+		const struct percpu *cpu = cpu_at(i);
 
 		if (cpu->state == CPU_OFFLINE)
 			continue;
 		asked[i] = true;
-		apic_send_ipi(cpu->apic_id, APIC_ICR_DM_NMI);
+		nmi_send(cpu);
 	}
 	while (!all_answered() && rdtsc() - start < limit)
 		pause();
 
 	printf("# WATCHDOG: CPU 0 (APIC ID %u): running the test, RIP %016llx\n",
-	       smp_cpu_count() ? smp_cpu(0)->apic_id : 0, (unsigned long long)bsp_frame->rip);
-	for (u32 i = 1; i < smp_cpu_count(); i++) {
-		const struct percpu *cpu = smp_cpu(i);
+	       cpu_count() ? cpu_at(0)->apic_id : 0, (unsigned long long)bsp_frame->rip);
+	for (u32 i = 1; i < cpu_count(); i++) {
+		const struct percpu *cpu = cpu_at(i);
 		void (*work)(void *) = cpu->work;
 
 		if (cpu->state == CPU_OFFLINE) {
@@ -112,7 +114,7 @@ void watchdog_tick(const struct trap_frame *f)
 		dog.extra = 0;
 		return;
 	}
-	limit = (options.watchdog + dog.extra + smp_online_count() / CPUS_PER_EXTRA_SECOND) *
+	limit = (options.watchdog + dog.extra + cpu_online_count() / CPUS_PER_EXTRA_SECOND) *
 		clock.hz;
 	if (jiffies - dog.since < limit)
 		return;
@@ -124,6 +126,5 @@ void watchdog_tick(const struct trap_frame *f)
 	whereabouts(f);
 	snprintf(reason, sizeof(reason), "watchdog: still running after %llu s",
 		 (unsigned long long)(limit / clock.hz));
-	tests_abort(reason);
-	power_exit(RESULT_ERROR);
+	tests_end_run(reason);
 }

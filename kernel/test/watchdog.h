@@ -17,7 +17,5 @@
 void watchdog_extend(u64 seconds);
 /* From the BSP's tick: f is where the tick found the BSP. */
 void watchdog_tick(const struct trap_frame *f);
-/* From the NMI handler: true if the NMI was the watchdog asking where this CPU is. */
-bool watchdog_nmi(const struct trap_frame *f);
 
 #endif

@@ -168,8 +168,8 @@ static bool reuse(struct percpu *cpu)
 {
 	if (!delay.tsc_constant || options.lpj_reuse == LPJ_REUSE_NONE)
 		return false;
-	for (u32 i = 0; i < smp_cpu_count(); i++) {
-		const struct percpu *other = smp_cpu(i);
+	for (u32 i = 0; i < cpu_count(); i++) {
+		const struct percpu *other = cpu_at(i);
 
 		if (other != cpu && other->state == CPU_ONLINE && other->lpj &&
 		    same_domain(cpu, other)) {

@@ -5,9 +5,9 @@
  * half, the counter is 64 bits wide when COUNT_SIZE_CAP says so, and it
  * runs once ENABLE_CNF is set.
  */
+#include "kernel/acpi/acpi.h"
 #include "kernel/acpi/hpet.h"
 #include "kernel/time/clock.h"
-#include "kernel/kernel.h"
 #include "kernel/x86/phys.h"
 #include "kernel/lib/printf.h"
 #include "kernel/lib/string.h"

@@ -4,8 +4,8 @@
  * 3.579545 MHz counter at the FADT's PM_TMR_BLK port, 24 bits wide unless
  * the FADT's TMR_VAL_EXT flag makes it 32.
  */
+#include "kernel/acpi/fadt.h"
 #include "kernel/time/clock.h"
-#include "kernel/kernel.h"
 #include "kernel/lib/string.h"
 #include "kernel/x86/x86.h"
 

@@ -7,7 +7,7 @@
 #ifndef KERNEL_X86_ALLOC_H
 #define KERNEL_X86_ALLOC_H
 
-#include "boot/boot_info.h"
+#include "kernel/x86/boot_info.h"
 
 void alloc_init(const struct boot_info *bi);
 /* Zeroed memory, or NULL when the region is exhausted. */

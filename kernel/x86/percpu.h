@@ -80,6 +80,16 @@ _Static_assert(__builtin_offsetof(struct percpu, fault_vector) == PERCPU_FAULT_V
 _Static_assert(__builtin_offsetof(struct percpu, stack_top) == PERCPU_STACK_TOP,
 	       "PERCPU_STACK_TOP");
 
+/* The most CPUs hvprobe brings up; the MADT may list more. */
+#define MAX_CPUS 1024
+
+/* Append cpu to the table, setting its index; false when it is full. */
+bool cpu_add(struct percpu *cpu);
+u32 cpu_count(void);
+/* The CPU at index, or NULL past the end. */
+struct percpu *cpu_at(u32 index);
+u32 cpu_online_count(void);
+
 static inline struct percpu *this_cpu(void)
 {
 	struct percpu *p;

@@ -10,7 +10,7 @@
 
 #define IDENTITY_MAP_END (4 * GiB)
 
-/* A phys_reader (see boot/boot_info.h) over the identity map. */
+/* A phys_reader over the identity map. */
 static inline const void *phys_map(u64 addr, u64 len)
 {
 	if (addr + len < addr || addr + len > IDENTITY_MAP_END)

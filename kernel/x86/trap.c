@@ -5,12 +5,9 @@
  * and #MC run on IST stacks so that a broken stack still yields a report
  * instead of a triple fault (SDM Vol 3A 6.14.5 "Interrupt Stack Table").
  */
-#include "kernel/console.h"
-#include "kernel/x86/msr.h"
-#include "kernel/power.h"
 #include "kernel/lib/printf.h"
 #include "kernel/lib/string.h"
-#include "kernel/test/test.h"
+#include "kernel/x86/msr.h"
 #include "kernel/x86/trap.h"
 #include "kernel/x86/x86.h"
 
@@ -159,14 +156,29 @@ static void dump(const struct trap_frame *f, const struct percpu *cpu)
 }
 
 #define NO_CRASH 0xffffffffu
+#define CRASH_REASON_MAX 160
 
 /* The CPU that reports a crash; any other that crashes meanwhile stops. */
 static u32 crash_owner = NO_CRASH;
+static __noreturn void (*fatal)(const char *reason);
+
+void trap_set_fatal(__noreturn void (*end_run)(const char *reason))
+{
+	fatal = end_run;
+}
+
+static __noreturn void end_run(const char *reason)
+{
+	if (fatal)
+		fatal(reason);
+	for (;;)
+		asm volatile("cli; hlt");
+}
 
 static __noreturn void crash(const struct trap_frame *f)
 {
 	struct percpu *cpu = this_cpu();
-	char reason[KTAP_REASON_MAX];
+	char reason[CRASH_REASON_MAX];
 	u32 owner = NO_CRASH;
 
 	if (!__atomic_compare_exchange_n(&crash_owner, &owner, cpu->index, false,
@@ -177,13 +189,12 @@ static __noreturn void crash(const struct trap_frame *f)
 	/* A fault while reporting a fault: say so, and stop. */
 	if (cpu->trap_depth++) {
 		printf("# CRASH: %s while handling a crash; stopping\n", trap_name(f->vector));
-		power_exit(RESULT_ERROR);
+		end_run("crashed while handling a crash");
 	}
 	dump(f, cpu);
 	snprintf(reason, sizeof(reason), "crashed: unexpected %s at RIP 0x%llx on CPU %u (APIC ID %u)",
 		 trap_name(f->vector), (unsigned long long)f->rip, cpu->index, cpu->apic_id);
-	tests_abort(reason);
-	power_exit(RESULT_ERROR);
+	end_run(reason);
 }
 
 void trap_dispatch(struct trap_frame *f)

@@ -75,6 +75,13 @@ typedef void (*trap_handler)(struct trap_frame *f);
 /* Load this CPU's GDT, TSS and the shared IDT, and point GS at cpu. */
 void cpu_tables_init(struct percpu *cpu, u32 index);
 void trap_set_handler(u8 vector, trap_handler h);
+/*
+ * What ends the run once an unexpected exception's registers are dumped:
+ * the test runner's, installed by kmain(), since the x86 core knows
+ * nothing of tests. It is called again, and must then only exit, if
+ * ending the run faults. Until one is installed a crash halts.
+ */
+void trap_set_fatal(__noreturn void (*end_run)(const char *reason));
 const char *trap_name(u64 vector);
 
 /* Vector of the last fault an ASM_TRY caught on this CPU, or -1. */

@@ -120,7 +120,7 @@ static void check_s5(const u8 *aml, size_t len, bool found, u8 typa, u8 typb, co
 		 typb, what)
 
 /* A FADT of the given length, pointing at DSDT and X_DSDT. */
-static struct acpi_header *fadt(u32 length, u32 dsdt, u64 x_dsdt, u32 flags)
+static struct acpi_header *build_fadt(u32 length, u32 dsdt, u64 x_dsdt, u32 flags)
 {
 	struct acpi_header *h = fw_table(FADT_ADDR, "FACP", length);
 	u8 *f = (u8 *)h;
@@ -375,7 +375,7 @@ DEFINE_TEST(unit_acpi_fadt, "FADT fields and the DSDT it names", 0)
 	reset();
 	dsdt(DSDT_ADDR, 5, 5);
 	dsdt(X_DSDT_ADDR, 7, 6);
-	fadt(FADT_V6_SIZE, DSDT_ADDR, X_DSDT_ADDR, ACPI_FADT_TMR_VAL_EXT);
+	build_fadt(FADT_V6_SIZE, DSDT_ADDR, X_DSDT_ADDR, ACPI_FADT_TMR_VAL_EXT);
 	fw_root(&a, FADT_ADDR);
 	report(acpi_fadt_parse(&a, &f), "a revision 6 FADT parses");
 	report_eq(f.smi_cmd, 0xb2, "SMI_CMD port");
@@ -388,13 +388,13 @@ DEFINE_TEST(unit_acpi_fadt, "FADT fields and the DSDT it names", 0)
 	report_eq(f.dsdt, X_DSDT_ADDR, "X_DSDT is preferred over DSDT");
 	report(f.has_s5 && f.s5_typa == 7 && f.s5_typb == 6, "\\_S5 comes from the X_DSDT");
 
-	fadt(FADT_V6_SIZE, DSDT_ADDR, 0, ACPI_FADT_HW_REDUCED);
+	build_fadt(FADT_V6_SIZE, DSDT_ADDR, 0, ACPI_FADT_HW_REDUCED);
 	acpi_fadt_parse(&a, &f);
 	report_eq(f.dsdt, DSDT_ADDR, "X_DSDT 0: the 32-bit DSDT");
 	report(f.has_s5 && f.s5_typa == 5 && f.s5_typb == 5, "\\_S5 from that DSDT");
 	report(f.hw_reduced && !f.pm_tmr_32bit, "HW_REDUCED without TMR_VAL_EXT");
 
-	fadt(FADT_V1_SIZE, DSDT_ADDR, X_DSDT_ADDR, 0);
+	build_fadt(FADT_V1_SIZE, DSDT_ADDR, X_DSDT_ADDR, 0);
 	acpi_fadt_parse(&a, &f);
 	report_eq(f.dsdt, DSDT_ADDR, "a 116-byte FADT has no X_DSDT: its bytes are not read");
 	report_eq(f.pm_tmr, 0x608, "and its fields still are");

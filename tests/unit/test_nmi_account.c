@@ -1,25 +1,25 @@
 // SPDX-License-Identifier: MIT
 /*
- * NMI accounting: which entries count as PMIs, IPIs, merged or unknown,
+ * NMI accounting: which entries found a source, IPIs, merged or unknown,
  * and when NMIs that found nothing are explained (SDM Vol 3A 6.7.1: one
  * NMI pending at most, the rest merge).
  */
 #include "kernel/test/test.h"
-#include "pmu/nmi_account.h"
+#include "kernel/x86/nmi_account.h"
 
-DEFINE_TEST(unit_nmi_account, "PMIs, IPIs, merged and unknown NMIs", 0)
+DEFINE_TEST(unit_nmi_account, "source events, IPIs, merged and unknown NMIs", 0)
 {
 	struct nmi_counts c = { 0 }, sum = { 0 }, diff;
 
 	nmi_account(&c, 1, 0);
-	report(c.entries == 1 && c.pmis == 1 && c.overflows == 1 && !c.multi && !c.merged,
-	       "one overflow: a PMI, nothing merged");
+	report(c.entries == 1 && c.sourced == 1 && c.events == 1 && !c.multi && !c.merged,
+	       "one source event (a PMI), nothing merged");
 	nmi_account(&c, 0, 3);
 	report(c.ipi_nmis == 1 && c.ipis == 3 && c.multi == 1 && c.merged == 2,
 	       "three IPIs in one NMI: two merged");
 	nmi_account(&c, 2, 1);
-	report(c.pmis == 2 && c.overflows == 3 && c.ipis == 4 && c.multi == 2 && c.merged == 4,
-	       "two overflows and an IPI together: two more merged");
+	report(c.sourced == 2 && c.events == 3 && c.ipis == 4 && c.multi == 2 && c.merged == 4,
+	       "two source events and an IPI together: two more merged");
 	report(nmi_counts_explained(&c), "nothing unknown is explained");
 
 	for (int i = 0; i < 4; i++)

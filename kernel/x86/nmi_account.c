@@ -1,27 +1,27 @@
 // SPDX-License-Identifier: MIT
-/* NMI accounting, free of hardware access; see nmi_account.h. */
-#include "pmu/nmi_account.h"
+/* NMI accounting, free of hardware access. */
+#include "kernel/x86/nmi_account.h"
 
 #define NMI_COUNT_FIELDS (sizeof(struct nmi_counts) / sizeof(u64))
 
-void nmi_account(struct nmi_counts *c, u64 overflows, u64 mail)
+void nmi_account(struct nmi_counts *c, u64 events, u64 mail)
 {
-	u64 events = overflows + mail;
+	u64 found = events + mail;
 
 	c->entries++;
-	if (overflows) {
-		c->pmis++;
-		c->overflows += overflows;
+	if (events) {
+		c->sourced++;
+		c->events += events;
 	}
 	if (mail) {
 		c->ipi_nmis++;
 		c->ipis += mail;
 	}
-	if (!events) {
+	if (!found) {
 		c->unknown++;
-	} else if (events > 1) {
+	} else if (found > 1) {
 		c->multi++;
-		c->merged += events - 1;
+		c->merged += found - 1;
 	}
 }
 

@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The one NMI entry. An NMI carries no vector of its own to say who
+ * raised it, and while one is handled a second is held pending and any
+ * more merge into it (SDM Vol 3A 6.7.1 "Handling Multiple NMIs"): so
+ * every NMI polls every source there is, always, and the CPU's NMI-IPI
+ * mailbox. Sources (the PMU, the watchdog) register from their own
+ * folders with DEFINE_NMI_SOURCE; each entry is accounted per CPU with no
+ * locks.
+ */
+#ifndef KERNEL_X86_NMI_H
+#define KERNEL_X86_NMI_H
+
+#include "kernel/lib/table.h"
+#include "kernel/x86/nmi_account.h"
+#include "kernel/x86/percpu.h"
+#include "kernel/x86/trap.h"
+
+struct nmi_cpu {
+	/* NMI IPIs posted to this CPU and not yet seen; other CPUs add. */
+	volatile u64 mail;
+	struct nmi_counts counts;
+	/* NMI IPIs this CPU sent with nmi_ipi_send(). */
+	u64 ipis_sent;
+	bool in_handler;
+} __attribute__((aligned(64)));
+
+/*
+ * A source of NMIs: poll() is called on every NMI, with the interrupted
+ * frame and the TSC at entry, and returns how many of its events it
+ * found and serviced (0 when it raised nothing).
+ */
+struct nmi_source {
+	const char *name;
+	u64 (*poll)(const struct trap_frame *f, u64 entry_tsc);
+};
+
+#define DEFINE_NMI_SOURCE(sname, spoll)                                          \
+	static const struct nmi_source nmi_source_##sname TABLE_ENTRY(hvprobe_nmi_sources) = { \
+		.name = #sname,                                                  \
+		.poll = (spoll),                                                 \
+	}
+
+/* Install the entry; from the start, so an early NMI is counted, not fatal. */
+void nmi_init(void);
+struct nmi_cpu *nmi_cpu(u32 index);
+/* How an NMI reaches another CPU: set by the local APIC driver. */
+void nmi_set_sender(void (*send)(const struct percpu *to));
+void nmi_send(const struct percpu *to);
+/* Post mail to target and send it an NMI. */
+void nmi_ipi_send(const struct percpu *target);
+
+#endif
