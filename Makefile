@@ -39,6 +39,7 @@ KERNEL_LDFLAGS := -nostdlib -static -no-pie -z max-page-size=0x1000 \
 KERNEL_OBJS := \
 	apic/apic.o \
 	apic/smp.o \
+	apic/timer.o \
 	apic/trampoline.o \
 	boot/entry.o \
 	boot/boot.o \

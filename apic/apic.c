@@ -10,6 +10,7 @@
 #include "kernel/x86/cpuid.h"
 #include "kernel/lib/printf.h"
 #include "kernel/x86/nmi.h"
+#include "kernel/x86/trap.h"
 #include "kernel/x86/x86.h"
 
 /* A send that never completes must not hang bring-up (xAPIC only). */
@@ -99,6 +100,18 @@ static void apic_setup_this_cpu(void)
 	apic_esr();
 }
 
+static void eoi_only(struct trap_frame *f)
+{
+	(void)f;
+	apic_eoi();
+}
+
+/* Spurious interrupts get no EOI (SDM Vol 3A 11.9). */
+static void spurious(struct trap_frame *f)
+{
+	(void)f;
+}
+
 static void send_nmi(const struct percpu *to)
 {
 	apic_send_ipi(to->apic_id, APIC_ICR_DM_NMI);
@@ -124,29 +137,14 @@ bool apic_init_bsp(u32 choice, char *err, size_t errlen)
 		       : APIC_MODE_XAPIC;
 	xapic = (volatile u32 *)(uintptr_t)(base & APIC_BASE_ADDR_MASK);
 	apic_setup_this_cpu();
+	trap_set_handler(APIC_VECTOR_WAKE, eoi_only);
+	trap_set_handler(APIC_VECTOR_SPURIOUS, spurious);
 	nmi_set_sender(send_nmi);
+	apic_timer_init();
 	return true;
 }
 
 void apic_init_ap(void)
 {
 	apic_setup_this_cpu();
-}
-
-void apic_timer_start(u8 vector, u32 count, bool periodic)
-{
-	apic_write(APIC_TIMER_DCR, APIC_TIMER_DIVIDE_1);
-	apic_write(APIC_LVT_TIMER, vector | (periodic ? APIC_LVT_TIMER_PERIODIC : 0));
-	apic_write(APIC_TIMER_ICR, count);
-}
-
-void apic_timer_stop(void)
-{
-	apic_write(APIC_LVT_TIMER, APIC_LVT_MASKED);
-	apic_write(APIC_TIMER_ICR, 0);
-}
-
-u32 apic_timer_current(void)
-{
-	return apic_read(APIC_TIMER_CCR);
 }

@@ -90,6 +90,8 @@ void apic_send_ipi(u32 dest_apic_id, u32 icr_low);
 /* The highest APIC ID this mode can address. */
 u32 apic_max_id(void);
 
+/* The APIC timer's handler and tick device; from apic_init_bsp(). */
+void apic_timer_init(void);
 /* The APIC timer at divide-by-1: periodic or one-shot on vector, or stop. */
 void apic_timer_start(u8 vector, u32 count, bool periodic);
 void apic_timer_stop(void);

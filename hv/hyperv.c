@@ -10,6 +10,8 @@
  * recorded in problems, not fatal.
  */
 #include "hv/hyperv.h"
+#include "kernel/lib/string.h"
+#include "kernel/time/clock.h"
 #include "kernel/x86/alloc.h"
 #include "kernel/lib/printf.h"
 #include "kernel/x86/trap.h"
@@ -221,3 +223,24 @@ u64 hyperv_ref_time(void)
 		return val;
 	return 0;
 }
+
+/* TLFS "Partition Reference Counter": 100 ns units, through the TSC page or MSR. */
+static bool hv_ref_probe(struct refclock *r)
+{
+	*r = (struct refclock){ .name = "hv", .hz = HV_REF_COUNT_HZ, .bits = 64,
+				.read = hyperv_ref_time };
+	if (!hyperv.present) {
+		str_copy(r->absent, "no Hyper-V reference counter: no Hyper-V leaves",
+			 sizeof(r->absent));
+		return false;
+	}
+	if (!hyperv.ref_counter && !hyperv.tsc_page) {
+		str_copy(r->absent, "Hyper-V grants no reference counter (CPUID 0x40000003 EAX[1])",
+			 sizeof(r->absent));
+		return false;
+	}
+	r->present = true;
+	return true;
+}
+
+DEFINE_REFCLOCK(TIMER_HV, hv_ref_probe);

@@ -18,6 +18,7 @@
 #include "kernel/power.h"
 #include "kernel/lib/printf.h"
 #include "kernel/test/test.h"
+#include "kernel/test/watchdog.h"
 #include "kernel/x86/trap.h"
 #include "kernel/x86/nmi.h"
 #include "pmu/pmi.h"
@@ -57,6 +58,7 @@ __noreturn void kmain(const struct boot_info *bi)
 	console_init();				/* COM1 for KTAP */
 	tests_init(console_write_line, power_exit); /* KTAP out, how a run ends */
 	trap_set_fatal(tests_end_run);		/* from here a crash ends the plan */
+	clock_on_tick(watchdog_tick);		/* a test that runs too long is ended */
 	acpi_ok = acpi_init(&acpi, bi, phys_map); /* RSDP, root table */
 	fadt_ok = acpi_ok && acpi_fadt_parse(&acpi, &fadt); /* PM1 ports, \\_S5 */
 	power_init(EXIT_AUTO, fadt_ok ? &fadt : NULL); /* until exit= is known */

@@ -1,94 +1,32 @@
 // SPDX-License-Identifier: MIT
 /*
- * Reference selection, TSC and APIC-timer frequencies, and the jiffy tick.
+ * Reference selection, the TSC's frequency and the jiffy tick.
  *
- * The tick is the BSP's APIC timer in periodic mode at hz=, like a Linux
- * guest's local timer after boot; it needs no I/O APIC or 8259 routing, so
- * it runs on legacy-free platforms (Hyper-V Gen2, q35 with pit=off) too.
- * Lost ticks are made up from the TSC, so late or lost interrupts delay
- * an edge but lose no time.
+ * The tick is a periodic interrupt at hz= from the tick device (the BSP's
+ * APIC timer, like a Linux guest's local timer after boot); it needs no
+ * I/O APIC or 8259 routing, so it runs on legacy-free platforms (Hyper-V
+ * Gen2, q35 with pit=off) too. Lost ticks are made up from the TSC, so
+ * late or lost interrupts delay an edge but lose no time.
  */
-#include "apic/apic.h"
-#include "hv/hyperv.h"
-#include "hv/kvm.h"
-#include "kernel/time/clock.h"
-#include "kernel/x86/cpuid.h"
 #include "kernel/lib/json.h"
-#include "kernel/x86/percpu.h"
 #include "kernel/lib/printf.h"
 #include "kernel/lib/string.h"
-#include "kernel/x86/trap.h"
-#include "kernel/test/watchdog.h"
+#include "kernel/time/clock.h"
+#include "kernel/x86/cpuid.h"
 #include "kernel/x86/x86.h"
 
 /* Long enough for 0.1 % against a 1.19 MHz PIT, short enough for boot. */
 #define TSC_WINDOW_US 25000
-#define APIC_WINDOW_US 10000
 #define US_PER_SECOND 1000000ULL
 
+TABLE_DECLARE(struct refclock_driver, hvprobe_refclocks);
+
 struct clock_state clock;
+struct clock_offers clock_offers;
 volatile u64 jiffies;
 
-static u64 apic_ref_read(void)
-{
-	return 0xffffffffu - apic_timer_current();
-}
-
-static void apic_ref_start(void)
-{
-	apic_write(APIC_TIMER_DCR, APIC_TIMER_DIVIDE_1);
-	apic_write(APIC_LVT_TIMER, APIC_LVT_MASKED);
-	apic_write(APIC_TIMER_ICR, 0xffffffffu);
-}
-
-/* Give the timer back: the BSP's carries the tick, an AP's stays off. */
-static void apic_ref_stop(void)
-{
-	if (this_cpu()->index == 0)
-		clock_tick_start();
-	else
-		apic_timer_stop();
-}
-
-/*
- * The APIC timer is a reference only where its rate is stated: the core
- * crystal clock of CPUID.15H:ECX (SDM Vol 3A 11.5.4: the timer counts at
- * the core crystal clock frequency on processors that enumerate it).
- */
-static bool apic_ref_probe(struct refclock *r)
-{
-	u32 crystal = cpuid_max_leaf(0) >= CPUID_LEAF_TSC ? cpuid(CPUID_LEAF_TSC).ecx : 0;
-
-	*r = (struct refclock){ .name = "apic", .hz = crystal, .bits = 32,
-				.read = apic_ref_read, .start = apic_ref_start,
-				.stop = apic_ref_stop };
-	if (!crystal) {
-		str_copy(r->absent, "APIC timer rate not stated (CPUID.15H:ECX=0)",
-			 sizeof(r->absent));
-		return false;
-	}
-	r->present = true;
-	return true;
-}
-
-/* TLFS "Partition Reference Counter": 100 ns units, through the TSC page or MSR. */
-static bool hv_ref_probe(struct refclock *r)
-{
-	*r = (struct refclock){ .name = "hv", .hz = HV_REF_COUNT_HZ, .bits = 64,
-				.read = hyperv_ref_time };
-	if (!hyperv.present) {
-		str_copy(r->absent, "no Hyper-V reference counter: no Hyper-V leaves",
-			 sizeof(r->absent));
-		return false;
-	}
-	if (!hyperv.ref_counter && !hyperv.tsc_page) {
-		str_copy(r->absent, "Hyper-V grants no reference counter (CPUID 0x40000003 EAX[1])",
-			 sizeof(r->absent));
-		return false;
-	}
-	r->present = true;
-	return true;
-}
+static const struct tick_device *tick_device;
+static void (*tick_hook)(const struct trap_frame *f);
 
 #define REFCLOCK_PROBE_READS 1000
 
@@ -112,12 +50,7 @@ bool refclock_counts(struct refclock *r, const char *why_not)
  */
 #define PAIR_TRIES 5
 
-struct ref_pair {
-	u64 tsc;
-	u64 ref;
-};
-
-static struct ref_pair read_pair(u64 (*read)(void))
+struct ref_pair clock_read_pair(u64 (*read)(void))
 {
 	struct ref_pair best = { 0, 0 };
 	u64 width = ~0ULL;
@@ -150,7 +83,7 @@ static u64 measure_window(const struct refclock *r, u64 window_us, bool *clean)
 	*clean = true;
 	if (r->start)
 		r->start();
-	start = read_pair(r->read);
+	start = clock_read_pair(r->read);
 	/* Step through the window so that a narrow counter's wraps are all seen. */
 	prev = start.ref;
 	prev_tsc = start.tsc;
@@ -164,7 +97,7 @@ static u64 measure_window(const struct refclock *r, u64 window_us, bool *clean)
 		prev = now;
 		prev_tsc = tsc;
 	}
-	end = read_pair(r->read);
+	end = clock_read_pair(r->read);
 	got += refclock_delta(prev, end.ref, r->bits);
 	if (r->stop)
 		r->stop();
@@ -214,20 +147,6 @@ u64 clock_tsc_hz_cpuid(void)
 	return (u64)r.ecx * r.ebx / r.eax;
 }
 
-static u64 measure_apic_timer_hz(void)
-{
-	u64 wait = clock.tsc_hz * APIC_WINDOW_US / US_PER_SECOND;
-	struct ref_pair start, end;
-
-	apic_ref_start();
-	start = read_pair(apic_ref_read);
-	while (rdtsc() - start.tsc < wait)
-		pause();
-	end = read_pair(apic_ref_read);
-	apic_timer_stop();
-	return (end.ref - start.ref) * clock.tsc_hz / (end.tsc - start.tsc);
-}
-
 static u64 tick_tsc_base, tsc_per_jiffy;
 
 /*
@@ -237,7 +156,7 @@ static u64 tick_tsc_base, tsc_per_jiffy;
  * they catch up at once. Linux's jiffies likewise follow its clocksource
  * (kernel/time/tick-sched.c tick_do_update_jiffies64()) and lose no time.
  */
-static void tick(struct trap_frame *f)
+void clock_tick(const struct trap_frame *f)
 {
 	u64 by_tsc = (rdtsc() - tick_tsc_base) / tsc_per_jiffy;
 
@@ -247,27 +166,39 @@ static void tick(struct trap_frame *f)
 	} else {
 		jiffies++;
 	}
-	apic_eoi();
-	watchdog_tick(f);
+	if (tick_hook)
+		tick_hook(f);
 }
 
-static void eoi_only(struct trap_frame *f)
+void clock_set_tick_device(const struct tick_device *d)
 {
-	(void)f;
-	apic_eoi();
+	tick_device = d;
 }
 
-/* Spurious interrupts get no EOI (SDM Vol 3A 11.9). */
-static void spurious(struct trap_frame *f)
+void clock_on_tick(void (*hook)(const struct trap_frame *f))
 {
-	(void)f;
+	tick_hook = hook;
 }
 
 void clock_tick_start(void)
 {
 	tsc_per_jiffy = clock.tsc_hz / clock.hz;
 	tick_tsc_base = rdtsc() - jiffies * tsc_per_jiffy;
-	apic_timer_start(APIC_VECTOR_TICK, (u32)(clock.apic_timer_hz / clock.hz), true);
+	tick_device->start(clock.apic_timer_hz, clock.hz);
+}
+
+u64 refclock_time_us(const struct refclock *r, void (*fn)(void *arg), void *arg)
+{
+	u64 a, b;
+
+	if (r->start)
+		r->start();
+	a = r->read();
+	fn(arg);
+	b = r->read();
+	if (r->stop)
+		r->stop();
+	return refclock_delta(a, b, r->bits) * US_PER_SECOND / r->hz;
 }
 
 u64 tsc_to_us(u64 cycles)
@@ -283,14 +214,16 @@ u64 tsc_to_us(u64 cycles)
  */
 static void tsc_hz_stated(void)
 {
-	if (hyperv.tsc_hz) {
-		clock.tsc_hz = hyperv.tsc_hz;
+	const struct clock_offers *o = &clock_offers;
+
+	if (o->hyperv_tsc_hz) {
+		clock.tsc_hz = o->hyperv_tsc_hz;
 		clock.tsc_hz_source = "hyperv";
-	} else if (kvm.kvmclock && kvm.kvmclock_tsc_khz) {
-		clock.tsc_hz = kvm.kvmclock_tsc_khz * 1000;
+	} else if (o->kvmclock_tsc_khz) {
+		clock.tsc_hz = o->kvmclock_tsc_khz * 1000;
 		clock.tsc_hz_source = "kvmclock";
-	} else if (kvm.timing_leaf && kvm.timing_tsc_khz) {
-		clock.tsc_hz = (u64)kvm.timing_tsc_khz * 1000;
+	} else if (o->kvm_timing_tsc_khz) {
+		clock.tsc_hz = o->kvm_timing_tsc_khz * 1000;
 		clock.tsc_hz_source = "kvm";
 	} else if (clock_tsc_hz_cpuid()) {
 		clock.tsc_hz = clock_tsc_hz_cpuid();
@@ -298,22 +231,18 @@ static void tsc_hz_stated(void)
 	}
 }
 
-/* The APIC timer's rate: stated by the hypervisor or CPUID.15H, else measured. */
-static void apic_timer_rate(void)
+/* Every registered reference, probed; a choice with no driver is absent. */
+static void probe_refclocks(void)
 {
-	if (hyperv.apic_hz) {
-		clock.apic_timer_hz = hyperv.apic_hz;
-		clock.apic_timer_hz_source = "hyperv";
-	} else if (kvm.timing_leaf && kvm.timing_apic_khz) {
-		clock.apic_timer_hz = (u64)kvm.timing_apic_khz * 1000;
-		clock.apic_timer_hz_source = "kvm";
-	} else if (clock.refs[TIMER_APIC].present) {
-		clock.apic_timer_hz = clock.refs[TIMER_APIC].hz;
-		clock.apic_timer_hz_source = "cpuid";
-	} else {
-		clock.apic_timer_hz = measure_apic_timer_hz();
-		clock.apic_timer_hz_source = "measured";
-	}
+	const struct refclock_driver *d;
+
+	for (u32 i = 0; i < TIMER_COUNT; i++)
+		snprintf(clock.refs[i].absent, sizeof(clock.refs[i].absent), "%s",
+			 i == TIMER_AUTO ? "auto is a choice, not a timer"
+					 : "no driver for this timer in the build");
+	table_for_each(d, hvprobe_refclocks)
+		if (d->choice > TIMER_AUTO && d->choice < TIMER_COUNT)
+			d->probe(&clock.refs[d->choice]);
 }
 
 bool clock_init(u32 choice, u32 hz, char *err, size_t errlen)
@@ -324,13 +253,7 @@ bool clock_init(u32 choice, u32 hz, char *err, size_t errlen)
 
 	clock.hz = hz;
 	clock.ref = TIMER_AUTO;
-	pit_probe(&refs[TIMER_PIT]);
-	hpet_probe(&refs[TIMER_HPET]);
-	pmtimer_probe(&refs[TIMER_PMTMR]);
-	apic_ref_probe(&refs[TIMER_APIC]);
-	hv_ref_probe(&refs[TIMER_HV]);
-	str_copy(refs[TIMER_AUTO].absent, "auto is a choice, not a timer",
-		 sizeof(refs[TIMER_AUTO].absent));
+	probe_refclocks();
 
 	tsc_hz_stated();
 	if (choice == TIMER_AUTO) {
@@ -362,11 +285,11 @@ bool clock_init(u32 choice, u32 hz, char *err, size_t errlen)
 		clock.tsc_hz_source = refs[clock.ref].name;
 		clock.tsc_hz_measured = true;
 	}
-	apic_timer_rate();
-
-	trap_set_handler(APIC_VECTOR_TICK, tick);
-	trap_set_handler(APIC_VECTOR_WAKE, eoi_only);
-	trap_set_handler(APIC_VECTOR_SPURIOUS, spurious);
+	if (!tick_device) {
+		snprintf(err, errlen, "no tick device: the local APIC timer was not set up");
+		return false;
+	}
+	clock.apic_timer_hz = tick_device->rate(&clock.apic_timer_hz_source);
 	clock_tick_start();
 	sti();
 	return true;

@@ -1,14 +1,24 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Time: the reference timers (PIT, HPET, ACPI PM timer, APIC timer when
- * its rate is stated), the TSC's frequency measured against one of them,
- * and the jiffy tick. A reference is a counter that increases modulo
- * 2^bits at a known rate; wraps are accumulated by polling.
+ * Time: the reference timers, the TSC's frequency (stated by the platform
+ * or measured against a reference), and the jiffy tick.
+ *
+ * A reference is a counter that increases modulo 2^bits at a known rate;
+ * wraps are accumulated by polling. Each one registers from the folder
+ * that drives it with DEFINE_REFCLOCK (the PIT, HPET and ACPI PM timer
+ * here, the APIC timer in apic/, Hyper-V's reference counter in hv/).
+ * The tick comes from a tick device that its driver installs (the BSP's
+ * local APIC timer); what hypervisors state about rates reaches this file
+ * as data, in clock_offers.
  */
 #ifndef KERNEL_TIME_CLOCK_H
 #define KERNEL_TIME_CLOCK_H
 
 #include "kernel/cmdline.h"
+#include "kernel/lib/table.h"
+#include "kernel/x86/trap.h"
+
+struct json;
 
 struct refclock {
 	const char *name;
@@ -22,16 +32,48 @@ struct refclock {
 	void (*stop)(void);
 };
 
+/* A driver for the reference timer= calls choice (an enum timer_choice). */
+struct refclock_driver {
+	u32 choice;
+	/* Fill r; false (with r->absent saying why) when the timer is missing. */
+	bool (*probe)(struct refclock *r);
+};
+
+#define DEFINE_REFCLOCK(rchoice, rprobe)                                         \
+	static const struct refclock_driver TABLE_UNIQUE(refclock_)              \
+		TABLE_ENTRY(hvprobe_refclocks) = { .choice = (rchoice), .probe = (rprobe) }
+
+/*
+ * What the platform states about its clocks, filled in by hv/ before
+ * clock_init(); 0 where it states nothing.
+ */
+struct clock_offers {
+	bool hyperv, kvm;	 /* which interfaces are there, to say why one offers nothing */
+	u64 hyperv_tsc_hz;	 /* HV_X64_MSR_TSC_FREQUENCY */
+	u64 hyperv_apic_hz;	 /* HV_X64_MSR_APIC_FREQUENCY */
+	u64 kvmclock_tsc_khz;	 /* from kvmclock's mul and shift */
+	u64 kvm_timing_tsc_khz;	 /* KVM's timing leaf, EAX */
+	u64 kvm_timing_apic_khz; /* and EBX, the APIC bus */
+};
+
+extern struct clock_offers clock_offers;
+
+/*
+ * The device that raises the jiffy tick on the BSP: its input rate (with
+ * who stated it, or "measured"), known once the TSC's rate is, and a
+ * periodic start; its interrupt handler calls clock_tick().
+ */
+struct tick_device {
+	u64 (*rate)(const char **source);
+	void (*start)(u64 rate, u32 hz);
+};
+
 /*
  * Whether r's counter moves within a thousand reads: an absent device
  * reads a constant (ports float to 0xff), a present one moves within
  * microseconds. Sets r->present, or r->absent to why_not.
  */
 bool refclock_counts(struct refclock *r, const char *why_not);
-/* Probe each reference and fill r; false (with r->absent) if missing. */
-bool pit_probe(struct refclock *r);
-bool hpet_probe(struct refclock *r);
-bool pmtimer_probe(struct refclock *r);
 
 struct clock_state {
 	struct refclock refs[TIMER_COUNT]; /* indexed by enum timer_choice */
@@ -40,7 +82,7 @@ struct clock_state {
 	u64 tsc_hz;
 	const char *tsc_hz_source;	   /* who stated it, or the reference's name */
 	bool tsc_hz_measured;		   /* against a reference, not stated */
-	u64 apic_timer_hz;
+	u64 apic_timer_hz;		   /* the tick device's rate */
 	const char *apic_timer_hz_source;
 	u32 hz;				   /* jiffies per second */
 	volatile u64 tick_catchups;	   /* ticks that made up for lost ones */
@@ -49,18 +91,32 @@ struct clock_state {
 extern struct clock_state clock;
 extern volatile u64 jiffies;
 
+/* The tick device; its driver installs it before clock_init(). */
+void clock_set_tick_device(const struct tick_device *d);
+/* Called on every tick (the watchdog); one hook. */
+void clock_on_tick(void (*hook)(const struct trap_frame *f));
 /*
  * Probe the references, pick one (choice is an enum timer_choice), measure
- * the TSC and the APIC timer against it, start the jiffy tick on this CPU.
- * False with a message in err when the chosen reference is absent.
+ * the TSC against it, learn the tick device's rate and start the jiffy
+ * tick on this CPU. False with a message in err when the chosen reference
+ * is absent.
  */
 bool clock_init(u32 choice, u32 hz, char *err, size_t errlen);
+/* From the tick device's interrupt: one jiffy, or a catch-up. */
+void clock_tick(const struct trap_frame *f);
+/* (Re)start the jiffy tick on this CPU. */
+void clock_tick_start(void);
 /* The TSC frequency CPUID.15H states, or 0. */
 u64 clock_tsc_hz_cpuid(void);
 /* Whether a reference timer is in use (a stated TSC rate can do without). */
 static inline bool clock_have_ref(void)
 {
 	return clock.ref != TIMER_AUTO;
+}
+/* The reference in use, or NULL when there is none. */
+static inline const struct refclock *clock_reference(void)
+{
+	return clock_have_ref() ? &clock.refs[clock.ref] : NULL;
 }
 /* TSC Hz measured against r over window_us microseconds. */
 u64 clock_measure_tsc_hz(const struct refclock *r, u64 window_us);
@@ -69,11 +125,22 @@ static inline u64 refclock_delta(u64 a, u64 b, u32 bits)
 {
 	return bits >= 64 ? b - a : (b - a) & ((1ULL << bits) - 1);
 }
+/* Microseconds that pass on r while fn(arg) runs, r started and stopped around it. */
+u64 refclock_time_us(const struct refclock *r, void (*fn)(void *arg), void *arg);
+
+/*
+ * A reference reading and the TSC at that moment, as close together as a
+ * few tries get them (see clock.c).
+ */
+struct ref_pair {
+	u64 tsc;
+	u64 ref;
+};
+
+struct ref_pair clock_read_pair(u64 (*read)(void));
+
 u64 tsc_to_us(u64 cycles);
-struct json;
 /* The clock state DATA lines share: reference, TSC and APIC timer rates, hz. */
 void clock_json(struct json *j);
-/* (Re)start the jiffy tick on this CPU's APIC timer. */
-void clock_tick_start(void);
 
 #endif

@@ -1,8 +1,5 @@
 // SPDX-License-Identifier: MIT
 /* Delay loop and lpj calibration; see delay.h. */
-#include "apic/smp.h"
-#include "hv/hyperv.h"
-#include "hv/kvm.h"
 #include "kernel/time/clock.h"
 #include "kernel/x86/cpuid.h"
 #include "kernel/time/delay.h"
@@ -119,14 +116,14 @@ static const char *unavailable(u32 source)
 	switch (source) {
 	case LPJ_SOURCE_CMDLINE: return "no lpj= given";
 	case LPJ_SOURCE_HYPERV:
-		return hyperv.present ? "Hyper-V grants no frequency MSRs (CPUID 0x40000003 "
+		return clock_offers.hyperv ? "Hyper-V grants no frequency MSRs (CPUID 0x40000003 "
 					"EAX[11] and EDX[8])"
 				      : "no Hyper-V leaves";
 	case LPJ_SOURCE_KVMCLOCK:
-		return kvm.present ? "kvmclock not available (CPUID KVM_FEATURE_CLOCKSOURCE2)"
+		return clock_offers.kvm ? "kvmclock not available (CPUID KVM_FEATURE_CLOCKSOURCE2)"
 				   : "no KVM leaves";
 	case LPJ_SOURCE_KVM:
-		return kvm.present ? "no KVM timing leaf (base + 0x10)" : "no KVM leaves";
+		return clock_offers.kvm ? "no KVM timing leaf (base + 0x10)" : "no KVM leaves";
 	case LPJ_SOURCE_CPUID: return "CPUID.15H states no TSC frequency";
 	default: return "nothing to offer";
 	}
@@ -136,9 +133,9 @@ static void choose_preset(void)
 {
 	struct lpj_offers o = {
 		.cmdline_lpj = options.lpj,
-		.hyperv_tsc_hz = hyperv.tsc_hz,
-		.kvmclock_tsc_khz = kvm.kvmclock ? kvm.kvmclock_tsc_khz : 0,
-		.kvm_timing_tsc_khz = kvm.timing_leaf ? kvm.timing_tsc_khz : 0,
+		.hyperv_tsc_hz = clock_offers.hyperv_tsc_hz,
+		.kvmclock_tsc_khz = clock_offers.kvmclock_tsc_khz,
+		.kvm_timing_tsc_khz = clock_offers.kvm_timing_tsc_khz,
 		.cpuid_tsc_hz = clock_tsc_hz_cpuid(),
 	};
 	u32 req = options.lpj_source;

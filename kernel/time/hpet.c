@@ -29,7 +29,7 @@ static u64 hpet_read(void)
 	return hpet[HPET_MAIN_COUNTER / 8];
 }
 
-bool hpet_probe(struct refclock *r)
+static bool hpet_probe(struct refclock *r)
 {
 	const struct acpi_header *t = acpi_ok ? acpi_find(&acpi, "HPET", 0) : NULL;
 	struct hpet_info info;
@@ -59,3 +59,5 @@ bool hpet_probe(struct refclock *r)
 	r->present = true;
 	return true;
 }
+
+DEFINE_REFCLOCK(TIMER_HPET, hpet_probe);

@@ -41,7 +41,7 @@ static u64 pit_read(void)
 	return 0xffff - pit_count();
 }
 
-bool pit_probe(struct refclock *r)
+static bool pit_probe(struct refclock *r)
 {
 	*r = (struct refclock){ .name = "pit", .hz = PIT_HZ, .bits = 16, .read = pit_read };
 	outb(PC_PORT_B, (inb(PC_PORT_B) & ~PORT_B_SPEAKER) | PORT_B_GATE2);
@@ -51,3 +51,5 @@ bool pit_probe(struct refclock *r)
 	/* Ports 0x40-0x43 read 0xff with no PIT behind them (pit=off). */
 	return refclock_counts(r, "no PIT: channel 2 does not count");
 }
+
+DEFINE_REFCLOCK(TIMER_PIT, pit_probe);

@@ -19,7 +19,7 @@ static u64 pmtmr_read(void)
 	return inl(pmtmr_port) & pmtmr_mask;
 }
 
-bool pmtimer_probe(struct refclock *r)
+static bool pmtimer_probe(struct refclock *r)
 {
 	*r = (struct refclock){ .name = "pmtmr", .hz = PMTMR_HZ, .read = pmtmr_read };
 	if (!fadt_ok || !fadt.pm_tmr || fadt.pm_tmr > 0xffff) {
@@ -32,3 +32,5 @@ bool pmtimer_probe(struct refclock *r)
 	pmtmr_mask = (u32)((1ULL << r->bits) - 1);
 	return refclock_counts(r, "ACPI PM timer does not count");
 }
+
+DEFINE_REFCLOCK(TIMER_PMTMR, pmtimer_probe);
