@@ -38,6 +38,7 @@ KERNEL_LDFLAGS := -nostdlib -static -no-pie -z max-page-size=0x1000 \
 # Link order is test order: tests/ objects run in the order listed.
 KERNEL_OBJS := \
 	apic/apic.o \
+	apic/options.o \
 	apic/smp.o \
 	apic/timer.o \
 	apic/trampoline.o \
@@ -49,6 +50,7 @@ KERNEL_OBJS := \
 	hv/hyperv_math.o \
 	hv/kvm.o \
 	hv/pvclock.o \
+	pmu/options.o \
 	pmu/pmi.o \
 	pmu/pmu.o \
 	pmu/pmu_math.o \
@@ -71,7 +73,9 @@ KERNEL_OBJS := \
 	kernel/test/ktap.o \
 	kernel/lib/libc.o \
 	kernel/time/lpj.o \
+	kernel/time/options.o \
 	kernel/main.o \
+	kernel/options.o \
 	kernel/x86/nmi.o \
 	kernel/x86/nmi_account.o \
 	kernel/x86/percpu.o \
@@ -80,6 +84,7 @@ KERNEL_OBJS := \
 	kernel/time/pmtimer.o \
 	kernel/power.o \
 	kernel/lib/printf.o \
+	kernel/test/options.o \
 	kernel/test/runner.o \
 	kernel/lib/stats.o \
 	kernel/lib/string.o \
@@ -103,6 +108,7 @@ KERNEL_OBJS := $(addprefix $(BUILD)/,$(KERNEL_OBJS))
 
 # Pure logic, built unchanged into the host unit tests.
 UNIT_SHARED := \
+	apic/options.c \
 	boot/boot_info.c \
 	hv/hv.c \
 	hv/hyperv_math.c \
@@ -113,6 +119,9 @@ UNIT_SHARED := \
 	kernel/acpi/madt.c \
 	kernel/acpi/srat.c \
 	kernel/cmdline.c \
+	kernel/options.c \
+	kernel/test/options.c \
+	kernel/time/options.c \
 	kernel/lib/json.c \
 	kernel/test/ktap.c \
 	kernel/time/lpj.c \
@@ -121,6 +130,7 @@ UNIT_SHARED := \
 	kernel/lib/stats.c \
 	kernel/lib/string.c \
 	kernel/x86/nmi_account.c \
+	pmu/options.c \
 	pmu/pmu_math.c
 
 UNIT_TESTS := \

@@ -6,7 +6,7 @@
  * never cleared: QEMU 7.2's TCG cannot set it again.
  */
 #include "apic/apic.h"
-#include "kernel/cmdline.h"
+#include "apic/options.h"
 #include "kernel/x86/cpuid.h"
 #include "kernel/lib/printf.h"
 #include "kernel/x86/nmi.h"

@@ -6,7 +6,10 @@
 #include "kernel/time/clock.h"
 #include "kernel/x86/cpuid.h"
 #include "kernel/time/delay.h"
+#include "apic/options.h"
+#include "kernel/acpi/acpi.h"
 #include "kernel/kernel.h"
+#include "kernel/options.h"
 #include "kernel/test/ktap.h"
 #include "kernel/lib/printf.h"
 #include "kernel/lib/string.h"
@@ -118,7 +121,7 @@ bool smp_init(char *err, size_t errlen)
 	const struct acpi_header *madt = acpi_ok ? acpi_find(&acpi, "APIC", 0) : NULL;
 	const struct acpi_header *srat = acpi_ok ? acpi_find(&acpi, "SRAT", 0) : NULL;
 	struct percpu *bsp = this_cpu();
-	u32 max_aps = options.cpus;
+	u32 max_aps = apic_options.cpus;
 
 	smp.package_shift = package_shift();
 	smp.have_madt = madt && acpi_madt_parse(madt, &smp.madt);
@@ -166,17 +169,17 @@ bool smp_init(char *err, size_t errlen)
 static void kick(struct percpu *cpu)
 {
 	u32 sipi = APIC_ICR_DM_STARTUP | APIC_ICR_VECTOR(smp.trampoline >> 12);
-	bool modern = !options.init_udelay;
+	bool modern = !apic_options.init_udelay;
 
 	apic_esr();
 	cpu->tsc_init = rdtsc();
 	apic_send_ipi(cpu->apic_id, APIC_ICR_DM_INIT | APIC_ICR_LEVEL_ASSERT |
 					    APIC_ICR_TRIGGER_LEVEL);
-	udelay(options.init_udelay);
+	udelay(apic_options.init_udelay);
 	apic_send_ipi(cpu->apic_id, APIC_ICR_DM_INIT | APIC_ICR_TRIGGER_LEVEL);
 	cpu->tsc_sipi = rdtsc();
 	/* fault=ap_silent: the last AP gets no SIPI, so it never answers. */
-	if (options.fault == FAULT_AP_SILENT && cpu->index == cpu_count() - 1) {
+	if (kernel_options.fault == FAULT_AP_SILENT && cpu->index == cpu_count() - 1) {
 		smp.started++;
 		return;
 	}
@@ -234,9 +237,9 @@ void smp_boot(void)
 	if (!aps)
 		return;
 	report_info("smp: booting %u APs (bringup=%s, init_udelay=%llu)", aps,
-		    bringup_names[options.bringup], (unsigned long long)options.init_udelay);
+		    bringup_names[apic_options.bringup], (unsigned long long)apic_options.init_udelay);
 	smp.tsc_start = rdtsc();
-	if (options.bringup == BRINGUP_PARALLEL) {
+	if (apic_options.bringup == BRINGUP_PARALLEL) {
 		for (u32 i = 1; i < cpu_count(); i++)
 			kick(cpu_at(i));
 		smp_wait(all_online, NULL, PARALLEL_TIMEOUT_US + aps * PARALLEL_TIMEOUT_PER_AP_US);

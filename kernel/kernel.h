@@ -6,12 +6,10 @@
 #include "kernel/x86/boot_info.h"
 #include "kernel/acpi/acpi.h"
 #include "kernel/acpi/fadt.h"
-#include "kernel/cmdline.h"
 
 #define HVPROBE_VERSION "0.1"
 
 extern const struct boot_info *boot_info;
-extern struct options options;
 
 __noreturn void kmain(const struct boot_info *bi);
 

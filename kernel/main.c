@@ -2,48 +2,55 @@
 /*
  * kmain(): bring the boot CPU to a state where tests can run, start the
  * other CPUs, run the tests, and end the run with the result. One init
- * step per line, in dependency order.
+ * step per line, in dependency order. The one file of kernel/ that may
+ * include every folder: it composes them.
  */
 #include "apic/apic.h"
+#include "apic/options.h"
 #include "apic/smp.h"
 #include "hv/hv.h"
-#include "kernel/x86/alloc.h"
-#include "kernel/time/clock.h"
+#include "kernel/acpi/acpi.h"
+#include "kernel/acpi/fadt.h"
+#include "kernel/cmdline.h"
 #include "kernel/console.h"
-#include "kernel/time/delay.h"
 #include "kernel/kernel.h"
+#include "kernel/lib/printf.h"
+#include "kernel/options.h"
+#include "kernel/power.h"
+#include "kernel/test/options.h"
+#include "kernel/test/test.h"
+#include "kernel/test/watchdog.h"
+#include "kernel/time/clock.h"
+#include "kernel/time/delay.h"
+#include "kernel/time/options.h"
+#include "kernel/x86/alloc.h"
+#include "kernel/x86/nmi.h"
 #include "kernel/x86/percpu.h"
 #include "kernel/x86/phys.h"
 #include "kernel/x86/pic.h"
-#include "kernel/power.h"
-#include "kernel/lib/printf.h"
-#include "kernel/test/test.h"
-#include "kernel/test/watchdog.h"
 #include "kernel/x86/trap.h"
-#include "kernel/x86/nmi.h"
 #include "pmu/pmi.h"
 #include "pmu/pmu.h"
 
 const struct boot_info *boot_info;
-struct options options;
 
 static struct percpu bsp;
 
 static bool setup(char *err, size_t errlen)
 {
-	hv_init();					/* Hyper-V, KVM interfaces */
-	pmu_discover();					/* the counters CPUID describes */
-	pmi_init();					/* the fixed-vector PMI handler */
-	if (!apic_init_bsp(options.apic, err, errlen))	/* xAPIC or x2APIC */
+	hv_init();				/* Hyper-V, KVM: what they offer */
+	pmu_discover();				/* the counters CPUID describes */
+	pmi_init();				/* the fixed-vector PMI handler */
+	if (!apic_init_bsp(apic_options.mode, err, errlen)) /* xAPIC or x2APIC, tick */
 		return false;
-	if (options.fault == FAULT_EARLY_NMI)		/* before timers and SMP */
+	if (kernel_options.fault == FAULT_EARLY_NMI) /* before timers and SMP */
 		apic_send_ipi(apic_id(), APIC_ICR_DM_NMI);
-	if (!clock_init(options.timer, options.hz, err, errlen)) /* TSC Hz, tick */
+	if (!clock_init(time_options.timer, time_options.hz, err, errlen)) /* TSC Hz */
 		return false;
-	delay_init_bsp();				/* the BSP's lpj */
-	if (!smp_init(err, errlen))			/* CPU list, trampoline */
+	delay_init_bsp();			/* the BSP's lpj */
+	if (!smp_init(err, errlen))		/* CPU list, trampoline */
 		return false;
-	smp_boot();					/* the APs */
+	smp_boot();				/* the APs */
 	return true;
 }
 
@@ -56,23 +63,23 @@ __noreturn void kmain(const struct boot_info *bi)
 	nmi_init();				/* an NMI is counted from here on */
 	pic_disable();				/* 8259s off the exception vectors */
 	console_init();				/* COM1 for KTAP */
-	tests_init(console_write_line, power_exit); /* KTAP out, how a run ends */
+	tests_init(console_write_line, power_exit); /* KTAP out; how a run ends */
 	trap_set_fatal(tests_end_run);		/* from here a crash ends the plan */
 	clock_on_tick(watchdog_tick);		/* a test that runs too long is ended */
 	acpi_ok = acpi_init(&acpi, bi, phys_map); /* RSDP, root table */
 	fadt_ok = acpi_ok && acpi_fadt_parse(&acpi, &fadt); /* PM1 ports, \\_S5 */
 	power_init(EXIT_AUTO, fadt_ok ? &fadt : NULL); /* until exit= is known */
 	alloc_init(bi);				/* memory above the kernel */
-	options_default(&options);
+	options_reset();			/* every key at its default */
 
-	if (!cmdline_parse(bi->cmdline, &options, err, sizeof(err)) ||
-	    !tests_check_selection(options.test, err, sizeof(err)))
+	if (!cmdline_parse(bi->cmdline, err, sizeof(err)) ||
+	    !tests_check_selection(test_options.test, err, sizeof(err)))
 		power_exit(tests_fail_setup("cmdline", err));
-	power_init(options.exit, fadt_ok ? &fadt : NULL);
+	power_init(kernel_options.exit, fadt_ok ? &fadt : NULL);
 
 	snprintf(banner, sizeof(banner), "hvprobe %s: %s, loader \"%s\"", HVPROBE_VERSION,
 		 bi->protocol, bi->loader);
-	tests_start(options.test, banner);
+	tests_start(test_options.test, banner);
 	if (!setup(err, sizeof(err)))
 		power_exit(tests_abort_setup(err));
 	power_exit(tests_run());

@@ -5,7 +5,7 @@
  * SLP_TYP|SLP_EN to PM1a/PM1b control (ACPI 6.5 7.4.2 and 16.1.7), after
  * switching to ACPI mode through SMI_CMD if firmware left it off.
  */
-#include "kernel/cmdline.h"
+#include "kernel/options.h"
 #include "kernel/power.h"
 #include "kernel/lib/printf.h"
 #include "kernel/x86/x86.h"

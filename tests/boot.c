@@ -14,6 +14,7 @@
 #include "boot/boot_info.h"
 #include "kernel/lib/json.h"
 #include "kernel/kernel.h"
+#include "kernel/options.h"
 #include "kernel/x86/percpu.h"
 #include "kernel/lib/string.h"
 #include "kernel/test/test.h"
@@ -95,7 +96,7 @@ DEFINE_TEST(boot, "the loader's information arrives intact", 0)
 	report_prefix_pop();
 
 	/* The NMI fault=early_nmi sent before timers and SMP: counted, not fatal. */
-	if (options.fault == FAULT_EARLY_NMI)
+	if (kernel_options.fault == FAULT_EARLY_NMI)
 		report(this_cpu()->nmi_count >= 1,
 		       "an NMI sent during early boot was taken and counted (%llu NMIs)",
 		       (unsigned long long)this_cpu()->nmi_count);

@@ -14,9 +14,11 @@
  * on the BSP lasts 2 ms +-10 % by the reference timer (a short delay
  * fails at once; a long one is retried, since a loaded host stretches it).
  */
+#include "apic/options.h"
 #include "apic/smp.h"
 #include "kernel/time/clock.h"
 #include "kernel/time/delay.h"
+#include "kernel/time/options.h"
 #include "kernel/lib/json.h"
 #include "kernel/kernel.h"
 #include "kernel/lib/stats.h"
@@ -53,7 +55,7 @@ static u32 domains_online(void)
 			const struct percpu *o = cpu_at(k);
 
 			seen = o->state == CPU_ONLINE &&
-			       (options.lpj_reuse == LPJ_REUSE_PACKAGE ? o->package == c->package
+			       (time_options.lpj_reuse == LPJ_REUSE_PACKAGE ? o->package == c->package
 									: o->node == c->node);
 		}
 		count += !seen;
@@ -66,7 +68,7 @@ static bool reused_exactly(const struct percpu *c)
 {
 	for (u32 i = 0; i < cpu_count(); i++) {
 		const struct percpu *o = cpu_at(i);
-		bool same = options.lpj_reuse == LPJ_REUSE_PACKAGE ? o->package == c->package
+		bool same = time_options.lpj_reuse == LPJ_REUSE_PACKAGE ? o->package == c->package
 								   : o->node == c->node;
 
 		if (o != c && same && o->calibrated && o->lpj == c->lpj)
@@ -124,7 +126,7 @@ static void check_calibrated(const struct percpu *bsp)
 	report_info("APs' own lpj: min %llu, median %llu, max %llu (BSP %llu)",
 		    (unsigned long long)values[0], (unsigned long long)percentile_u64(values, n, 50),
 		    (unsigned long long)values[n - 1], (unsigned long long)bsp->lpj);
-	if (options.calibrate == CALIBRATE_FAST)
+	if (time_options.calibrate == CALIBRATE_FAST)
 		report(within_pct(percentile_u64(values, n, 50), bsp->lpj, LPJ_FAST_AGREEMENT_PCT),
 		       "the median of %u AP calibrations is within %d %% of the BSP's lpj", n,
 		       LPJ_FAST_AGREEMENT_PCT);
@@ -147,12 +149,12 @@ static void check_counts(u32 online, u32 calibrations)
 	if (delay.preset_lpj) {
 		expected = 0;
 		why = "a preset applies to every CPU";
-	} else if (options.lpj_source == LPJ_SOURCE_CALIBRATE ||
-		   options.lpj_reuse == LPJ_REUSE_NONE || !delay.tsc_constant) {
+	} else if (time_options.lpj_source == LPJ_SOURCE_CALIBRATE ||
+		   time_options.lpj_reuse == LPJ_REUSE_NONE || !delay.tsc_constant) {
 		/* The BSP's lpj_fine is timer-derived only if it measured the TSC. */
 		expected = online - !cpu_at(0)->calibrated;
 		why = !delay.tsc_constant ? delay.tsc_constant_why : "every CPU calibrates";
-	} else if (options.bringup == BRINGUP_PARALLEL) {
+	} else if (apic_options.bringup == BRINGUP_PARALLEL) {
 		/* Siblings that start together may all calibrate before any is done. */
 		u32 domains = domains_online();
 
@@ -162,7 +164,7 @@ static void check_counts(u32 online, u32 calibrations)
 		return;
 	} else {
 		expected = domains_online() - !cpu_at(0)->calibrated;
-		why = options.lpj_reuse == LPJ_REUSE_PACKAGE ? "one per package"
+		why = time_options.lpj_reuse == LPJ_REUSE_PACKAGE ? "one per package"
 							       : "one per node";
 	}
 	report_info("expecting %u timer-derived values: %s", expected, why);
@@ -180,7 +182,7 @@ DEFINE_TEST(lpj, "loops-per-jiffy comes from the right source and delays are rig
 	/* A source the platform lacks is a SKIP; lpj_source=cmdline without lpj= is ours. */
 	if (delay.problem[0]) {
 		report_prefix_push("lpj_source");
-		if (options.lpj_source == LPJ_SOURCE_CMDLINE)
+		if (time_options.lpj_source == LPJ_SOURCE_CMDLINE)
 			report_error("%s", delay.problem);
 		else
 			report_skip("%s", delay.problem);
@@ -224,10 +226,10 @@ DEFINE_TEST(lpj, "loops-per-jiffy comes from the right source and delays are rig
 	json_string(&j, "test", "lpj");
 	json_u64(&j, "lpj", bsp->lpj);
 	json_string(&j, "lpj_source", bsp->lpj_source);
-	json_string(&j, "lpj_source_requested", lpj_source_names[options.lpj_source]);
+	json_string(&j, "lpj_source_requested", lpj_source_names[time_options.lpj_source]);
 	clock_json(&j);
-	json_string(&j, "calibrate", calibrate_names[options.calibrate]);
-	json_string(&j, "lpj_reuse", lpj_reuse_names[options.lpj_reuse]);
+	json_string(&j, "calibrate", calibrate_names[time_options.calibrate]);
+	json_string(&j, "lpj_reuse", lpj_reuse_names[time_options.lpj_reuse]);
 	json_bool(&j, "tsc_constant", delay.tsc_constant);
 	json_string(&j, "tsc_constant_why", delay.tsc_constant_why);
 	json_u64(&j, "cpus", online);

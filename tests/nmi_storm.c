@@ -21,6 +21,7 @@
 #include "kernel/test/watchdog.h"
 #include "kernel/x86/x86.h"
 #include "kernel/x86/nmi.h"
+#include "pmu/options.h"
 
 #define STORM_SECONDS 1
 /* Per CPU, unless pmu.nmi_ipi= sets another. */
@@ -83,7 +84,7 @@ static bool mail_drained(void *arg)
 
 DEFINE_TEST(nmi_storm, "NMI IPIs between all CPUs are all accounted for", 0)
 {
-	u64 rate = options.pmu_nmi_ipi ? options.pmu_nmi_ipi : STORM_DEFAULT_RATE;
+	u64 rate = pmu_options.nmi_ipi ? pmu_options.nmi_ipi : STORM_DEFAULT_RATE;
 	struct storm s = { .interval = clock.tsc_hz / rate };
 	struct nmi_counts total = { 0 };
 	u32 cpus = 0, senders = 0, receivers = 0, over = 0;

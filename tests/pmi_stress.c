@@ -27,6 +27,7 @@
 #include "kernel/test/test.h"
 #include "kernel/test/watchdog.h"
 #include "pmu/pmi.h"
+#include "pmu/options.h"
 #include "pmu/pmu.h"
 #include "pmu/stress.h"
 #include "pmu/workload.h"
@@ -75,7 +76,7 @@ static void add_up(struct totals *t)
 		events = t->expected_from_reference
 				 ? r->reference_events
 				 : r->iterations * WORKLOAD_INSNS_PER_ITERATION;
-		t->expected += events / options.pmu_period;
+		t->expected += events / pmu_options.period;
 		nmi_counts_add(&t->counts, &r->counts);
 		if (r->cost_overflows && r->cost_cycles_on > r->cost_cycles_off)
 			costs[ncost++] = (r->cost_cycles_on - r->cost_cycles_off) / r->cost_overflows;
@@ -127,7 +128,7 @@ static void data(const struct totals *t, const char *skipped)
 {
 	char buf[1536];
 	struct json j;
-	u64 seconds = options.pmu_seconds;
+	u64 seconds = pmu_options.seconds;
 
 	json_init(&j, buf, sizeof(buf));
 	json_object_begin(&j, NULL);
@@ -145,10 +146,10 @@ static void data(const struct totals *t, const char *skipped)
 	json_u64(&j, "counter_width", pmu.gp_width);
 	json_u64(&j, "fixed_counters", pmu.fixed_counters);
 	json_bool(&j, "full_width_writes", pmu.full_width_writes);
-	json_string(&j, "lvtpc", pmu_lvtpc_names[options.pmu_lvtpc]);
-	json_u64(&j, "period", options.pmu_period);
+	json_string(&j, "lvtpc", pmu_lvtpc_names[pmu_options.lvtpc]);
+	json_u64(&j, "period", pmu_options.period);
 	json_u64(&j, "seconds", seconds);
-	json_u64(&j, "nmi_ipi_rate", options.pmu_nmi_ipi);
+	json_u64(&j, "nmi_ipi_rate", pmu_options.nmi_ipi);
 	json_u64(&j, "cpus", t->ran);
 	json_u64(&j, "pmis", t->pmis);
 	json_u64(&j, "pmis_per_s_per_cpu", t->ran ? t->pmis / seconds / t->ran : 0);
@@ -174,10 +175,10 @@ static void data(const struct totals *t, const char *skipped)
 DEFINE_TEST(pmi_stress, "PMIs through LVTPC on every CPU, every overflow serviced", 0)
 {
 	struct stress_config c = {
-		.period = options.pmu_period,
-		.seconds = options.pmu_seconds,
-		.nmi_ipi_rate = options.pmu_nmi_ipi,
-		.lvtpc = options.pmu_lvtpc == PMU_LVTPC_NMI ? APIC_LVT_DM_NMI : APIC_VECTOR_PMI,
+		.period = pmu_options.period,
+		.seconds = pmu_options.seconds,
+		.nmi_ipi_rate = pmu_options.nmi_ipi,
+		.lvtpc = pmu_options.lvtpc == PMU_LVTPC_NMI ? APIC_LVT_DM_NMI : APIC_VECTOR_PMI,
 		.sample_cap = SAMPLES_PER_CPU,
 	};
 	struct totals t = { 0 };

@@ -13,9 +13,11 @@
  * node counts against what it gave QEMU.
  */
 #include "apic/apic.h"
+#include "apic/options.h"
 #include "apic/smp.h"
 #include "kernel/time/clock.h"
 #include "kernel/time/delay.h"
+#include "kernel/time/options.h"
 #include "kernel/lib/json.h"
 #include "kernel/kernel.h"
 #include "kernel/lib/stats.h"
@@ -105,10 +107,10 @@ static void emit_data(u32 online, u32 calibrations)
 	json_u64(&j, "cpus", online);
 	json_u64(&j, "nodes", smp.nodes);
 	json_string(&j, "apic", apic_mode_name());
-	json_string(&j, "bringup", bringup_names[options.bringup]);
-	json_u64(&j, "init_udelay_us", options.init_udelay);
+	json_string(&j, "bringup", bringup_names[apic_options.bringup]);
+	json_u64(&j, "init_udelay_us", apic_options.init_udelay);
 	json_string(&j, "lpj_source", cpu_at(0)->lpj_source);
-	json_string(&j, "lpj_reuse", lpj_reuse_names[options.lpj_reuse]);
+	json_string(&j, "lpj_reuse", lpj_reuse_names[time_options.lpj_reuse]);
 	json_u64(&j, "calibrations", calibrations);
 	json_u64(&j, "total_us", smp.tsc_end > smp.tsc_start ? tsc_to_us(smp.tsc_end - smp.tsc_start) : 0);
 	json_object_begin(&j, "per_ap_us");
@@ -142,7 +144,7 @@ static void emit_data(u32 online, u32 calibrations)
 DEFINE_TEST(smp, "every listed CPU comes online where the firmware says", 0)
 {
 	u32 usable = smp.have_madt ? madt_usable_cpus(&smp.madt) : 1;
-	u32 expected = MIN(usable, options.cpus == CPUS_ALL ? usable : options.cpus + 1);
+	u32 expected = MIN(usable, apic_options.cpus == CPUS_ALL ? usable : apic_options.cpus + 1);
 	u32 online = cpu_online_count(), id_ok = 0, node_ok = 0, calibrations = 0;
 
 	if (smp.problems[0])

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The per-test watchdog; see watchdog.h. */
-#include "kernel/kernel.h"
 #include "kernel/lib/printf.h"
+#include "kernel/test/options.h"
 #include "kernel/test/test.h"
 #include "kernel/test/watchdog.h"
 #include "kernel/time/clock.h"
@@ -105,7 +105,7 @@ void watchdog_tick(const struct trap_frame *f)
 	u64 seq, limit;
 	char reason[KTAP_REASON_MAX];
 
-	if (!options.watchdog || dog.firing)
+	if (!test_options.watchdog || dog.firing)
 		return;
 	t = tests_current(&seq);
 	if (!t || seq != dog.seq) {
@@ -114,7 +114,7 @@ void watchdog_tick(const struct trap_frame *f)
 		dog.extra = 0;
 		return;
 	}
-	limit = (options.watchdog + dog.extra + cpu_online_count() / CPUS_PER_EXTRA_SECOND) *
+	limit = (test_options.watchdog + dog.extra + cpu_online_count() / CPUS_PER_EXTRA_SECOND) *
 		clock.hz;
 	if (jiffies - dog.since < limit)
 		return;
@@ -122,7 +122,7 @@ void watchdog_tick(const struct trap_frame *f)
 	dog.firing = true;
 	printf("# WATCHDOG: test '%s' still running after %llu s (watchdog=%llu)\n", t->name,
 	       (unsigned long long)((jiffies - dog.since) / clock.hz),
-	       (unsigned long long)options.watchdog);
+	       (unsigned long long)test_options.watchdog);
 	whereabouts(f);
 	snprintf(reason, sizeof(reason), "watchdog: still running after %llu s",
 		 (unsigned long long)(limit / clock.hz));

@@ -14,7 +14,7 @@
 #ifndef KERNEL_TIME_CLOCK_H
 #define KERNEL_TIME_CLOCK_H
 
-#include "kernel/cmdline.h"
+#include "kernel/time/options.h"
 #include "kernel/lib/table.h"
 #include "kernel/x86/trap.h"
 

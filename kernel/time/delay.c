@@ -3,7 +3,7 @@
 #include "kernel/time/clock.h"
 #include "kernel/x86/cpuid.h"
 #include "kernel/time/delay.h"
-#include "kernel/kernel.h"
+#include "kernel/time/options.h"
 #include "kernel/time/lpj.h"
 #include "kernel/lib/printf.h"
 #include "kernel/lib/string.h"
@@ -92,7 +92,7 @@ static void calibrate(struct percpu *cpu)
 	u64 lpj = 0;
 
 	/* calibrate=fast needs a reference timer; with none, count jiffies. */
-	if (options.calibrate == CALIBRATE_LINUX || !clock_have_ref())
+	if (time_options.calibrate == CALIBRATE_LINUX || !clock_have_ref())
 		for (u32 i = 0; i < LINUX_CALIBRATION_TRIES && !lpj; i++)
 			lpj = delay_calibrate_linux();
 	cpu->lpj = lpj || !clock_have_ref() ? lpj : delay_calibrate_fast();
@@ -132,13 +132,13 @@ static const char *unavailable(u32 source)
 static void choose_preset(void)
 {
 	struct lpj_offers o = {
-		.cmdline_lpj = options.lpj,
+		.cmdline_lpj = time_options.lpj,
 		.hyperv_tsc_hz = clock_offers.hyperv_tsc_hz,
 		.kvmclock_tsc_khz = clock_offers.kvmclock_tsc_khz,
 		.kvm_timing_tsc_khz = clock_offers.kvm_timing_tsc_khz,
 		.cpuid_tsc_hz = clock_tsc_hz_cpuid(),
 	};
-	u32 req = options.lpj_source;
+	u32 req = time_options.lpj_source;
 	u32 got;
 
 	if (req == LPJ_SOURCE_CALIBRATE)
@@ -153,7 +153,7 @@ static void choose_preset(void)
 
 static bool same_domain(const struct percpu *a, const struct percpu *b)
 {
-	switch (options.lpj_reuse) {
+	switch (time_options.lpj_reuse) {
 	case LPJ_REUSE_NODE: return a->node == b->node;
 	case LPJ_REUSE_PACKAGE: return a->package == b->package;
 	default: return false;
@@ -163,7 +163,7 @@ static bool same_domain(const struct percpu *a, const struct percpu *b)
 /* Linux's calibrate_delay_is_known(): copy from a finished sibling. */
 static bool reuse(struct percpu *cpu)
 {
-	if (!delay.tsc_constant || options.lpj_reuse == LPJ_REUSE_NONE)
+	if (!delay.tsc_constant || time_options.lpj_reuse == LPJ_REUSE_NONE)
 		return false;
 	for (u32 i = 0; i < cpu_count(); i++) {
 		const struct percpu *other = cpu_at(i);
@@ -186,7 +186,7 @@ void delay_init_bsp(void)
 	choose_preset();
 	if (preset(cpu))
 		return;
-	if (options.lpj_source == LPJ_SOURCE_CALIBRATE) {
+	if (time_options.lpj_source == LPJ_SOURCE_CALIBRATE) {
 		calibrate(cpu);
 		return;
 	}
@@ -202,7 +202,7 @@ void delay_calibrate_ap(void)
 
 	if (preset(cpu))
 		return;
-	if (options.lpj_source != LPJ_SOURCE_CALIBRATE && reuse(cpu))
+	if (time_options.lpj_source != LPJ_SOURCE_CALIBRATE && reuse(cpu))
 		return;
 	calibrate(cpu);
 }

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Loops-per-jiffy arithmetic; see lpj.h. */
-#include "kernel/cmdline.h"
+#include "kernel/time/options.h"
 #include "kernel/time/lpj.h"
 
 #define US_PER_SECOND 1000000ULL

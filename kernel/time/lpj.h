@@ -7,7 +7,7 @@
 #ifndef KERNEL_TIME_LPJ_H
 #define KERNEL_TIME_LPJ_H
 
-#include "kernel/lib/types.h"
+#include "kernel/time/options.h"
 
 /* Linux truncates to kHz first; so do we, so presets compare exactly. */
 u64 lpj_from_tsc_hz(u64 tsc_hz, u32 hz);

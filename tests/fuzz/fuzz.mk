@@ -29,6 +29,7 @@ FUZZ_TARGETS := \
 
 # The parsers, unchanged, and what the harnesses share.
 FUZZ_SHARED := \
+	apic/options.c \
 	boot/boot_info.c \
 	kernel/acpi/acpi.c \
 	kernel/acpi/fadt.c \
@@ -36,6 +37,10 @@ FUZZ_SHARED := \
 	kernel/acpi/madt.c \
 	kernel/acpi/srat.c \
 	kernel/cmdline.c \
+	kernel/options.c \
+	kernel/test/options.c \
+	kernel/time/options.c \
+	pmu/options.c \
 	kernel/lib/printf.c \
 	kernel/lib/string.c \
 	tests/fuzz/fuzz.c \

@@ -11,16 +11,41 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "apic/options.h"
 #include "kernel/cmdline.h"
 #include "kernel/lib/printf.h"
+#include "kernel/options.h"
+#include "kernel/test/options.h"
 #include "kernel/test/test.h"
+#include "kernel/time/options.h"
+#include "pmu/options.h"
 
 #define ERR_MAX 512
 
+/* Sorted: the keys come from every folder's table, in the linker's order. */
 #define ACCEPTED_KEYS                                                                              \
-	" (accepted: test, lpj, lpj_source, calibrate, bringup, cpus, timer, pmu.period, "         \
-	"pmu.seconds, pmu.nmi_ipi, pmu.lvtpc, exit, hz, apic, init_udelay, lpj_reuse, "          \
-	"watchdog, fault)"
+	" (accepted: apic, bringup, calibrate, cpus, exit, fault, hz, init_udelay, lpj, "          \
+	"lpj_reuse, lpj_source, pmu.lvtpc, pmu.nmi_ipi, pmu.period, pmu.seconds, test, timer, "  \
+	"watchdog)"
+#define CMDLINE_TEST_MAX TEST_SELECTION_MAX
+
+/* Every option's value, one after the other: what a parse may change. */
+static size_t snapshot(u8 *buf, size_t size)
+{
+	size_t n = 0;
+
+	for (const struct option *o = options_begin(); o < options_end(); o++) {
+		size_t len = o->kind == OPTION_STRING ? o->count
+			     : o->kind == OPTION_U64  ? sizeof(u64)
+						      : sizeof(u32);
+
+		if (n + len > size)
+			break;
+		memcpy(buf + n, o->value, len);
+		n += len;
+	}
+	return n;
+}
 
 /* line with its tabs, CRs and LFs spelled out, to quote in a KTAP line. */
 static const char *visible(const char *line)
@@ -44,13 +69,13 @@ static const char *visible(const char *line)
 }
 
 /* Parse line over the defaults; it must be accepted with no message. */
-static void parse_ok(const char *line, struct options *o)
+static void parse_ok(const char *line)
 {
 	char err[ERR_MAX];
 	bool ok;
 
-	options_default(o);
-	ok = cmdline_parse(line, o, err, sizeof(err));
+	options_reset();
+	ok = cmdline_parse(line, err, sizeof(err));
 	if (!ok)
 		report_info("\"%s\": %s", visible(line), err);
 	report(ok && !err[0], "\"%s\" is accepted", visible(line));
@@ -60,11 +85,10 @@ static void parse_ok(const char *line, struct options *o)
 static void parse_bad(const char *line, const char *msg)
 {
 	char err[ERR_MAX];
-	struct options o;
 	bool ok;
 
-	options_default(&o);
-	ok = cmdline_parse(line, &o, err, sizeof(err));
+	options_reset();
+	ok = cmdline_parse(line, err, sizeof(err));
 	if (ok || strcmp(err, msg))
 		report_info("\"%s\": %s, message \"%s\", expected \"%s\"", line,
 			    ok ? "accepted" : "refused", err, msg);
@@ -73,128 +97,128 @@ static void parse_bad(const char *line, const char *msg)
 
 DEFINE_TEST(unit_cmdline_defaults, "defaults, and an empty line keeps them", 0)
 {
-	struct options def, o;
+	static u8 def[4096], now[4096];
+	size_t def_len;
 	char err[ERR_MAX];
 
-	options_default(&def);
-	report_str_eq(def.test, "all", "test defaults to all");
-	report_eq(def.lpj, 0, "lpj defaults to 0 (measure)");
-	report_eq(def.lpj_source, LPJ_SOURCE_AUTO, "lpj_source defaults to auto");
-	report_eq(def.calibrate, CALIBRATE_LINUX, "calibrate defaults to linux");
-	report_eq(def.bringup, BRINGUP_SERIAL, "bringup defaults to serial");
-	report_eq(def.cpus, CPUS_ALL, "cpus defaults to all");
-	report_eq(def.timer, TIMER_AUTO, "timer defaults to auto");
-	report_eq(def.pmu_period, 10000, "pmu.period defaults to 10000");
-	report_eq(def.pmu_seconds, 2, "pmu.seconds defaults to 2");
-	report_eq(def.pmu_nmi_ipi, 0, "pmu.nmi_ipi defaults to 0");
-	report_eq(def.pmu_lvtpc, PMU_LVTPC_NMI, "pmu.lvtpc defaults to nmi");
-	report_eq(def.watchdog, 30, "watchdog defaults to 30 s");
-	report_eq(def.fault, FAULT_NONE, "fault defaults to none");
-	report_eq(def.exit, EXIT_AUTO, "exit defaults to auto");
-	report_eq(def.hz, 250, "hz defaults to 250");
-	report_eq(def.apic, APIC_AUTO, "apic defaults to auto");
-	report_eq(def.init_udelay, 10000, "init_udelay defaults to the SDM's 10 ms");
-	report_eq(def.lpj_reuse, LPJ_REUSE_NODE, "lpj_reuse defaults to node");
+	options_reset();
+	def_len = snapshot(def, sizeof(def));
+	report_str_eq(test_options.test, "all", "test defaults to all");
+	report_eq(time_options.lpj, 0, "lpj defaults to 0 (measure)");
+	report_eq(time_options.lpj_source, LPJ_SOURCE_AUTO, "lpj_source defaults to auto");
+	report_eq(time_options.calibrate, CALIBRATE_LINUX, "calibrate defaults to linux");
+	report_eq(apic_options.bringup, BRINGUP_SERIAL, "bringup defaults to serial");
+	report_eq(apic_options.cpus, CPUS_ALL, "cpus defaults to all");
+	report_eq(time_options.timer, TIMER_AUTO, "timer defaults to auto");
+	report_eq(pmu_options.period, 10000, "pmu.period defaults to 10000");
+	report_eq(pmu_options.seconds, 2, "pmu.seconds defaults to 2");
+	report_eq(pmu_options.nmi_ipi, 0, "pmu.nmi_ipi defaults to 0");
+	report_eq(pmu_options.lvtpc, PMU_LVTPC_NMI, "pmu.lvtpc defaults to nmi");
+	report_eq(test_options.watchdog, 30, "watchdog defaults to 30 s");
+	report_eq(kernel_options.fault, FAULT_NONE, "fault defaults to none");
+	report_eq(kernel_options.exit, EXIT_AUTO, "exit defaults to auto");
+	report_eq(time_options.hz, 250, "hz defaults to 250");
+	report_eq(apic_options.mode, APIC_AUTO, "apic defaults to auto");
+	report_eq(apic_options.init_udelay, 10000, "init_udelay defaults to the SDM's 10 ms");
+	report_eq(time_options.lpj_reuse, LPJ_REUSE_NODE, "lpj_reuse defaults to node");
 
-	parse_ok("", &o);
-	report(!memcmp(&o, &def, sizeof(o)), "an empty line changes nothing");
-	parse_ok(" \t\r\n ", &o);
-	report(!memcmp(&o, &def, sizeof(o)), "a line of blanks changes nothing");
+	parse_ok("");
+	report(snapshot(now, sizeof(now)) == def_len && !memcmp(now, def, def_len),
+	       "an empty line changes nothing");
+	parse_ok(" \t\r\n ");
+	report(snapshot(now, sizeof(now)) == def_len && !memcmp(now, def, def_len),
+	       "a line of blanks changes nothing");
 
 	memset(err, 'x', sizeof(err));
-	options_default(&o);
-	report(cmdline_parse("hz=100", &o, err, sizeof(err)) && !err[0],
+	options_reset();
+	report(cmdline_parse("hz=100", err, sizeof(err)) && !err[0],
 	       "success leaves an empty message");
 }
 
 DEFINE_TEST(unit_cmdline_keys, "every key with a good value", 0)
 {
-	struct options o;
-
 	parse_ok("test=boot,cpuinfo lpj=4000000 lpj_source=kvm calibrate=fast bringup=parallel "
 		 "cpus=3 timer=pmtmr pmu.period=100000 pmu.seconds=3600 pmu.nmi_ipi=1000000 "
 		 "exit=acpi hz=1000 apic=x2apic init_udelay=0 lpj_reuse=package pmu.lvtpc=fixed "
-		 "watchdog=0 fault=ap_silent",
-		 &o);
-	report_str_eq(o.test, "boot,cpuinfo", "test=boot,cpuinfo");
-	report_eq(o.lpj, 4000000, "lpj=4000000");
-	report_eq(o.lpj_source, LPJ_SOURCE_KVM, "lpj_source=kvm");
-	report_eq(o.calibrate, CALIBRATE_FAST, "calibrate=fast");
-	report_eq(o.bringup, BRINGUP_PARALLEL, "bringup=parallel");
-	report_eq(o.cpus, 3, "cpus=3");
-	report_eq(o.timer, TIMER_PMTMR, "timer=pmtmr");
-	report_eq(o.pmu_period, 100000, "pmu.period=100000");
-	report_eq(o.pmu_seconds, 3600, "pmu.seconds=3600");
-	report_eq(o.pmu_nmi_ipi, 1000000, "pmu.nmi_ipi=1000000");
-	report_eq(o.exit, EXIT_ACPI, "exit=acpi");
-	report_eq(o.hz, 1000, "hz=1000");
-	report_eq(o.apic, APIC_X2APIC, "apic=x2apic");
-	report_eq(o.init_udelay, 0, "init_udelay=0");
-	report_eq(o.lpj_reuse, LPJ_REUSE_PACKAGE, "lpj_reuse=package");
-	report_eq(o.pmu_lvtpc, PMU_LVTPC_FIXED, "pmu.lvtpc=fixed");
-	report_eq(o.watchdog, 0, "watchdog=0");
-	report_eq(o.fault, FAULT_AP_SILENT, "fault=ap_silent");
+		 "watchdog=0 fault=ap_silent");
+	report_str_eq(test_options.test, "boot,cpuinfo", "test=boot,cpuinfo");
+	report_eq(time_options.lpj, 4000000, "lpj=4000000");
+	report_eq(time_options.lpj_source, LPJ_SOURCE_KVM, "lpj_source=kvm");
+	report_eq(time_options.calibrate, CALIBRATE_FAST, "calibrate=fast");
+	report_eq(apic_options.bringup, BRINGUP_PARALLEL, "bringup=parallel");
+	report_eq(apic_options.cpus, 3, "cpus=3");
+	report_eq(time_options.timer, TIMER_PMTMR, "timer=pmtmr");
+	report_eq(pmu_options.period, 100000, "pmu.period=100000");
+	report_eq(pmu_options.seconds, 3600, "pmu.seconds=3600");
+	report_eq(pmu_options.nmi_ipi, 1000000, "pmu.nmi_ipi=1000000");
+	report_eq(kernel_options.exit, EXIT_ACPI, "exit=acpi");
+	report_eq(time_options.hz, 1000, "hz=1000");
+	report_eq(apic_options.mode, APIC_X2APIC, "apic=x2apic");
+	report_eq(apic_options.init_udelay, 0, "init_udelay=0");
+	report_eq(time_options.lpj_reuse, LPJ_REUSE_PACKAGE, "lpj_reuse=package");
+	report_eq(pmu_options.lvtpc, PMU_LVTPC_FIXED, "pmu.lvtpc=fixed");
+	report_eq(test_options.watchdog, 0, "watchdog=0");
+	report_eq(kernel_options.fault, FAULT_AP_SILENT, "fault=ap_silent");
 
 	/* Each enum table, every name in it, by its index. */
 	for (u32 i = 0; i < LPJ_SOURCE_COUNT; i++) {
 		char line[64];
 
 		snprintf(line, sizeof(line), "lpj_source=%s", lpj_source_names[i]);
-		parse_ok(line, &o);
-		report_eq(o.lpj_source, i, lpj_source_names[i]);
+		parse_ok(line);
+		report_eq(time_options.lpj_source, i, lpj_source_names[i]);
 	}
 	for (u32 i = 0; i < TIMER_COUNT; i++) {
 		char line[64];
 
 		snprintf(line, sizeof(line), "timer=%s", timer_names[i]);
-		parse_ok(line, &o);
-		report_eq(o.timer, i, timer_names[i]);
+		parse_ok(line);
+		report_eq(time_options.timer, i, timer_names[i]);
 	}
 	for (u32 i = 0; i < EXIT_COUNT; i++) {
 		char line[64];
 
 		snprintf(line, sizeof(line), "exit=%s", exit_names[i]);
-		parse_ok(line, &o);
-		report_eq(o.exit, i, exit_names[i]);
+		parse_ok(line);
+		report_eq(kernel_options.exit, i, exit_names[i]);
 	}
-	parse_ok("calibrate=linux bringup=serial", &o);
-	report(o.calibrate == CALIBRATE_LINUX && o.bringup == BRINGUP_SERIAL,
+	parse_ok("calibrate=linux bringup=serial");
+	report(time_options.calibrate == CALIBRATE_LINUX && apic_options.bringup == BRINGUP_SERIAL,
 	       "calibrate=linux and bringup=serial");
 
 	/* The range limits themselves are accepted. */
-	parse_ok("hz=10 cpus=0 pmu.period=1 pmu.seconds=1 pmu.nmi_ipi=0", &o);
-	report(o.hz == 10 && o.cpus == 0 && o.pmu_period == 1 && o.pmu_seconds == 1 &&
-		       o.pmu_nmi_ipi == 0,
+	parse_ok("hz=10 cpus=0 pmu.period=1 pmu.seconds=1 pmu.nmi_ipi=0");
+	report(time_options.hz == 10 && apic_options.cpus == 0 && pmu_options.period == 1 && pmu_options.seconds == 1 &&
+		       pmu_options.nmi_ipi == 0,
 	       "the lower limits");
-	parse_ok("hz=10000 cpus=65535 pmu.period=0x7fffffff lpj=18446744073709551615", &o);
-	report(o.hz == 10000 && o.cpus == 65535 && o.pmu_period == 0x7fffffff &&
-		       o.lpj == UINT64_MAX,
+	parse_ok("hz=10000 cpus=65535 pmu.period=0x7fffffff lpj=18446744073709551615");
+	report(time_options.hz == 10000 && apic_options.cpus == 65535 && pmu_options.period == 0x7fffffff &&
+		       time_options.lpj == UINT64_MAX,
 	       "the upper limits");
 }
 
 DEFINE_TEST(unit_cmdline_syntax, "hex, last value wins, blanks between words", 0)
 {
-	struct options o;
 	char long_test[CMDLINE_TEST_MAX + 8];
 
-	parse_ok("lpj=0x3d0900", &o);
-	report_eq(o.lpj, 4000000, "0x-prefixed hex");
-	parse_ok("lpj=0XfFfFfFfFfFfFfFfF", &o);
-	report_eq(o.lpj, UINT64_MAX, "0X prefix and mixed-case digits");
-	parse_ok("lpj=007", &o);
-	report_eq(o.lpj, 7, "leading zeros are decimal, not octal");
+	parse_ok("lpj=0x3d0900");
+	report_eq(time_options.lpj, 4000000, "0x-prefixed hex");
+	parse_ok("lpj=0XfFfFfFfFfFfFfFfF");
+	report_eq(time_options.lpj, UINT64_MAX, "0X prefix and mixed-case digits");
+	parse_ok("lpj=007");
+	report_eq(time_options.lpj, 7, "leading zeros are decimal, not octal");
 
-	parse_ok("hz=100 hz=300", &o);
-	report_eq(o.hz, 300, "the last value wins");
-	parse_ok("test=boot test=cpuinfo", &o);
-	report_str_eq(o.test, "cpuinfo", "the last test= wins");
+	parse_ok("hz=100 hz=300");
+	report_eq(time_options.hz, 300, "the last value wins");
+	parse_ok("test=boot test=cpuinfo");
+	report_str_eq(test_options.test, "cpuinfo", "the last test= wins");
 
-	parse_ok("   hz=100   cpus=2   ", &o);
-	report(o.hz == 100 && o.cpus == 2, "leading, trailing and repeated spaces");
-	parse_ok("hz=100\tcpus=2\r\n", &o);
-	report(o.hz == 100 && o.cpus == 2, "tabs, CR and LF separate words");
-	parse_ok("test=a=b", &o);
-	report_str_eq(o.test, "a=b", "a value may hold '='");
+	parse_ok("   hz=100   cpus=2   ");
+	report(time_options.hz == 100 && apic_options.cpus == 2, "leading, trailing and repeated spaces");
+	parse_ok("hz=100\tcpus=2\r\n");
+	report(time_options.hz == 100 && apic_options.cpus == 2, "tabs, CR and LF separate words");
+	parse_ok("test=a=b");
+	report_str_eq(test_options.test, "a=b", "a value may hold '='");
 
 	memset(long_test, 'x', CMDLINE_TEST_MAX - 1);
 	long_test[CMDLINE_TEST_MAX - 1] = '\0';
@@ -202,15 +226,14 @@ DEFINE_TEST(unit_cmdline_syntax, "hex, last value wins, blanks between words", 0
 		char line[CMDLINE_TEST_MAX + 8] = "test=";
 
 		strcat(line, long_test);
-		parse_ok(line, &o);
-		report_eq(strlen(o.test), CMDLINE_TEST_MAX - 1, "test= of 255 characters fits");
+		parse_ok(line);
+		report_eq(strlen(test_options.test), CMDLINE_TEST_MAX - 1, "test= of 255 characters fits");
 	}
 }
 
 DEFINE_TEST(unit_cmdline_errors, "each bad word is refused with its message", 0)
 {
 	char line[CMDLINE_TEST_MAX + 8] = "test=";
-	struct options o;
 	char err[ERR_MAX];
 
 	parse_bad("foo=1", "unknown key 'foo'" ACCEPTED_KEYS);
@@ -265,10 +288,10 @@ DEFINE_TEST(unit_cmdline_errors, "each bad word is refused with its message", 0)
 	parse_bad(line, "test: value must be 1..255 characters");
 
 	/* Parsing stops at the first bad word: later words are not applied. */
-	options_default(&o);
-	report(!cmdline_parse("hz=100 bogus cpus=2", &o, err, sizeof(err)),
+	options_reset();
+	report(!cmdline_parse("hz=100 bogus cpus=2", err, sizeof(err)),
 	       "a line with a bad word in the middle is refused");
-	report(o.hz == 100 && o.cpus == CPUS_ALL, "words before it applied, words after it not");
+	report(time_options.hz == 100 && apic_options.cpus == CPUS_ALL, "words before it applied, words after it not");
 	report_str_eq(err, "'bogus' is not key=value" ACCEPTED_KEYS, "the message names that word");
 }
 
@@ -276,7 +299,6 @@ DEFINE_TEST(unit_cmdline_small_buffer, "a message longer than the buffer is cut"
 {
 	static const size_t sizes[] = { 1, 2, 8, 17, 18, 40 };
 	const char *full = "unknown key 'foo'" ACCEPTED_KEYS;
-	struct options o;
 
 	for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
 		/* Exactly sized on the heap: ASan sees any write past it. */
@@ -284,8 +306,8 @@ DEFINE_TEST(unit_cmdline_small_buffer, "a message longer than the buffer is cut"
 		char *err = malloc(size);
 
 		memset(err, 'x', size);
-		options_default(&o);
-		report(!cmdline_parse("foo=1", &o, err, size), "refused with a %zu-byte buffer",
+		options_reset();
+		report(!cmdline_parse("foo=1", err, size), "refused with a %zu-byte buffer",
 		       size);
 		report(strlen(err) == size - 1 && !strncmp(err, full, size - 1),
 		       "the message is cut to %zu characters and terminated", size - 1);
@@ -295,8 +317,8 @@ DEFINE_TEST(unit_cmdline_small_buffer, "a message longer than the buffer is cut"
 	for (size_t i = 0; i < ARRAY_SIZE(sizes); i++) {
 		char *err = malloc(sizes[i]);
 
-		options_default(&o);
-		cmdline_parse("timer=tsc", &o, err, sizes[i]);
+		options_reset();
+		cmdline_parse("timer=tsc", err, sizes[i]);
 		report(strlen(err) == sizes[i] - 1, "an enum message in %zu bytes is terminated",
 		       sizes[i]);
 		free(err);
@@ -305,8 +327,8 @@ DEFINE_TEST(unit_cmdline_small_buffer, "a message longer than the buffer is cut"
 	{
 		char guard = 'x';
 
-		options_default(&o);
-		report(!cmdline_parse("foo=1", &o, &guard, 0) && guard == 'x',
+		options_reset();
+		report(!cmdline_parse("foo=1", &guard, 0) && guard == 'x',
 		       "a 0-byte buffer is never written");
 	}
 }

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The command-line keys of time: the reference timer, the tick rate, and
+ * where each CPU's loops-per-jiffy comes from.
+ */
+#ifndef KERNEL_TIME_OPTIONS_H
+#define KERNEL_TIME_OPTIONS_H
+
+#include "kernel/lib/types.h"
+
+enum timer_choice {
+	TIMER_AUTO,
+	TIMER_PIT,
+	TIMER_HPET,
+	TIMER_PMTMR,
+	TIMER_APIC,
+	TIMER_HV,
+	TIMER_COUNT,
+};
+
+enum lpj_source {
+	LPJ_SOURCE_AUTO,
+	LPJ_SOURCE_HYPERV,
+	LPJ_SOURCE_KVM,
+	LPJ_SOURCE_KVMCLOCK,
+	LPJ_SOURCE_CPUID,
+	LPJ_SOURCE_CMDLINE,
+	LPJ_SOURCE_CALIBRATE,
+	LPJ_SOURCE_COUNT,
+};
+
+enum calibrate_method { CALIBRATE_LINUX, CALIBRATE_FAST, CALIBRATE_COUNT };
+enum lpj_reuse { LPJ_REUSE_NODE, LPJ_REUSE_PACKAGE, LPJ_REUSE_NONE, LPJ_REUSE_COUNT };
+
+struct time_options {
+	u32 timer;	/* timer=: an enum timer_choice */
+	u64 hz;		/* hz=: jiffies per second */
+	u64 lpj;	/* lpj=: a preset for every CPU, 0 for none */
+	u32 lpj_source; /* lpj_source=: an enum lpj_source */
+	u32 calibrate;	/* calibrate=: an enum calibrate_method */
+	u32 lpj_reuse;	/* lpj_reuse=: an enum lpj_reuse */
+};
+
+extern struct time_options time_options;
+extern const char *const timer_names[TIMER_COUNT];
+extern const char *const lpj_source_names[LPJ_SOURCE_COUNT];
+extern const char *const calibrate_names[CALIBRATE_COUNT];
+extern const char *const lpj_reuse_names[LPJ_REUSE_COUNT];
+
+#endif
