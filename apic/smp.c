@@ -1,18 +1,23 @@
 // SPDX-License-Identifier: MIT
 /* SMP bring-up; see smp.h and the trampoline's contract in trampoline.S. */
 #include "apic/apic.h"
-#include "apic/smp.h"
-#include "kernel/x86/alloc.h"
-#include "kernel/time/clock.h"
-#include "kernel/x86/cpuid.h"
-#include "kernel/time/delay.h"
 #include "apic/options.h"
+#include "apic/smp.h"
 #include "kernel/acpi/acpi.h"
+#include "kernel/acpi/madt.h"
+#include "kernel/acpi/srat.h"
 #include "kernel/kernel.h"
+#include "kernel/lib/json.h"
+#include "kernel/lib/printf.h"
+#include "kernel/lib/stats.h"
+#include "kernel/lib/string.h"
 #include "kernel/options.h"
 #include "kernel/test/ktap.h"
-#include "kernel/lib/printf.h"
-#include "kernel/lib/string.h"
+#include "kernel/time/clock.h"
+#include "kernel/time/delay.h"
+#include "kernel/time/options.h"
+#include "kernel/x86/alloc.h"
+#include "kernel/x86/cpuid.h"
 #include "kernel/x86/trap.h"
 #include "kernel/x86/x86.h"
 
@@ -44,7 +49,19 @@ struct {
 	struct ap_table_entry entries[MAX_CPUS];
 } smp_ap_table;
 
-struct smp_state smp;
+static struct {
+	struct madt_info madt;
+	bool have_madt;
+	struct srat_info srat;
+	bool have_srat;
+	u32 nodes;
+	u32 package_shift;
+	u64 trampoline;
+	/* CPUs the MADT lists that we could not or would not start, and why. */
+	char problems[256];
+	u64 tsc_start, tsc_end;
+	u32 started; /* APs kicked */
+} smp;
 
 extern const u8 trampoline_start[], trampoline_end[];
 extern const u8 tr_gdt[], tr_gdt_ptr[], tr_far32[], tr_cr3[], tr_protected[];
@@ -76,9 +93,7 @@ static u32 package_shift(void)
 static void describe(struct percpu *cpu, u32 apic_id)
 {
 	cpu->apic_id = apic_id;
-	cpu->node = smp.have_srat ? srat_node_of(&smp.srat, apic_id) : 0;
-	if (cpu->node == NODE_NONE)
-		cpu->node = 0;
+	cpu->node = smp_node_of(apic_id);
 	cpu->package = apic_id >> smp.package_shift;
 }
 
@@ -324,4 +339,99 @@ void ap_main(struct percpu *cpu)
 		__atomic_store_n(&cpu->work, NULL, __ATOMIC_RELEASE);
 		smp_wake(cpu_at(0));
 	}
+}
+
+bool smp_have_madt(void)
+{
+	return smp.have_madt;
+}
+
+u32 smp_usable_cpus(void)
+{
+	return smp.have_madt ? madt_usable_cpus(&smp.madt) : 1;
+}
+
+u32 smp_nodes(void)
+{
+	return smp.nodes;
+}
+
+u32 smp_node_of(u32 apic_id)
+{
+	u32 node = smp.have_srat ? srat_node_of(&smp.srat, apic_id) : 0;
+
+	return node == NODE_NONE ? 0 : node;
+}
+
+const char *smp_problems(void)
+{
+	return smp.problems;
+}
+
+const char *smp_madt_problems(void)
+{
+	return smp.have_madt ? smp.madt.problems : "";
+}
+
+const char *smp_srat_problems(void)
+{
+	return smp.have_srat ? smp.srat.problems : "";
+}
+
+static u64 us_since_start(u64 tsc)
+{
+	return tsc > smp.tsc_start ? tsc_to_us(tsc - smp.tsc_start) : 0;
+}
+
+static void ap_json(struct json *j, const struct percpu *c)
+{
+	bool up = c->state == CPU_ONLINE;
+
+	json_object_begin(j, NULL);
+	json_u64(j, "apic_id", c->apic_id);
+	json_u64(j, "node", c->node);
+	json_bool(j, "online", up);
+	json_u64(j, "init_us", us_since_start(c->tsc_init));
+	json_u64(j, "sipi_us", us_since_start(c->tsc_sipi));
+	json_u64(j, "alive_us", c->state >= CPU_ALIVE ? us_since_start(c->tsc_alive) : 0);
+	json_u64(j, "calibrated_us", up ? us_since_start(c->tsc_calibrated) : 0);
+	json_u64(j, "online_us", up ? us_since_start(c->tsc_online) : 0);
+	json_u64(j, "lpj", c->lpj);
+	json_string(j, "lpj_source", c->lpj_source ? c->lpj_source : "none");
+	json_object_end(j);
+}
+
+void smp_json(struct json *j)
+{
+	static u64 per_ap[MAX_CPUS];
+	u32 n = 0, calibrations = 0;
+
+	for (u32 i = 0; i < cpu_count(); i++) {
+		const struct percpu *c = cpu_at(i);
+
+		calibrations += c->calibrated;
+		if (i && c->state == CPU_ONLINE)
+			per_ap[n++] = tsc_to_us(c->tsc_online - c->tsc_init);
+	}
+	sort_u64(per_ap, n);
+
+	json_u64(j, "cpus", cpu_online_count());
+	json_u64(j, "nodes", smp.nodes);
+	json_string(j, "apic", apic_mode_name());
+	json_string(j, "bringup", bringup_names[apic_options.bringup]);
+	json_u64(j, "init_udelay_us", apic_options.init_udelay);
+	json_string(j, "lpj_source", cpu_at(0)->lpj_source);
+	json_string(j, "lpj_reuse", lpj_reuse_names[time_options.lpj_reuse]);
+	json_u64(j, "calibrations", calibrations);
+	json_u64(j, "total_us",
+		 smp.tsc_end > smp.tsc_start ? tsc_to_us(smp.tsc_end - smp.tsc_start) : 0);
+	json_object_begin(j, "per_ap_us");
+	json_u64(j, "min", percentile_u64(per_ap, n, 0));
+	json_u64(j, "median", percentile_u64(per_ap, n, 50));
+	json_u64(j, "max", percentile_u64(per_ap, n, 100));
+	json_object_end(j);
+	json_array_begin(j, "aps");
+	for (u32 i = 1; i < cpu_count(); i++)
+		ap_json(j, cpu_at(i));
+	json_array_end(j);
 }

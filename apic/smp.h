@@ -8,30 +8,34 @@
 #ifndef APIC_SMP_H
 #define APIC_SMP_H
 
-#include "kernel/acpi/madt.h"
-#include "kernel/acpi/srat.h"
 #include "kernel/x86/percpu.h"
 
-struct smp_state {
-	struct madt_info madt;
-	bool have_madt;
-	struct srat_info srat;
-	bool have_srat;
-	u32 nodes;
-	u32 package_shift;
-	u64 trampoline;
-	/* CPUs the MADT lists that we could not or would not start, and why. */
-	char problems[256];
-	u64 tsc_start, tsc_end;
-	u32 started; /* APs kicked */
-};
-
-extern struct smp_state smp;
+struct json;
 
 /* Tables, per-CPU data and the trampoline; false with err on failure. */
 bool smp_init(char *err, size_t errlen);
 /* Start the APs (all but cpus= of them are left alone). */
 void smp_boot(void);
+
+/* What the firmware's tables said, as smp_init() read them. */
+bool smp_have_madt(void);
+/* Usable CPUs the MADT lists (1, the BSP, without a MADT). */
+u32 smp_usable_cpus(void);
+u32 smp_nodes(void);
+/* The node the SRAT gives apic_id; 0 without an SRAT or an entry. */
+u32 smp_node_of(u32 apic_id);
+/*
+ * What was skipped and why, "" for nothing: CPUs that were not started,
+ * and entries the MADT and SRAT parsers passed over.
+ */
+const char *smp_problems(void);
+const char *smp_madt_problems(void);
+const char *smp_srat_problems(void);
+/*
+ * The smp DATA: CPUs online and calibrated, nodes, the bring-up settings,
+ * its total time and the per-AP timeline (microseconds from its start).
+ */
+void smp_json(struct json *j);
 
 
 /*

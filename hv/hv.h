@@ -54,7 +54,14 @@ void hv_scan(struct hv_info *info, bool present, struct cpuid_regs (*leaf)(u32 l
 /* The first block of a kind, or NULL. */
 const struct hv_block *hv_find(const struct hv_info *info, enum hv_kind kind);
 
-/* Detect on this CPU and initialise the Hyper-V and KVM interfaces found. */
+struct json;
+
+/*
+ * Detect on this CPU and initialise the Hyper-V and KVM interfaces found;
+ * what they state about clocks goes to clock_offers.
+ */
 void hv_init(void);
+/* The hv DATA: every leaf block, and what Hyper-V and KVM offered. */
+void hv_json(struct json *j);
 
 #endif

@@ -5,6 +5,7 @@
  * how many events really happened.
  */
 #include "kernel/x86/cpuid.h"
+#include "kernel/lib/json.h"
 #include "kernel/lib/printf.h"
 #include "kernel/x86/trap.h"
 #include "kernel/x86/x86.h"
@@ -222,4 +223,22 @@ u32 pmu_service(u64 *skid)
 	wrmsr(status_clear_msr(), status);
 	wrmsr(global_ctrl_msr(), ctrl);
 	return bits_set(status);
+}
+
+static const char *vendor_name(enum pmu_vendor v)
+{
+	return v == PMU_INTEL ? "intel" : v == PMU_AMD ? "amd" : "none";
+}
+
+void pmu_json(struct json *j)
+{
+	json_string(j, "vendor", vendor_name(pmu.vendor));
+	json_u64(j, "pmu_version", pmu.version);
+	if (pmu.vendor == PMU_NONE)
+		return;
+	json_string(j, "event", pmu.event.name);
+	json_u64(j, "gp_counters", pmu.gp_counters);
+	json_u64(j, "counter_width", pmu.gp_width);
+	json_u64(j, "fixed_counters", pmu.fixed_counters);
+	json_bool(j, "full_width_writes", pmu.full_width_writes);
 }

@@ -121,6 +121,11 @@ u64 pmu_skid(u64 value, u32 width);
 
 extern struct pmu_info pmu;
 
+struct json;
+
+/* The PMU as CPUID described it and the probe found it; vendor "none" without one. */
+void pmu_json(struct json *j);
+
 /* Fill pmu from CPUID on this CPU (the BSP); every CPU has the same. */
 void pmu_discover(void);
 /*

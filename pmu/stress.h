@@ -35,8 +35,22 @@ struct stress_cpu {
 	struct nmi_counts counts; /* NMI and PMI-vector entries during the stress */
 };
 
+/* The stress added up over the online CPUs. */
+struct stress_totals {
+	u32 cpus, ran, with_pmis, unmasked, clean;
+	u64 unserviced, expected, iterations, ipis_sent, pmis, overflows;
+	bool expected_from_reference;
+	struct nmi_counts counts;
+	u64 cost_per_pmi; /* median over CPUs */
+};
+
+struct json;
+
 /* False if some CPU did not finish in time (its result has ran == false). */
 bool stress_run(struct stress_config *c);
 const struct stress_cpu *stress_result(u32 index);
+void stress_totals(struct stress_totals *t, const struct stress_config *c);
+/* What ran, what every CPU saw together, and the gap and skid percentiles. */
+void stress_json(struct json *j, const struct stress_config *c, const struct stress_totals *t);
 
 #endif

@@ -129,8 +129,7 @@ DEFINE_TEST(hv, "the hypervisor is recognised and its clocks agree", 0)
 {
 	struct freq f[5];
 	u32 n = stated(f);
-	u64 measured = clock_have_ref() ? clock_measure_tsc_hz(&clock.refs[clock.ref], WINDOW_US)
-					: 0;
+	u64 measured = clock_have_ref() ? clock_measure_tsc_hz(clock_reference(), WINDOW_US) : 0;
 	char buf[2048];
 	struct json j;
 
@@ -150,49 +149,14 @@ DEFINE_TEST(hv, "the hypervisor is recognised and its clocks agree", 0)
 	for (u32 a = 0; a < n && measured; a++)
 		report(within_pct(f[a].hz, measured, MEASURED_AGREEMENT_PCT),
 		       "%s agrees with the %s-measured TSC within 1 %% (%llu vs %llu Hz)", f[a].name,
-		       clock.refs[clock.ref].name, (unsigned long long)f[a].hz,
+		       clock_reference()->name, (unsigned long long)f[a].hz,
 		       (unsigned long long)measured);
 	report_prefix_pop();
 
 	json_init(&j, buf, sizeof(buf));
 	json_object_begin(&j, NULL);
 	json_string(&j, "test", "hv");
-	json_bool(&j, "hypervisor_bit", hv.present);
-	json_array_begin(&j, "blocks");
-	for (u32 i = 0; i < hv.count; i++) {
-		json_object_begin(&j, NULL);
-		json_hex(&j, "base", hv.blocks[i].base);
-		json_hex(&j, "max_leaf", hv.blocks[i].max_leaf);
-		json_string(&j, "signature", hv.blocks[i].signature);
-		json_string(&j, "kind", hv_kind_names[hv.blocks[i].kind]);
-		json_object_end(&j);
-	}
-	json_array_end(&j);
-	if (hyperv.present) {
-		json_object_begin(&j, "hyperv");
-		json_hex(&j, "privileges_low", hyperv.privileges_low);
-		json_hex(&j, "privileges_high", hyperv.privileges_high);
-		json_hex(&j, "features", hyperv.features);
-		json_hex(&j, "hints", hyperv.hints);
-		json_bool(&j, "guest_os_id_set", hyperv.guest_os_id_set);
-		json_u64(&j, "tsc_hz", hyperv.tsc_hz);
-		json_u64(&j, "apic_hz", hyperv.apic_hz);
-		json_bool(&j, "ref_counter", hyperv.ref_counter);
-		json_bool(&j, "tsc_page", hyperv.tsc_page);
-		json_u64(&j, "tsc_hz_from_page", hyperv.tsc_hz_from_page);
-		json_object_end(&j);
-	}
-	if (kvm.present) {
-		json_object_begin(&j, "kvm");
-		json_hex(&j, "base", kvm.base);
-		json_hex(&j, "features", kvm.features);
-		json_bool(&j, "kvmclock", kvm.kvmclock);
-		json_u64(&j, "kvmclock_tsc_khz", kvm.kvmclock_tsc_khz);
-		json_bool(&j, "timing_leaf", kvm.timing_leaf);
-		json_u64(&j, "timing_tsc_khz", kvm.timing_tsc_khz);
-		json_u64(&j, "timing_apic_khz", kvm.timing_apic_khz);
-		json_object_end(&j);
-	}
+	hv_json(&j);
 	clock_json(&j);
 	json_u64(&j, "tsc_hz_measured", measured);
 	json_object_end(&j);

@@ -54,9 +54,7 @@ static u32 domains_online(void)
 		for (u32 k = 0; k < i && !seen; k++) {
 			const struct percpu *o = cpu_at(k);
 
-			seen = o->state == CPU_ONLINE &&
-			       (time_options.lpj_reuse == LPJ_REUSE_PACKAGE ? o->package == c->package
-									: o->node == c->node);
+			seen = o->state == CPU_ONLINE && delay_same_domain(o, c);
 		}
 		count += !seen;
 	}
@@ -68,10 +66,8 @@ static bool reused_exactly(const struct percpu *c)
 {
 	for (u32 i = 0; i < cpu_count(); i++) {
 		const struct percpu *o = cpu_at(i);
-		bool same = time_options.lpj_reuse == LPJ_REUSE_PACKAGE ? o->package == c->package
-								   : o->node == c->node;
 
-		if (o != c && same && o->calibrated && o->lpj == c->lpj)
+		if (o != c && delay_same_domain(o, c) && o->calibrated && o->lpj == c->lpj)
 			return true;
 	}
 	return false;
@@ -83,22 +79,18 @@ static bool reused_exactly(const struct percpu *c)
  * (milliseconds on a loaded host), never subtracts any: a short delay is
  * a real defect and ends the tries, a long one may be the host's doing.
  */
+static void delay_under_test(void *arg)
+{
+	(void)arg;
+	udelay(UDELAY_TEST_US);
+}
+
 static u64 measure_udelay_us(void)
 {
-	const struct refclock *r = &clock.refs[clock.ref];
 	u64 best = ~0ULL;
 
 	for (int i = 0; i < UDELAY_TRIES; i++) {
-		u64 a, b;
-
-		if (r->start)
-			r->start();
-		a = r->read();
-		udelay(UDELAY_TEST_US);
-		b = r->read();
-		if (r->stop)
-			r->stop();
-		best = MIN(best, refclock_delta(a, b, r->bits) * 1000000 / r->hz);
+		best = MIN(best, refclock_time_us(clock_reference(), delay_under_test, NULL));
 		if (best <= UDELAY_TEST_US * (100 + UDELAY_TOLERANCE_PCT) / 100)
 			break;
 	}
@@ -143,17 +135,17 @@ static void check_calibrated(const struct percpu *bsp)
 
 static void check_counts(u32 online, u32 calibrations)
 {
-	const char *why;
+	const char *why, *constant_why;
 	u32 expected;
 
-	if (delay.preset_lpj) {
+	if (delay_preset_lpj()) {
 		expected = 0;
 		why = "a preset applies to every CPU";
 	} else if (time_options.lpj_source == LPJ_SOURCE_CALIBRATE ||
-		   time_options.lpj_reuse == LPJ_REUSE_NONE || !delay.tsc_constant) {
+		   time_options.lpj_reuse == LPJ_REUSE_NONE || !delay_tsc_constant(&constant_why)) {
 		/* The BSP's lpj_fine is timer-derived only if it measured the TSC. */
 		expected = online - !cpu_at(0)->calibrated;
-		why = !delay.tsc_constant ? delay.tsc_constant_why : "every CPU calibrates";
+		why = !delay_tsc_constant(&constant_why) ? constant_why : "every CPU calibrates";
 	} else if (apic_options.bringup == BRINGUP_PARALLEL) {
 		/* Siblings that start together may all calibrate before any is done. */
 		u32 domains = domains_online();
@@ -180,12 +172,12 @@ DEFINE_TEST(lpj, "loops-per-jiffy comes from the right source and delays are rig
 	struct json j;
 
 	/* A source the platform lacks is a SKIP; lpj_source=cmdline without lpj= is ours. */
-	if (delay.problem[0]) {
+	if (delay_problem()[0]) {
 		report_prefix_push("lpj_source");
 		if (time_options.lpj_source == LPJ_SOURCE_CMDLINE)
-			report_error("%s", delay.problem);
+			report_error("%s", delay_problem());
 		else
-			report_skip("%s", delay.problem);
+			report_skip("%s", delay_problem());
 		report_prefix_pop();
 	}
 	for (u32 i = 0; i < cpu_count(); i++) {
@@ -195,14 +187,14 @@ DEFINE_TEST(lpj, "loops-per-jiffy comes from the right source and delays are rig
 			continue;
 		online++;
 		calibrations += c->calibrated;
-		preset_ok += c->lpj == delay.preset_lpj && !c->calibrated;
+		preset_ok += c->lpj == delay_preset_lpj() && !c->calibrated;
 		if (c->lpj_source && !strcmp(c->lpj_source, "reuse")) {
 			copied++;
 			copied_ok += reused_exactly(c);
 		}
 	}
 	check_counts(online, calibrations);
-	if (delay.preset_lpj)
+	if (delay_preset_lpj())
 		report_eq(preset_ok, online, "every CPU uses the preset value exactly");
 	if (copied)
 		report_eq(copied_ok, copied, "every reused lpj equals a same-domain CPU's");
@@ -216,7 +208,7 @@ DEFINE_TEST(lpj, "loops-per-jiffy comes from the right source and delays are rig
 		slept = measure_udelay_us();
 		report(within_pct(slept, UDELAY_TEST_US, UDELAY_TOLERANCE_PCT),
 		       "udelay(%d) lasts %llu us by the %s (within %d %%)", UDELAY_TEST_US,
-		       (unsigned long long)slept, clock.refs[clock.ref].name,
+		       (unsigned long long)slept, clock_reference()->name,
 		       UDELAY_TOLERANCE_PCT);
 	}
 	report_prefix_pop();
@@ -224,14 +216,8 @@ DEFINE_TEST(lpj, "loops-per-jiffy comes from the right source and delays are rig
 	json_init(&j, buf, sizeof(buf));
 	json_object_begin(&j, NULL);
 	json_string(&j, "test", "lpj");
-	json_u64(&j, "lpj", bsp->lpj);
-	json_string(&j, "lpj_source", bsp->lpj_source);
-	json_string(&j, "lpj_source_requested", lpj_source_names[time_options.lpj_source]);
+	delay_json(&j);
 	clock_json(&j);
-	json_string(&j, "calibrate", calibrate_names[time_options.calibrate]);
-	json_string(&j, "lpj_reuse", lpj_reuse_names[time_options.lpj_reuse]);
-	json_bool(&j, "tsc_constant", delay.tsc_constant);
-	json_string(&j, "tsc_constant_why", delay.tsc_constant_why);
 	json_u64(&j, "cpus", online);
 	json_u64(&j, "calibrations", calibrations);
 	json_u64(&j, "udelay_requested_us", UDELAY_TEST_US);

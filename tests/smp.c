@@ -15,12 +15,7 @@
 #include "apic/apic.h"
 #include "apic/options.h"
 #include "apic/smp.h"
-#include "kernel/time/clock.h"
-#include "kernel/time/delay.h"
-#include "kernel/time/options.h"
 #include "kernel/lib/json.h"
-#include "kernel/kernel.h"
-#include "kernel/lib/stats.h"
 #include "kernel/test/test.h"
 #include "kernel/x86/x86.h"
 
@@ -81,91 +76,42 @@ static void nmi_checks(void)
 	report_prefix_pop();
 }
 
-static u64 us_since_start(u64 tsc)
-{
-	return tsc > smp.tsc_start ? tsc_to_us(tsc - smp.tsc_start) : 0;
-}
-
-static void emit_data(u32 online, u32 calibrations)
+static void emit_data(void)
 {
 	static char buf[JSON_MAX];
-	static u64 per_ap[MAX_CPUS];
 	struct json j;
-	u32 n = 0;
-
-	for (u32 i = 1; i < cpu_count(); i++) {
-		const struct percpu *c = cpu_at(i);
-
-		if (c->state == CPU_ONLINE)
-			per_ap[n++] = tsc_to_us(c->tsc_online - c->tsc_init);
-	}
-	sort_u64(per_ap, n);
 
 	json_init(&j, buf, sizeof(buf));
 	json_object_begin(&j, NULL);
 	json_string(&j, "test", "smp");
-	json_u64(&j, "cpus", online);
-	json_u64(&j, "nodes", smp.nodes);
-	json_string(&j, "apic", apic_mode_name());
-	json_string(&j, "bringup", bringup_names[apic_options.bringup]);
-	json_u64(&j, "init_udelay_us", apic_options.init_udelay);
-	json_string(&j, "lpj_source", cpu_at(0)->lpj_source);
-	json_string(&j, "lpj_reuse", lpj_reuse_names[time_options.lpj_reuse]);
-	json_u64(&j, "calibrations", calibrations);
-	json_u64(&j, "total_us", smp.tsc_end > smp.tsc_start ? tsc_to_us(smp.tsc_end - smp.tsc_start) : 0);
-	json_object_begin(&j, "per_ap_us");
-	json_u64(&j, "min", percentile_u64(per_ap, n, 0));
-	json_u64(&j, "median", percentile_u64(per_ap, n, 50));
-	json_u64(&j, "max", percentile_u64(per_ap, n, 100));
-	json_object_end(&j);
-	json_array_begin(&j, "aps");
-	for (u32 i = 1; i < cpu_count(); i++) {
-		const struct percpu *c = cpu_at(i);
-		bool up = c->state == CPU_ONLINE;
-
-		json_object_begin(&j, NULL);
-		json_u64(&j, "apic_id", c->apic_id);
-		json_u64(&j, "node", c->node);
-		json_bool(&j, "online", up);
-		json_u64(&j, "init_us", us_since_start(c->tsc_init));
-		json_u64(&j, "sipi_us", us_since_start(c->tsc_sipi));
-		json_u64(&j, "alive_us", c->state >= CPU_ALIVE ? us_since_start(c->tsc_alive) : 0);
-		json_u64(&j, "calibrated_us", up ? us_since_start(c->tsc_calibrated) : 0);
-		json_u64(&j, "online_us", up ? us_since_start(c->tsc_online) : 0);
-		json_u64(&j, "lpj", c->lpj);
-		json_string(&j, "lpj_source", c->lpj_source ? c->lpj_source : "none");
-		json_object_end(&j);
-	}
-	json_array_end(&j);
+	smp_json(&j);
 	json_object_end(&j);
 	report_json(&j);
 }
 
 DEFINE_TEST(smp, "every listed CPU comes online where the firmware says", 0)
 {
-	u32 usable = smp.have_madt ? madt_usable_cpus(&smp.madt) : 1;
+	u32 usable = smp_usable_cpus();
 	u32 expected = MIN(usable, apic_options.cpus == CPUS_ALL ? usable : apic_options.cpus + 1);
-	u32 online = cpu_online_count(), id_ok = 0, node_ok = 0, calibrations = 0;
+	u32 online = cpu_online_count(), id_ok = 0, node_ok = 0;
 
-	if (smp.problems[0])
-		report_info("bring-up notes: %s", smp.problems);
-	if (smp.have_madt && smp.madt.problems[0])
-		report_info("MADT: %s", smp.madt.problems);
-	if (smp.have_srat && smp.srat.problems[0])
-		report_info("SRAT: %s", smp.srat.problems);
-	report(smp.have_madt, "the MADT lists %u usable CPUs", usable);
+	if (smp_problems()[0])
+		report_info("bring-up notes: %s", smp_problems());
+	if (smp_madt_problems()[0])
+		report_info("MADT: %s", smp_madt_problems());
+	if (smp_srat_problems()[0])
+		report_info("SRAT: %s", smp_srat_problems());
+	report(smp_have_madt(), "the MADT lists %u usable CPUs", usable);
 	for (u32 i = 0; i < cpu_count(); i++) {
 		const struct percpu *c = cpu_at(i);
-		u32 node = smp.have_srat ? srat_node_of(&smp.srat, c->hw_apic_id) : 0;
 
-		calibrations += c->calibrated;
 		if (c->state != CPU_ONLINE) {
 			report_info("APIC ID %u did not come online (state %u, ESR 0x%x)", c->apic_id,
 				    c->state, c->esr);
 			continue;
 		}
 		id_ok += c->hw_apic_id == c->apic_id;
-		node_ok += c->node == (node == NODE_NONE ? 0 : node);
+		node_ok += c->node == smp_node_of(c->hw_apic_id);
 	}
 	report_eq(online, expected, "every CPU to start is online");
 	report_eq(id_ok, online, "each CPU's APIC ID matches its MADT entry");
@@ -175,5 +121,5 @@ DEFINE_TEST(smp, "every listed CPU comes online where the firmware says", 0)
 			report_info("APIC error status 0x%x after starting APIC ID %u",
 				    cpu_at(i)->esr, cpu_at(i)->apic_id);
 	nmi_checks();
-	emit_data(online, calibrations);
+	emit_data();
 }

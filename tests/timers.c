@@ -92,7 +92,7 @@ DEFINE_TEST(timers, "every reference timer agrees on the TSC frequency", 0)
 	u64 rate;
 
 	for (u32 i = 0; i < ARRAY_SIZE(order); i++) {
-		const struct refclock *r = &clock.refs[order[i]];
+		const struct refclock *r = clock_refclock(order[i]);
 
 		report_prefix_push(r->name);
 		if (!r->present) {
@@ -112,7 +112,7 @@ DEFINE_TEST(timers, "every reference timer agrees on the TSC frequency", 0)
 			if (x && y)
 				report(within_pct(x, y, AGREEMENT_PCT),
 				       "%s and %s agree within %d %% (%llu vs %llu Hz)",
-				       clock.refs[order[a]].name, clock.refs[order[b]].name,
+				       clock_refclock(order[a])->name, clock_refclock(order[b])->name,
 				       AGREEMENT_PCT, (unsigned long long)x, (unsigned long long)y);
 		}
 
@@ -136,7 +136,7 @@ DEFINE_TEST(timers, "every reference timer agrees on the TSC frequency", 0)
 	json_u64(&j, "tick_hz_measured", rate);
 	json_object_begin(&j, "timers");
 	for (u32 i = 0; i < ARRAY_SIZE(order); i++) {
-		const struct refclock *r = &clock.refs[order[i]];
+		const struct refclock *r = clock_refclock(order[i]);
 
 		json_object_begin(&j, r->name);
 		json_bool(&j, "present", r->present);

@@ -113,6 +113,11 @@ static inline bool clock_have_ref(void)
 {
 	return clock.ref != TIMER_AUTO;
 }
+/* The reference timer= calls choice, present or not (then absent says why). */
+static inline const struct refclock *clock_refclock(u32 choice)
+{
+	return &clock.refs[choice];
+}
 /* The reference in use, or NULL when there is none. */
 static inline const struct refclock *clock_reference(void)
 {

@@ -5,6 +5,7 @@
 #include "kernel/time/delay.h"
 #include "kernel/time/options.h"
 #include "kernel/time/lpj.h"
+#include "kernel/lib/json.h"
 #include "kernel/lib/printf.h"
 #include "kernel/lib/string.h"
 #include "kernel/x86/x86.h"
@@ -12,7 +13,15 @@
 /* calibrate=fast: one window against the reference timer. */
 #define FAST_WINDOW_US 5000
 
-struct delay_state delay;
+static struct {
+	bool tsc_constant;
+	const char *tsc_constant_why;
+	/* The preset every CPU takes (0: none), and its lpj_source name. */
+	u64 preset_lpj;
+	const char *preset_source;
+	/* A requested lpj source that could not be honoured, and why. */
+	char problem[128];
+} delay;
 
 /*
  * Linux's X86_FEATURE_CONSTANT_TSC: the invariant-TSC bit, or Intel's
@@ -151,7 +160,7 @@ static void choose_preset(void)
 			 lpj_source_names[req], unavailable(req));
 }
 
-static bool same_domain(const struct percpu *a, const struct percpu *b)
+bool delay_same_domain(const struct percpu *a, const struct percpu *b)
 {
 	switch (time_options.lpj_reuse) {
 	case LPJ_REUSE_NODE: return a->node == b->node;
@@ -169,7 +178,7 @@ static bool reuse(struct percpu *cpu)
 		const struct percpu *other = cpu_at(i);
 
 		if (other != cpu && other->state == CPU_ONLINE && other->lpj &&
-		    same_domain(cpu, other)) {
+		    delay_same_domain(cpu, other)) {
 			cpu->lpj = other->lpj;
 			cpu->lpj_source = "reuse";
 			return true;
@@ -214,4 +223,33 @@ void udelay(u64 us)
 
 	while (rdtsc() - start < cycles)
 		pause();
+}
+
+u64 delay_preset_lpj(void)
+{
+	return delay.preset_lpj;
+}
+
+bool delay_tsc_constant(const char **why)
+{
+	*why = delay.tsc_constant_why;
+	return delay.tsc_constant;
+}
+
+const char *delay_problem(void)
+{
+	return delay.problem;
+}
+
+void delay_json(struct json *j)
+{
+	const struct percpu *bsp = cpu_at(0);
+
+	json_u64(j, "lpj", bsp->lpj);
+	json_string(j, "lpj_source", bsp->lpj_source);
+	json_string(j, "lpj_source_requested", lpj_source_names[time_options.lpj_source]);
+	json_string(j, "calibrate", calibrate_names[time_options.calibrate]);
+	json_string(j, "lpj_reuse", lpj_reuse_names[time_options.lpj_reuse]);
+	json_bool(j, "tsc_constant", delay.tsc_constant);
+	json_string(j, "tsc_constant_why", delay.tsc_constant_why);
 }
