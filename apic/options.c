@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* apic=, bringup=, cpus= and init_udelay=: see README, "Kernel command line". */
 #include "apic/options.h"
-#include "kernel/cmdline.h"
+#include "kernel/lib/option.h"
 
 struct apic_options apic_options;
 

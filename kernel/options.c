@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* exit= and fault=: see README, "Kernel command line". */
-#include "kernel/cmdline.h"
+#include "kernel/lib/option.h"
 #include "kernel/options.h"
 
 struct kernel_options kernel_options;

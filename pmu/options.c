@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* pmu.period=, pmu.seconds=, pmu.nmi_ipi= and pmu.lvtpc=: see README. */
-#include "kernel/cmdline.h"
+#include "kernel/lib/option.h"
 #include "pmu/options.h"
 
 struct pmu_options pmu_options;

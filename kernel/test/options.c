@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* test= and watchdog=: see README, "Kernel command line". */
-#include "kernel/cmdline.h"
+#include "kernel/lib/option.h"
 #include "kernel/test/options.h"
 
 struct test_options test_options;

@@ -3,7 +3,7 @@
  * timer=, hz=, lpj=, lpj_source=, calibrate= and lpj_reuse=: see README,
  * "Kernel command line".
  */
-#include "kernel/cmdline.h"
+#include "kernel/lib/option.h"
 #include "kernel/time/options.h"
 
 struct time_options time_options;
