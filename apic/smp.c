@@ -252,7 +252,7 @@ void smp_boot(void)
 	if (!aps)
 		return;
 	report_info("smp: booting %u APs (bringup=%s, init_udelay=%llu)", aps,
-		    bringup_names[apic_options.bringup], (unsigned long long)apic_options.init_udelay);
+		    bringup_names[apic_options.bringup], apic_options.init_udelay);
 	smp.tsc_start = rdtsc();
 	if (apic_options.bringup == BRINGUP_PARALLEL) {
 		for (u32 i = 1; i < cpu_count(); i++)

@@ -56,7 +56,7 @@ static void add_region(struct boot_info *bi, u64 base, u64 length, u32 type)
 	/* Past the top of the address space is garbage; and merges cannot wrap. */
 	if (length > ~0ULL - base) {
 		note(bi->problems, "memory region at 0x%llx runs past 2^64",
-		     (unsigned long long)base);
+		     base);
 		return;
 	}
 	if (last && last->type == type && last->base + last->length == base) {
@@ -85,7 +85,7 @@ bool boot_info_from_mb1(u64 mbi, phys_reader phys, struct boot_info *bi)
 
 	init(bi, "multiboot1");
 	if (!info) {
-		note(bi->problems, "multiboot1 info at 0x%llx unreadable", (unsigned long long)mbi);
+		note(bi->problems, "multiboot1 info at 0x%llx unreadable", mbi);
 		return false;
 	}
 
@@ -163,7 +163,7 @@ bool boot_info_from_mb2(u64 mbi, phys_reader phys, struct boot_info *bi)
 
 	init(bi, "multiboot2");
 	if (!hdr) {
-		note(bi->problems, "multiboot2 info at 0x%llx unreadable", (unsigned long long)mbi);
+		note(bi->problems, "multiboot2 info at 0x%llx unreadable", mbi);
 		return false;
 	}
 	if (hdr->total_size < sizeof(*hdr) || hdr->total_size > MB2_INFO_MAX ||

@@ -172,7 +172,7 @@ static void enable_tsc_page(void)
 	/* A host that ignores the write would leave us reading zeroed RAM. */
 	if (rdmsr_safe(HV_X64_MSR_REFERENCE_TSC, &msr) || msr != want)
 		note(hyperv.problems, "reference TSC MSR reads 0x%llx after writing 0x%llx",
-		     (unsigned long long)msr, (unsigned long long)want);
+		     msr, want);
 	if (!tsc_page_read(&scale, &offset, NULL)) {
 		note(hyperv.problems, "reference TSC page invalid (sequence %u)",
 		     tsc_page->sequence);

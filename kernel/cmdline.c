@@ -95,7 +95,7 @@ static bool set_value(const struct option *d, const char *val, size_t len, char 
 	case OPTION_STRING:
 		if (!len || len >= d->count) {
 			snprintf(err, errlen, "%s: value must be 1..%llu characters", d->key,
-				 (unsigned long long)d->count - 1);
+				 d->count - 1);
 			return false;
 		}
 		memcpy(field, val, len);
@@ -121,8 +121,8 @@ static bool set_value(const struct option *d, const char *val, size_t len, char 
 	case OPTION_U64:
 		if (!parse_u64(val, len, &v) || v < d->min || v > d->max) {
 			snprintf(err, errlen, "%s: '%.*s' is not accepted (accepted: %llu..%llu)",
-				 d->key, (int)len, val, (unsigned long long)d->min,
-				 (unsigned long long)d->max);
+				 d->key, (int)len, val, d->min,
+				 d->max);
 			return false;
 		}
 		if (d->kind == OPTION_U32)

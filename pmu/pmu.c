@@ -130,7 +130,7 @@ bool pmu_probe_counts(void)
 	if (after == before) {
 		snprintf(pmu.why, sizeof(pmu.why),
 			 "%s, but counter 0 does not count (MSR 0x%x stays 0x%llx over %u loops)",
-			 what, counter_msr(0), (unsigned long long)after, PROBE_LOOPS);
+			 what, counter_msr(0), after, PROBE_LOOPS);
 		pmu.vendor = PMU_NONE;
 		return false;
 	}

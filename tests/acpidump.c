@@ -45,7 +45,7 @@ static void hex_lines(const u8 *p, u32 len)
 
 static void dump(const char *name, u64 addr, const void *p, u32 len)
 {
-	report_info("ACPIDUMP %.4s 0x%llx %u", name, (unsigned long long)addr, len);
+	report_info("ACPIDUMP %.4s 0x%llx %u", name, addr, len);
 	hex_lines(p, len);
 }
 

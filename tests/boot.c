@@ -72,15 +72,15 @@ DEFINE_TEST(boot, "the loader's information arrives intact", 0)
 
 	for (u32 i = 0; i < bi->mem_count; i++)
 		report_info("memory %016llx-%016llx type %u",
-			    (unsigned long long)bi->mem[i].base,
-			    (unsigned long long)(bi->mem[i].base + bi->mem[i].length - 1),
+			    bi->mem[i].base,
+			    (bi->mem[i].base + bi->mem[i].length - 1),
 			    bi->mem[i].type);
 	report(bi->mem_count > 0, "memory map has %u regions", bi->mem_count);
 	if (!regions_ordered(bi, &bad))
 		report_info("region %u starts before region %u ends", bad, bad - 1);
 	report(!bad, "memory map regions sorted and disjoint");
 	report(boot_info_ram_kib(bi) >= 1024, "memory map reports %llu KiB of RAM",
-	       (unsigned long long)boot_info_ram_kib(bi));
+	       boot_info_ram_kib(bi));
 
 	report_prefix_push("acpi");
 	report(acpi.rsdp_source != NULL, "RSDP found (%s)",
@@ -99,7 +99,7 @@ DEFINE_TEST(boot, "the loader's information arrives intact", 0)
 	if (kernel_options.fault == FAULT_EARLY_NMI)
 		report(this_cpu()->nmi_count >= 1,
 		       "an NMI sent during early boot was taken and counted (%llu NMIs)",
-		       (unsigned long long)this_cpu()->nmi_count);
+		       this_cpu()->nmi_count);
 
 	emit_data(bi);
 }

@@ -69,12 +69,12 @@ static void hyperv_checks(void)
 	       "frequency MSRs are read only when EAX[11] and EDX[8] grant them");
 	if (granted)
 		report(hyperv.tsc_hz && hyperv.apic_hz, "frequency MSRs give %llu Hz TSC, %llu Hz APIC",
-		       (unsigned long long)hyperv.tsc_hz, (unsigned long long)hyperv.apic_hz);
+		       hyperv.tsc_hz, hyperv.apic_hz);
 	if (hyperv.ref_counter || hyperv.tsc_page) {
 		u64 a = hyperv_ref_time(), b = hyperv_ref_time();
 
 		report(b >= a && a > 0, "the reference counter moves forward (%llu, %llu)",
-		       (unsigned long long)a, (unsigned long long)b);
+		       a, b);
 	} else {
 		report_skip("no reference counter granted (EAX[1])");
 	}
@@ -95,9 +95,9 @@ static void kvm_checks(void)
 		u64 a = kvm_clock_ns(), b = kvm_clock_ns();
 
 		report(kvm.kvmclock, "kvmclock is enabled (tsc_khz %llu)",
-		       (unsigned long long)kvm.kvmclock_tsc_khz);
+		       kvm.kvmclock_tsc_khz);
 		report(b >= a && a > 0, "kvmclock moves forward (%llu, %llu ns)",
-		       (unsigned long long)a, (unsigned long long)b);
+		       a, b);
 	} else {
 		report_skip("no kvmclock (KVM_FEATURE_CLOCKSOURCE2 clear)");
 	}
@@ -145,12 +145,12 @@ DEFINE_TEST(hv, "the hypervisor is recognised and its clocks agree", 0)
 		for (u32 b = a + 1; b < n; b++)
 			report(within_permille(f[a].hz, f[b].hz, STATED_AGREEMENT_PERMILLE),
 			       "%s and %s agree within 0.1 %% (%llu vs %llu Hz)", f[a].name,
-			       f[b].name, (unsigned long long)f[a].hz, (unsigned long long)f[b].hz);
+			       f[b].name, f[a].hz, f[b].hz);
 	for (u32 a = 0; a < n && measured; a++)
 		report(within_pct(f[a].hz, measured, MEASURED_AGREEMENT_PCT),
 		       "%s agrees with the %s-measured TSC within 1 %% (%llu vs %llu Hz)", f[a].name,
-		       clock_reference()->name, (unsigned long long)f[a].hz,
-		       (unsigned long long)measured);
+		       clock_reference()->name, f[a].hz,
+		       measured);
 	report_prefix_pop();
 
 	json_init(&j, buf, sizeof(buf));

@@ -116,8 +116,8 @@ static void check_calibrated(const struct percpu *bsp)
 		return;
 	sort_u64(values, n);
 	report_info("APs' own lpj: min %llu, median %llu, max %llu (BSP %llu)",
-		    (unsigned long long)values[0], (unsigned long long)percentile_u64(values, n, 50),
-		    (unsigned long long)values[n - 1], (unsigned long long)bsp->lpj);
+		    values[0], percentile_u64(values, n, 50),
+		    values[n - 1], bsp->lpj);
 	if (time_options.calibrate == CALIBRATE_FAST)
 		report(within_pct(percentile_u64(values, n, 50), bsp->lpj, LPJ_FAST_AGREEMENT_PCT),
 		       "the median of %u AP calibrations is within %d %% of the BSP's lpj", n,
@@ -208,7 +208,7 @@ DEFINE_TEST(lpj, "loops-per-jiffy comes from the right source and delays are rig
 		slept = measure_udelay_us();
 		report(within_pct(slept, UDELAY_TEST_US, UDELAY_TOLERANCE_PCT),
 		       "udelay(%d) lasts %llu us by the %s (within %d %%)", UDELAY_TEST_US,
-		       (unsigned long long)slept, clock_reference()->name,
+		       slept, clock_reference()->name,
 		       UDELAY_TOLERANCE_PCT);
 	}
 	report_prefix_pop();

@@ -133,13 +133,13 @@ DEFINE_TEST(nmi_storm, "NMI IPIs between all CPUs are all accounted for", 0)
 	report_eq(senders, cpus, "CPUs that sent NMIs");
 	report_eq(receivers, cpus, "CPUs that received NMIs");
 	report(total.nmis <= sent, "NMIs received (%llu) do not exceed NMIs sent (%llu)",
-	       (unsigned long long)total.nmis, (unsigned long long)sent);
+	       total.nmis, sent);
 	report(drained && total.ipis == sent,
 	       "every NMI IPI was seen by a handler (%llu of %llu, %llu still posted)",
-	       (unsigned long long)total.ipis, (unsigned long long)sent,
-	       (unsigned long long)undrained);
+	       total.ipis, sent,
+	       undrained);
 	report(!over, "NMIs with no source (%llu) are explained by merged ones (%llu) on every CPU",
-	       (unsigned long long)total.unknown, (unsigned long long)total.merged);
+	       total.unknown, total.merged);
 	report_eq(total.nested, 0, "nested NMI handler entries");
 
 	json_init(&j, buf, sizeof(buf));

@@ -66,7 +66,7 @@ DEFINE_TEST(pmi_stress, "PMIs through LVTPC on every CPU, every overflow service
 	}
 	if (!pmu_arm_value(c.period, pmu.gp_width, pmu.full_width_writes, &armed)) {
 		report_skip("pmu.period=%llu cannot be armed on %u-bit counters",
-			    (unsigned long long)c.period, pmu.gp_width);
+			    c.period, pmu.gp_width);
 		data(&c, &t, "period cannot be armed");
 		return;
 	}
@@ -81,12 +81,12 @@ DEFINE_TEST(pmi_stress, "PMIs through LVTPC on every CPU, every overflow service
 	report_eq(t.unserviced, 0, "overflows left unserviced after the stop");
 	report(nmi_counts_explained(&t.counts),
 	       "interrupts with no source (%llu) are explained by merged events (%llu)",
-	       (unsigned long long)t.counts.unknown, (unsigned long long)t.counts.merged);
+	       t.counts.unknown, t.counts.merged);
 	/* The workload's count is only a floor: the handler's own instructions count too. */
 	if (t.expected_from_reference)
 		report(t.overflows <= t.expected + t.cpus,
 		       "overflows serviced (%llu) do not exceed what the reference counted (%llu)",
-		       (unsigned long long)t.overflows, (unsigned long long)t.expected);
+		       t.overflows, t.expected);
 	report_eq(t.unmasked, t.cpus, "CPUs whose LVTPC ends unmasked");
 	report_eq(t.clean, t.cpus, "CPUs whose counters stopped cleanly");
 	report_eq(t.counts.nested, 0, "nested NMI handler entries");

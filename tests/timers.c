@@ -100,8 +100,8 @@ DEFINE_TEST(timers, "every reference timer agrees on the TSC frequency", 0)
 		} else {
 			measured[order[i]] = measure(r);
 			report(measured[order[i]] > 0, "TSC measured at %llu Hz (%u-bit, %llu Hz)",
-			       (unsigned long long)measured[order[i]], r->bits,
-			       (unsigned long long)r->hz);
+			       measured[order[i]], r->bits,
+			       r->hz);
 		}
 		report_prefix_pop();
 	}
@@ -113,7 +113,7 @@ DEFINE_TEST(timers, "every reference timer agrees on the TSC frequency", 0)
 				report(within_pct(x, y, AGREEMENT_PCT),
 				       "%s and %s agree within %d %% (%llu vs %llu Hz)",
 				       clock_refclock(order[a])->name, clock_refclock(order[b])->name,
-				       AGREEMENT_PCT, (unsigned long long)x, (unsigned long long)y);
+				       AGREEMENT_PCT, x, y);
 		}
 
 	report_prefix_push("tick");
@@ -125,7 +125,7 @@ DEFINE_TEST(timers, "every reference timer agrees on the TSC frequency", 0)
 	} else {
 		report(within_pct(rate, clock.hz, TICK_TOLERANCE_PCT),
 		       "the jiffy tick runs at %llu Hz by the TSC (hz=%u)",
-		       (unsigned long long)rate, clock.hz);
+		       rate, clock.hz);
 	}
 	report_prefix_pop();
 

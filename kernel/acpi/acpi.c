@@ -88,16 +88,16 @@ const struct acpi_header *acpi_table_at(struct acpi *a, u64 addr)
 	const struct acpi_header *h = a->phys(addr, sizeof(*h));
 
 	if (!h) {
-		note(a->problems, "table at 0x%llx unreadable", (unsigned long long)addr);
+		note(a->problems, "table at 0x%llx unreadable", addr);
 		return NULL;
 	}
 	if (h->length < sizeof(*h) || h->length > ACPI_TABLE_MAX || !a->phys(addr, h->length)) {
 		note(a->problems, "%.4s at 0x%llx: length %u invalid", h->signature,
-			(unsigned long long)addr, h->length);
+			addr, h->length);
 		return NULL;
 	}
 	if (acpi_checksum(h, h->length)) {
-		note(a->problems, "%.4s at 0x%llx: checksum bad", h->signature, (unsigned long long)addr);
+		note(a->problems, "%.4s at 0x%llx: checksum bad", h->signature, addr);
 		return NULL;
 	}
 	return h;

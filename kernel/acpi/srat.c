@@ -97,8 +97,8 @@ static void add_mem(struct srat_info *s, u32 *full, u64 base, u64 length, u32 do
 	u32 node;
 
 	if (length && last < base) {
-		note(s->problems, "memory 0x%llx+0x%llx wraps past 2^64", (unsigned long long)base,
-			(unsigned long long)length);
+		note(s->problems, "memory 0x%llx+0x%llx wraps past 2^64", base,
+			length);
 		return;
 	}
 	for (u32 i = 0; length && i < s->mem_count; i++) {
@@ -106,7 +106,7 @@ static void add_mem(struct srat_info *s, u32 *full, u64 base, u64 length, u32 do
 
 		if (o->length && base <= o->base + o->length - 1 && o->base <= last) {
 			note(s->problems, "memory 0x%llx+0x%llx overlaps an earlier range",
-				(unsigned long long)base, (unsigned long long)length);
+				base, length);
 			return;
 		}
 	}

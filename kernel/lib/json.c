@@ -124,7 +124,7 @@ void json_u64(struct json *j, const char *key, u64 value)
 	char num[24];
 
 	member(j, key);
-	emit(j, num, snprintf(num, sizeof(num), "%llu", (unsigned long long)value));
+	emit(j, num, snprintf(num, sizeof(num), "%llu", value));
 }
 
 void json_s64(struct json *j, const char *key, s64 value)
@@ -145,7 +145,7 @@ void json_hex(struct json *j, const char *key, u64 value)
 {
 	char num[24];
 
-	snprintf(num, sizeof(num), "0x%llx", (unsigned long long)value);
+	snprintf(num, sizeof(num), "0x%llx", value);
 	json_string(j, key, num);
 }
 

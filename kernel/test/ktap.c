@@ -206,8 +206,8 @@ bool report_eq_u64(u64 actual, u64 expected, const char *what)
 {
 	if (actual != expected)
 		ktap_diag(ktap_current, "%s: got %llu (0x%llx), expected %llu (0x%llx)", what,
-			  (unsigned long long)actual, (unsigned long long)actual,
-			  (unsigned long long)expected, (unsigned long long)expected);
+			  actual, actual,
+			  expected, expected);
 	return report(actual == expected, "%s", what);
 }
 

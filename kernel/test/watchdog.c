@@ -76,7 +76,7 @@ static void whereabouts(const struct trap_frame *bsp_frame)
 		pause();
 
 	printf("# WATCHDOG: CPU 0 (APIC ID %u): running the test, RIP %016llx\n",
-	       cpu_count() ? cpu_at(0)->apic_id : 0, (unsigned long long)bsp_frame->rip);
+	       cpu_count() ? cpu_at(0)->apic_id : 0, bsp_frame->rip);
 	for (u32 i = 1; i < cpu_count(); i++) {
 		const struct percpu *cpu = cpu_at(i);
 		void (*work)(void *) = cpu->work;
@@ -91,11 +91,11 @@ static void whereabouts(const struct trap_frame *bsp_frame)
 		else if (work)
 			printf("# WATCHDOG: CPU %u (APIC ID %u): %s, running work %p, RIP %016llx\n",
 			       i, cpu->apic_id, state_name(cpu->state), (void *)work,
-			       (unsigned long long)found_rip[i]);
+			       found_rip[i]);
 		else
 			printf("# WATCHDOG: CPU %u (APIC ID %u): %s, idle, RIP %016llx\n", i,
 			       cpu->apic_id, state_name(cpu->state),
-			       (unsigned long long)found_rip[i]);
+			       found_rip[i]);
 	}
 }
 
@@ -121,10 +121,10 @@ void watchdog_tick(const struct trap_frame *f)
 
 	dog.firing = true;
 	printf("# WATCHDOG: test '%s' still running after %llu s (watchdog=%llu)\n", t->name,
-	       (unsigned long long)((jiffies - dog.since) / clock.hz),
-	       (unsigned long long)test_options.watchdog);
+	       ((jiffies - dog.since) / clock.hz),
+	       test_options.watchdog);
 	whereabouts(f);
 	snprintf(reason, sizeof(reason), "watchdog: still running after %llu s",
-		 (unsigned long long)(limit / clock.hz));
+		 (limit / clock.hz));
 	tests_end_run(reason);
 }

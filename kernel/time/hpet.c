@@ -42,7 +42,7 @@ static bool hpet_probe(struct refclock *r)
 	}
 	if (!acpi_hpet_parse(t, &info) || !phys_map(info.address, 0x400)) {
 		snprintf(r->absent, sizeof(r->absent), "HPET table unusable (base 0x%llx)",
-			 (unsigned long long)info.address);
+			 info.address);
 		return false;
 	}
 	hpet = (volatile u64 *)(uintptr_t)info.address;
@@ -50,7 +50,7 @@ static bool hpet_probe(struct refclock *r)
 	period = cap >> HPET_GCAP_PERIOD_SHIFT;
 	if (!period || period > HPET_MAX_PERIOD_FS) {
 		snprintf(r->absent, sizeof(r->absent), "HPET period %llu fs out of range",
-			 (unsigned long long)period);
+			 period);
 		return false;
 	}
 	hpet[HPET_GEN_CONF / 8] |= HPET_GEN_CONF_ENABLE;

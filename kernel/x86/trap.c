@@ -133,26 +133,26 @@ void trap_set_handler(u8 vector, trap_handler h)
 static void dump(const struct trap_frame *f, const struct percpu *cpu)
 {
 	printf("# CRASH: unexpected %s (vector %llu) on CPU %u (APIC ID %u), error code 0x%llx\n",
-	       trap_name(f->vector), (unsigned long long)f->vector, cpu->index, cpu->apic_id,
-	       (unsigned long long)f->error_code);
+	       trap_name(f->vector), f->vector, cpu->index, cpu->apic_id,
+	       f->error_code);
 	printf("# CRASH: RIP %016llx RSP %016llx RFLAGS %08llx CS %04llx SS %04llx\n",
-	       (unsigned long long)f->rip, (unsigned long long)f->rsp,
-	       (unsigned long long)f->rflags, (unsigned long long)f->cs,
-	       (unsigned long long)f->ss);
+	       f->rip, f->rsp,
+	       f->rflags, f->cs,
+	       f->ss);
 	printf("# CRASH: CR0 %016llx CR2 %016llx CR3 %016llx CR4 %016llx\n",
-	       (unsigned long long)read_cr0(), (unsigned long long)read_cr2(),
-	       (unsigned long long)read_cr3(), (unsigned long long)read_cr4());
+	       read_cr0(), read_cr2(),
+	       read_cr3(), read_cr4());
 	printf("# CRASH: RAX %016llx RBX %016llx RCX %016llx RDX %016llx\n",
-	       (unsigned long long)f->rax, (unsigned long long)f->rbx,
-	       (unsigned long long)f->rcx, (unsigned long long)f->rdx);
+	       f->rax, f->rbx,
+	       f->rcx, f->rdx);
 	printf("# CRASH: RSI %016llx RDI %016llx RBP %016llx R8  %016llx\n",
-	       (unsigned long long)f->rsi, (unsigned long long)f->rdi,
-	       (unsigned long long)f->rbp, (unsigned long long)f->r8);
+	       f->rsi, f->rdi,
+	       f->rbp, f->r8);
 	printf("# CRASH: R9  %016llx R10 %016llx R11 %016llx R12 %016llx\n",
-	       (unsigned long long)f->r9, (unsigned long long)f->r10,
-	       (unsigned long long)f->r11, (unsigned long long)f->r12);
-	printf("# CRASH: R13 %016llx R14 %016llx R15 %016llx\n", (unsigned long long)f->r13,
-	       (unsigned long long)f->r14, (unsigned long long)f->r15);
+	       f->r9, f->r10,
+	       f->r11, f->r12);
+	printf("# CRASH: R13 %016llx R14 %016llx R15 %016llx\n", f->r13,
+	       f->r14, f->r15);
 }
 
 #define NO_CRASH 0xffffffffu
@@ -193,7 +193,7 @@ static __noreturn void crash(const struct trap_frame *f)
 	}
 	dump(f, cpu);
 	snprintf(reason, sizeof(reason), "crashed: unexpected %s at RIP 0x%llx on CPU %u (APIC ID %u)",
-		 trap_name(f->vector), (unsigned long long)f->rip, cpu->index, cpu->apic_id);
+		 trap_name(f->vector), f->rip, cpu->index, cpu->apic_id);
 	end_run(reason);
 }
 

@@ -225,7 +225,7 @@ static void check(struct acpi *a, bool ok)
 				    !fuzz_sum(&a->rsdp, ACPI_RSDP_V1_SIZE),
 			    "RSDP used with a bad signature or checksum");
 		fuzz_assert(root, "root table at 0x%llx used with a bad length or checksum",
-			    (unsigned long long)a->root_address);
+			    a->root_address);
 		fuzz_assert(!memcmp(root->signature, a->xsdt ? "XSDT" : "RSDT", 4),
 			    "root table signature %.4s", root->signature);
 	} else {
@@ -242,7 +242,7 @@ static void check(struct acpi *a, bool ok)
 
 		fuzz_assert(dsdt && !memcmp(dsdt->signature, "DSDT", 4),
 			    "\\_S5 read from an invalid DSDT at 0x%llx",
-			    (unsigned long long)f.dsdt);
+			    f.dsdt);
 	}
 }
 

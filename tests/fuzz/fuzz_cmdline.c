@@ -30,13 +30,13 @@ static void check_accepted(void)
 			continue;
 		case OPTION_ENUM:
 			v = *(const u32 *)o->value;
-			fuzz_assert(v < o->count, "%s %llu", o->key, (unsigned long long)v);
+			fuzz_assert(v < o->count, "%s %llu", o->key, v);
 			continue;
 		case OPTION_U32: v = *(const u32 *)o->value; break;
 		default: v = *(const u64 *)o->value; break;
 		}
 		fuzz_assert(v == o->def || (v >= o->min && v <= o->max), "%s %llu", o->key,
-			    (unsigned long long)v);
+			    v);
 	}
 }
 

@@ -31,6 +31,6 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	fuzz_assert(b[HPET_SPACE_ID] == ACPI_GAS_SYSTEM_MEMORY, "accepted in space %u",
 		    b[HPET_SPACE_ID]);
 	fuzz_assert(h.address == get_le64(b + HPET_ADDRESS), "address 0x%llx, table says 0x%llx",
-		    (unsigned long long)h.address, (unsigned long long)get_le64(b + HPET_ADDRESS));
+		    h.address, get_le64(b + HPET_ADDRESS));
 	return 0;
 }

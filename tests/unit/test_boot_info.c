@@ -63,12 +63,12 @@ static void check_map(const struct mem_region *expected, u32 n, const char *what
 		report_info("%s: %u regions, expected %u", what, bi.mem_count, n);
 		if (i < bi.mem_count)
 			report_info("  region %u is 0x%llx+0x%llx type %u", i,
-				    (unsigned long long)bi.mem[i].base,
-				    (unsigned long long)bi.mem[i].length, bi.mem[i].type);
+				    bi.mem[i].base,
+				    bi.mem[i].length, bi.mem[i].type);
 		if (i < n)
 			report_info("  expected   0x%llx+0x%llx type %u",
-				    (unsigned long long)expected[i].base,
-				    (unsigned long long)expected[i].length, expected[i].type);
+				    expected[i].base,
+				    expected[i].length, expected[i].type);
 	}
 	report(i == n && bi.mem_count == n, "%s", what);
 }

@@ -101,7 +101,7 @@ DEFINE_TEST(unit_pmu_arm, "arming values for every width and write kind", 0)
 	u64 v = 0;
 
 	report(pmu_arm_value(10000, 48, true, &v) && v == 0xffffffffd8f0ULL,
-	       "full width, 48 bits: 2^48 - 10000 = 0x%llx", (unsigned long long)v);
+	       "full width, 48 bits: 2^48 - 10000 = 0x%llx", v);
 	report(pmu_arm_value(10000, 48, false, &v) &&
 		       pmu_legacy_write_result((u32)v, 48) == v,
 	       "legacy write of bits 31:0 sign-extends to the same value");

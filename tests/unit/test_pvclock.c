@@ -103,7 +103,7 @@ DEFINE_TEST(unit_pvclock_tsc_khz, "the TSC rate Linux reads from kvmclock", 0)
 		report_prefix_push(c->name);
 		report_eq(khz, c->khz, "kHz");
 		report(distance(khz, c->hz / 1000) <= 1, "%llu kHz within 1 kHz of %llu",
-		       (unsigned long long)khz, (unsigned long long)(c->hz / 1000));
+		       khz, (c->hz / 1000));
 		report_prefix_pop();
 	}
 
@@ -133,7 +133,7 @@ DEFINE_TEST(unit_pvclock_scale_delta, "nanoseconds from TSC cycles", 0)
 		report_prefix_push(c->name);
 		report_eq(ns, c->one_second_ns, "a second of cycles");
 		report(distance(ns, NS_PER_SECOND) <= 1,
-		       "a second of cycles is %llu ns, within 1 ns", (unsigned long long)ns);
+		       "a second of cycles is %llu ns, within 1 ns", ns);
 		report_prefix_pop();
 	}
 

@@ -92,7 +92,7 @@ static bool mem_is(u32 i, u64 base, u64 length, u32 node, bool hot_pluggable)
 
 	if (!ok)
 		report_info("memory %u: 0x%llx+0x%llx node %u hot-pluggable %d", i,
-			    (unsigned long long)r->base, (unsigned long long)r->length, r->node,
+			    r->base, r->length, r->node,
 			    r->hot_pluggable);
 	return ok;
 }
