@@ -49,8 +49,7 @@ u32 apic_id(void)
 {
 	u32 id = apic_read(APIC_ID);
 
-	/* xAPIC keeps the ID in bits 31:24; x2APIC uses all 32 bits. */
-	return mode == APIC_MODE_X2APIC ? id : id >> 24;
+	return mode == APIC_MODE_X2APIC ? id : (u32)FIELD_GET(APIC_ID_XAPIC, id);
 }
 
 u32 apic_max_id(void)
@@ -73,10 +72,10 @@ void apic_send_ipi(u32 dest_apic_id, u32 icr_low)
 {
 	if (mode == APIC_MODE_X2APIC) {
 		/* One 64-bit write; no delivery-status bit to poll (SDM 11.12.9). */
-		wrmsr(MSR_IA32_X2APIC_ICR, ((u64)dest_apic_id << 32) | icr_low);
+		wrmsr(MSR_IA32_X2APIC_ICR, FIELD_PREP(X2APIC_ICR_DEST, dest_apic_id) | icr_low);
 		return;
 	}
-	apic_write(APIC_ICR2, dest_apic_id << 24);
+	apic_write(APIC_ICR2, FIELD_PREP(APIC_ICR2_XAPIC_DEST, dest_apic_id));
 	apic_write(APIC_ICR, icr_low);
 	for (int i = 0; i < ICR_IDLE_POLLS && (apic_read(APIC_ICR) & APIC_ICR_BUSY); i++)
 		pause();

@@ -23,8 +23,15 @@
 #define MSR_X2APIC_RESERVED_801 0x00000801
 #define MSR_IA32_X2APIC_ICR 0x00000830
 
+/* Delivery modes, in the ICR and the LVT entries (SDM Vol 3A 11.6.1, 11.5.1) */
+#define APIC_DM_FIXED 0
+#define APIC_DM_NMI 4
+#define APIC_DM_INIT 5
+#define APIC_DM_STARTUP 6
+
 /* Register offsets (SDM Vol 3A Table 11-1) */
 #define APIC_ID 0x020
+#define  APIC_ID_XAPIC GENMASK(31, 24) /* x2APIC uses all 32 bits */
 #define APIC_LVR 0x030
 #define APIC_TPR 0x080
 #define APIC_EOI 0x0b0
@@ -32,15 +39,20 @@
 #define  APIC_SVR_ENABLE BIT(8)
 #define APIC_ESR 0x280
 #define APIC_ICR 0x300
-#define APIC_ICR2 0x310 /* xAPIC: destination in bits 31:24 */
-#define  APIC_ICR_VECTOR(v) ((v) & 0xff)
-#define  APIC_ICR_DM_FIXED (0 << 8)
-#define  APIC_ICR_DM_NMI (4 << 8)
-#define  APIC_ICR_DM_INIT (5 << 8)
-#define  APIC_ICR_DM_STARTUP (6 << 8)
+#define  APIC_ICR_VECTOR_MASK GENMASK(7, 0)
+#define  APIC_ICR_VECTOR(v) FIELD_PREP(APIC_ICR_VECTOR_MASK, v)
+#define  APIC_ICR_DELIVERY_MODE GENMASK(10, 8)
+#define  APIC_ICR_DM_FIXED FIELD_PREP(APIC_ICR_DELIVERY_MODE, APIC_DM_FIXED)
+#define  APIC_ICR_DM_NMI FIELD_PREP(APIC_ICR_DELIVERY_MODE, APIC_DM_NMI)
+#define  APIC_ICR_DM_INIT FIELD_PREP(APIC_ICR_DELIVERY_MODE, APIC_DM_INIT)
+#define  APIC_ICR_DM_STARTUP FIELD_PREP(APIC_ICR_DELIVERY_MODE, APIC_DM_STARTUP)
 #define  APIC_ICR_BUSY BIT(12) /* delivery status, xAPIC only */
 #define  APIC_ICR_LEVEL_ASSERT BIT(14)
 #define  APIC_ICR_TRIGGER_LEVEL BIT(15)
+#define APIC_ICR2 0x310
+#define  APIC_ICR2_XAPIC_DEST GENMASK(31, 24)
+/* x2APIC: the ICR is one 64-bit MSR, the destination in its high half (SDM 11.12.9) */
+#define  X2APIC_ICR_DEST GENMASK(63, 32)
 #define APIC_LVT_TIMER 0x320
 #define  APIC_LVT_TIMER_PERIODIC BIT(17)
 #define APIC_LVT_THERMAL 0x330
@@ -48,7 +60,8 @@
 #define APIC_LVT_LINT0 0x350
 #define APIC_LVT_LINT1 0x360
 #define APIC_LVT_ERROR 0x370
-#define  APIC_LVT_DM_NMI (4 << 8)
+#define  APIC_LVT_DELIVERY_MODE GENMASK(10, 8)
+#define  APIC_LVT_DM_NMI FIELD_PREP(APIC_LVT_DELIVERY_MODE, APIC_DM_NMI)
 #define  APIC_LVT_MASKED BIT(16)
 #define APIC_TIMER_ICR 0x380
 #define APIC_TIMER_CCR 0x390

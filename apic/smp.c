@@ -33,8 +33,7 @@
 #define SIPI_DELAY_MODERN_US 10
 #define SIPI_DELAY_LEGACY_US 300
 #define SIPI_SETTLE_LEGACY_US 200
-/* CPUID.0BH level types (SDM Vol 2A CPUID leaf 0BH) */
-#define TOPOLOGY_LEVEL_INVALID 0
+/* Levels of CPUID.0BH to look at: SMT, core and the few SDM Vol 2A adds. */
 #define TOPOLOGY_MAX_LEVELS 8
 
 struct ap_table_entry {
@@ -73,19 +72,15 @@ static u32 package_shift(void)
 {
 	u32 shift = 0;
 
-	if (cpuid_max_leaf(0) >= CPUID_LEAF_TOPOLOGY) {
-		for (u32 level = 0; level < TOPOLOGY_MAX_LEVELS; level++) {
-			struct cpuid_regs r = cpuid_count(CPUID_LEAF_TOPOLOGY, level);
-
-			if (((r.ecx >> 8) & 0xff) == TOPOLOGY_LEVEL_INVALID)
-				break;
-			shift = r.eax & 0x1f;
-		}
-		if (shift)
-			return shift;
+	for (u32 level = 0; level < TOPOLOGY_MAX_LEVELS; level++) {
+		if (cpu_property(X86_PROPERTY_TOPOLOGY_TYPE(level)) == CPUID_TOPOLOGY_TYPE_INVALID)
+			break;
+		shift = cpu_property(X86_PROPERTY_TOPOLOGY_SHIFT(level));
 	}
-	/* CPUID.1:EBX[23:16]: addressable logical processors per package. */
-	for (u32 count = (cpuid(CPUID_LEAF_FEATURES).ebx >> 16) & 0xff; (1u << shift) < count;)
+	if (shift)
+		return shift;
+	/* Without leaf 0BH: the addressable logical processors per package. */
+	for (u32 count = cpu_property(X86_PROPERTY_MAX_LOGICAL_CPUS); (1u << shift) < count;)
 		shift++;
 	return shift;
 }

@@ -19,13 +19,12 @@
 #include "kernel/x86/cpuid.h"
 #include "kernel/x86/msr.h"
 #include "kernel/x86/percpu.h"
+#include "kernel/x86/trap.h"
 #include "kernel/x86/x86.h"
 
 #define TR_CS32 0x08
 #define TR_DS 0x10
 #define TR_CS64 0x18
-/* CPUID.0BH:ECX[15:8] level type 0 means the leaf has no data. */
-#define TOPOLOGY_LEVEL_TYPE_MASK 0xff00
 #define SMP_AP_ENTRY_SIZE 16
 
 	.section .rodata, "a"
@@ -60,9 +59,9 @@ tr_protected:
 	.balign 8
 tr_gdt:
 	.quad 0
-	.quad 0x00cf9a000000ffff
-	.quad 0x00cf92000000ffff
-	.quad 0x00af9a000000ffff
+	.quad GDT_DESC_CODE32
+	.quad GDT_DESC_DATA
+	.quad GDT_DESC_CODE64
 tr_gdt_end:
 tr_gdt_ptr:
 	.word tr_gdt_end - tr_gdt - 1
@@ -90,13 +89,13 @@ ap_entry64:
 	movl $CPUID_LEAF_TOPOLOGY, %eax
 	xorl %ecx, %ecx
 	cpuid
-	testl $TOPOLOGY_LEVEL_TYPE_MASK, %ecx
+	testl $CPUID_TOPOLOGY_ECX_TYPE, %ecx
 	jz 2f
 	movl %edx, %ebx
 	jmp 3f
 2:	movl $CPUID_LEAF_FEATURES, %eax
 	cpuid
-	shrl $24, %ebx
+	shrl $CPUID_FEATURES_EBX_APIC_ID_SHIFT, %ebx
 
 	/* smp_ap_table: u64 count, then { u32 apic_id, u32 pad, u64 percpu }. */
 3:	leaq smp_ap_table(%rip), %rsi

@@ -11,6 +11,7 @@
  * boot_main(magic, info) in 64-bit C.
  */
 #include "boot/multiboot.h"
+#include "kernel/uart.h"
 #include "kernel/x86/cpuid.h"
 #include "kernel/x86/msr.h"
 #include "kernel/x86/trap.h"
@@ -22,9 +23,6 @@
 #define PAGE_2M 0x200000
 #define IDENTITY_GIB 4
 #define BOOT_STACK_SIZE 16384
-#define COM1 0x3f8
-#define COM1_LSR (COM1 + 5)
-#define LSR_THRE 0x20
 
 	.section .multiboot, "a"
 	/* Multiboot 1: within the first 8 KiB, 4-byte aligned (spec 3.1.1). */
@@ -127,13 +125,13 @@ puts32:
 6:	ret
 
 putc32:
-	movw $COM1_LSR, %dx
+	movw $(UART_COM1 + UART_LSR), %dx
 	movb %al, %ah
 7:	inb %dx, %al
-	testb $LSR_THRE, %al
+	testb $UART_LSR_THRE, %al
 	jz 7b
 	movb %ah, %al
-	movw $COM1, %dx
+	movw $(UART_COM1 + UART_THR), %dx
 	outb %al, %dx
 	ret
 
@@ -171,8 +169,8 @@ hex_digits:
 	.balign 8
 boot_gdt:
 	.quad 0
-	.quad 0x00af9a000000ffff
-	.quad 0x00cf92000000ffff
+	.quad GDT_DESC_CODE64
+	.quad GDT_DESC_DATA
 boot_gdt_end:
 boot_gdt_ptr:
 	.short boot_gdt_end - boot_gdt - 1

@@ -11,11 +11,6 @@
 #include "kernel/x86/x86.h"
 #include "pmu/pmu.h"
 
-#define X86_FEATURE_PDCM CPU_FEATURE(CPUID_LEAF_FEATURES, 0, CPUID_ECX, 15)
-#define X86_FEATURE_PERFCTR_CORE \
-	CPU_FEATURE(CPUID_LEAF_EXT_FEATURES, 0, CPUID_ECX, CPUID_EXT_FEATURES_ECX_PERFCTR_CORE)
-#define X86_FEATURE_PERFMON_V2 CPU_FEATURE(CPUID_LEAF_AMD_PERFMON, 0, CPUID_EAX, 0)
-
 /* Instructions the probe runs; any counting PMU sees at least this many. */
 #define PROBE_LOOPS 10000
 
@@ -76,7 +71,7 @@ void pmu_discover(void)
 		bool v2 = cpu_has(X86_FEATURE_PERFMON_V2);
 
 		pmu_decode_amd(cpu_has(X86_FEATURE_PERFCTR_CORE), v2,
-			       v2 ? cpuid(CPUID_LEAF_AMD_PERFMON).ebx & 0xf : 0, &pmu);
+			       v2 ? cpu_property(X86_PROPERTY_NR_PERFCTR_CORE) : 0, &pmu);
 		return;
 	}
 	if (cpuid_max_leaf(0) >= CPUID_LEAF_ARCH_PERFMON) {

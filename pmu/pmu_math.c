@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Counter description and arithmetic, free of MSR access; see pmu.h. */
 #include "kernel/lib/printf.h"
+#include "kernel/x86/cpuid.h"
 #include "kernel/lib/string.h"
 #include "pmu/pmu.h"
 
@@ -13,17 +14,19 @@ static const struct pmu_event amd_cycles = { "cycles", 0x76, 0x00 };
 
 bool pmu_decode_intel(const struct pmu_intel_cpuid *c, struct pmu_info *p)
 {
-	u32 ebx_length = c->eax >> 24;
+	const struct cpuid_regs r = { c->eax, c->ebx, c->ecx, c->edx };
+	u32 ebx_length = cpu_property_in(X86_PROPERTY_PMU_EBX_BIT_VECTOR_LENGTH, &r);
 
 	*p = (struct pmu_info){ .vendor = PMU_INTEL };
-	p->version = c->eax & 0xff;
-	p->gp_counters = (c->eax >> 8) & 0xff;
-	p->gp_width = (c->eax >> 16) & 0xff;
+	p->version = cpu_property_in(X86_PROPERTY_PMU_VERSION, &r);
+	p->gp_counters = cpu_property_in(X86_PROPERTY_PMU_NR_GP_COUNTERS, &r);
+	p->gp_width = cpu_property_in(X86_PROPERTY_PMU_GP_COUNTERS_BIT_WIDTH, &r);
 	/* Bits at or past the vector length describe events that do not exist. */
-	p->events_unavailable = c->ebx | (ebx_length >= 32 ? 0 : ~0u << ebx_length);
+	p->events_unavailable = cpu_property_in(X86_PROPERTY_PMU_EVENTS_MASK, &r) |
+				(ebx_length >= 32 ? 0 : ~0u << ebx_length);
 	if (p->version >= 2) {
-		p->fixed_counters = c->edx & 0x1f;
-		p->fixed_width = (c->edx >> 5) & 0xff;
+		p->fixed_counters = cpu_property_in(X86_PROPERTY_PMU_NR_FIXED_COUNTERS, &r);
+		p->fixed_width = cpu_property_in(X86_PROPERTY_PMU_FIXED_COUNTERS_BIT_WIDTH, &r);
 	}
 	p->global_ctrl = p->version >= 2;
 	p->full_width_writes = c->fw_write;

@@ -7,11 +7,6 @@
 struct acpi acpi;
 bool acpi_ok;
 
-/* PC BIOS data area: real-mode segment of the EBDA (ACPI 6.5 5.2.5.1) */
-#define BDA_EBDA_SEGMENT 0x40e
-#define EBDA_SCAN_SIZE 1024
-#define BIOS_ROM_BASE 0xe0000
-#define BIOS_ROM_END 0x100000
 #define RSDP_ALIGN 16
 /* Larger tables are more likely a corrupt length than a real table. */
 #define ACPI_TABLE_MAX (16 * MiB)

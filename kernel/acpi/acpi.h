@@ -38,6 +38,15 @@ struct acpi_header {
 } __packed;
 
 #define ACPI_RSDP_V1_SIZE 20
+/*
+ * Where a BIOS leaves the RSDP (ACPI 6.5 5.2.5.1): the first KiB of the
+ * EBDA, whose real-mode segment the BIOS data area holds at 0x40e, then
+ * the BIOS ROM area.
+ */
+#define BDA_EBDA_SEGMENT 0x40e
+#define EBDA_SCAN_SIZE 1024
+#define BIOS_ROM_BASE 0xe0000
+#define BIOS_ROM_END 0x100000
 #define ACPI_MAX_TABLES 64
 #define ACPI_PROBLEMS_MAX 256
 

@@ -7,16 +7,6 @@
 struct fadt_info fadt;
 bool fadt_ok;
 
-/* FADT byte offsets (ACPI 6.5 Table 5.9) */
-#define FADT_DSDT 40
-#define FADT_SMI_CMD 48
-#define FADT_ACPI_ENABLE 52
-#define FADT_PM1A_CNT_BLK 64
-#define FADT_PM1B_CNT_BLK 68
-#define FADT_PM_TMR_BLK 76
-#define FADT_FLAGS 112
-#define FADT_X_DSDT 140
-
 /* AML opcodes (ACPI 6.5 20.2) */
 #define AML_ZERO_OP 0x00
 #define AML_ONE_OP 0x01
@@ -113,17 +103,17 @@ bool acpi_fadt_parse(struct acpi *a, struct fadt_info *f)
 	memset(f, 0, sizeof(*f));
 	if (!fadt)
 		return false;
-	f->smi_cmd = field(fadt, FADT_SMI_CMD, 4);
-	f->acpi_enable = field(fadt, FADT_ACPI_ENABLE, 1);
-	f->pm1a_cnt = field(fadt, FADT_PM1A_CNT_BLK, 4);
-	f->pm1b_cnt = field(fadt, FADT_PM1B_CNT_BLK, 4);
-	f->pm_tmr = field(fadt, FADT_PM_TMR_BLK, 4);
-	flags = field(fadt, FADT_FLAGS, 4);
+	f->smi_cmd = field(fadt, ACPI_FADT_SMI_CMD, 4);
+	f->acpi_enable = field(fadt, ACPI_FADT_ACPI_ENABLE, 1);
+	f->pm1a_cnt = field(fadt, ACPI_FADT_PM1A_CNT_BLK, 4);
+	f->pm1b_cnt = field(fadt, ACPI_FADT_PM1B_CNT_BLK, 4);
+	f->pm_tmr = field(fadt, ACPI_FADT_PM_TMR_BLK, 4);
+	flags = field(fadt, ACPI_FADT_FLAGS, 4);
 	f->pm_tmr_32bit = flags & ACPI_FADT_TMR_VAL_EXT;
 	f->hw_reduced = flags & ACPI_FADT_HW_REDUCED;
-	f->dsdt = field(fadt, FADT_X_DSDT, 8);
+	f->dsdt = field(fadt, ACPI_FADT_X_DSDT, 8);
 	if (!f->dsdt)
-		f->dsdt = field(fadt, FADT_DSDT, 4);
+		f->dsdt = field(fadt, ACPI_FADT_DSDT, 4);
 
 	dsdt = f->dsdt ? acpi_table_at(a, f->dsdt) : NULL;
 	if (dsdt && !memcmp(dsdt->signature, "DSDT", 4))

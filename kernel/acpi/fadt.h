@@ -13,6 +13,19 @@
 #define ACPI_PM1_CNT_SLP_TYP_SHIFT 10
 #define ACPI_PM1_CNT_SLP_EN BIT(13)
 
+/* FADT byte offsets of the fields hvprobe reads (ACPI 6.5 Table 5.9) */
+#define ACPI_FADT_DSDT 40
+#define ACPI_FADT_SMI_CMD 48
+#define ACPI_FADT_ACPI_ENABLE 52
+#define ACPI_FADT_PM1A_CNT_BLK 64
+#define ACPI_FADT_PM1B_CNT_BLK 68
+#define ACPI_FADT_PM_TMR_BLK 76
+#define ACPI_FADT_FLAGS 112
+#define ACPI_FADT_X_DSDT 140
+/* The table's length in ACPI 1.0 (up to Flags) and since ACPI 6.0 */
+#define ACPI_FADT_V1_LENGTH 116
+#define ACPI_FADT_V6_LENGTH 276
+
 /* FADT Flags (ACPI 6.5 Table 5.10) */
 #define ACPI_FADT_TMR_VAL_EXT BIT(8)
 #define ACPI_FADT_HW_REDUCED BIT(20)

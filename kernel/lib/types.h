@@ -1,15 +1,15 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Fixed-width types and bit helpers. Only the freestanding headers every C11
- * compiler ships are used, so the same code builds in the kernel and in the
- * host unit tests.
+ * Fixed-width types and small helpers. Only the freestanding headers every
+ * C11 compiler ships are used, so the same code builds in the kernel and in
+ * the host unit tests.
  */
 #ifndef KERNEL_LIB_TYPES_H
 #define KERNEL_LIB_TYPES_H
 
-#ifdef __ASSEMBLER__
-#define BIT(n) (1 << (n))
-#else
+#include "kernel/lib/bits.h"
+
+#ifndef __ASSEMBLER__
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
@@ -24,9 +24,6 @@ typedef int16_t s16;
 typedef int32_t s32;
 typedef long long s64;
 
-#define BIT(n) (1ULL << (n))
-/* Bits h..l inclusive, as in the manuals' "h:l" notation. */
-#define GENMASK(h, l) ((~0ULL >> (63 - (h))) & (~0ULL << (l)))
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define ALIGN_UP(x, a) (((x) + (a) - 1) & ~((__typeof__(x))(a) - 1))
 #define MIN(a, b) ((a) < (b) ? (a) : (b))

@@ -13,34 +13,40 @@ u32 cpuid_max_leaf(u32 base)
 	return cpuid(base).eax;
 }
 
-bool cpu_has(struct cpu_feature f)
+/* The range's maximum covers leaf. */
+static bool leaf_in_range(u32 leaf)
 {
-	u32 base = f.leaf & 0xffff0000;
-	struct cpuid_regs r;
-	u32 val;
-
-	if (cpuid_max_leaf(base) < f.leaf)
-		return false;
-	r = cpuid_count(f.leaf, f.subleaf);
-	switch (f.reg) {
-	case CPUID_EAX: val = r.eax; break;
-	case CPUID_EBX: val = r.ebx; break;
-	case CPUID_ECX: val = r.ecx; break;
-	default: val = r.edx; break;
-	}
-	return val & BIT(f.bit);
+	return cpuid_max_leaf(leaf & 0xffff0000) >= leaf;
 }
 
+bool cpu_has(struct cpu_feature f)
+{
+	struct cpu_property bit = { f.leaf, f.subleaf, f.reg, f.bit, f.bit };
+
+	return cpu_property(bit);
+}
+
+u32 cpu_property(struct cpu_property p)
+{
+	struct cpuid_regs r;
+
+	if (!leaf_in_range(p.leaf))
+		return 0;
+	r = cpuid_count(p.leaf, p.subleaf);
+	return cpu_property_in(p, &r);
+}
+
+/* SDM Vol 2A CPUID, "Family, Model and Stepping": where the extended fields fold in. */
 struct cpu_signature cpu_signature(void)
 {
-	u32 eax = cpuid(CPUID_LEAF_FEATURES).eax;
-	u32 family = (eax >> 8) & 0xf, model = (eax >> 4) & 0xf;
+	u32 family = cpu_property(X86_PROPERTY_FAMILY), model = cpu_property(X86_PROPERTY_MODEL);
 
 	return (struct cpu_signature){
-		.family = family == 0xf ? family + ((eax >> 20) & 0xff) : family,
-		.model = family == 0x6 || family == 0xf ? model | (((eax >> 16) & 0xf) << 4)
-							  : model,
-		.stepping = eax & 0xf,
+		.family = family == 0xf ? family + cpu_property(X86_PROPERTY_EXT_FAMILY) : family,
+		.model = family == 0x6 || family == 0xf
+				 ? model | cpu_property(X86_PROPERTY_EXT_MODEL) << 4
+				 : model,
+		.stepping = cpu_property(X86_PROPERTY_STEPPING),
 	};
 }
 

@@ -12,8 +12,6 @@
 #include "kernel/x86/x86.h"
 
 /* SDM Vol 3A 3.4.5 segment descriptors, as 64-bit values */
-#define GDT_CODE64 0x00af9a000000ffffULL /* L=1, P, DPL0, execute/read */
-#define GDT_DATA 0x00cf92000000ffffULL	 /* P, DPL0, read/write */
 #define GDT_TSS_AVAILABLE 0x89ULL	 /* P, type 9: 64-bit TSS (available) */
 /* SDM Vol 3A 6.14.1 "64-Bit Mode IDT": P, DPL0, type 0xE interrupt gate */
 #define IDT_INTERRUPT_GATE 0x8e
@@ -81,8 +79,8 @@ static void gdt_build(struct percpu *cpu)
 	u64 limit = sizeof(cpu->tss) - 1;
 
 	cpu->gdt[0] = 0;
-	cpu->gdt[GDT_KERNEL_CS / 8] = GDT_CODE64;
-	cpu->gdt[GDT_KERNEL_DS / 8] = GDT_DATA;
+	cpu->gdt[GDT_KERNEL_CS / 8] = GDT_DESC_CODE64;
+	cpu->gdt[GDT_KERNEL_DS / 8] = GDT_DESC_DATA;
 	/* SDM Vol 3A 8.2.3: a 16-byte TSS descriptor in 64-bit mode */
 	cpu->gdt[GDT_TSS / 8] = (limit & 0xffff) | ((base & 0xffffff) << 16) |
 				(GDT_TSS_AVAILABLE << 40) | (((limit >> 16) & 0xf) << 48) |

@@ -51,6 +51,15 @@
 #define GDT_KERNEL_DS 0x10
 #define GDT_TSS 0x18
 
+/*
+ * Flat descriptors, base 0 and limit 4 GiB, present, DPL 0 (SDM Vol 3A
+ * 3.4.5): 64-bit code (L=1), 32-bit code, read/write data. The boot
+ * stub, the AP trampoline and every CPU's GDT use these.
+ */
+#define GDT_DESC_CODE64 0x00af9a000000ffff
+#define GDT_DESC_CODE32 0x00cf9a000000ffff
+#define GDT_DESC_DATA 0x00cf92000000ffff
+
 #define __STR(x) #x
 #define STR(x) __STR(x)
 

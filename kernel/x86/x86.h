@@ -7,8 +7,9 @@
 #ifndef KERNEL_X86_X86_H
 #define KERNEL_X86_X86_H
 
-#include "kernel/x86/msr.h"
 #include "kernel/lib/types.h"
+#include "kernel/x86/cpuid.h"
+#include "kernel/x86/msr.h"
 
 #define X86_CR0_PE BIT(0)
 #define X86_CR0_WP BIT(16)
@@ -103,10 +104,6 @@ static inline u64 rdtsc(void)
 	asm volatile("rdtsc" : "=a"(lo), "=d"(hi));
 	return ((u64)hi << 32) | lo;
 }
-
-struct cpuid_regs {
-	u32 eax, ebx, ecx, edx;
-};
 
 static inline struct cpuid_regs cpuid_count(u32 leaf, u32 subleaf)
 {

@@ -50,13 +50,8 @@
 #define MAX_REGIONS 16
 /* Where the scan finds the RSDP, and the EBDA segment pointing at it. */
 #define ROM_RSDP_ADDR	  0xf0000
-#define EBDA_SEGMENT_ADDR 0x40e
 #define EBDA_SEGMENT	  0x9fc0
 #define EBDA_RSDP_ADDR	  (EBDA_SEGMENT << 4)
-
-/* FADT fields (ACPI 6.5 Table 5.9) the harness follows to the DSDT. */
-#define FADT_DSDT   40
-#define FADT_X_DSDT 140
 
 struct region {
 	u64 addr, len;
@@ -128,7 +123,7 @@ static void load_regions(const u8 *p, size_t left)
 /* The BIOS data area's pointer to the EBDA, a real-mode segment. */
 static void set_ebda_segment(u16 segment)
 {
-	memcpy(phys_buffer_at(EBDA_SEGMENT_ADDR), &segment, sizeof(segment));
+	memcpy(phys_buffer_at(BDA_EBDA_SEGMENT), &segment, sizeof(segment));
 }
 
 /* What firmware does last: make the table at addr sum to 0. */
@@ -158,10 +153,10 @@ static void fix_root(u64 addr, u32 entry_size)
 			fix_table(entry_size == 8 ? get_le64(e) : get_le32(e));
 
 		if (t && !memcmp(t->signature, "FACP", 4)) {
-			if (t->length >= FADT_X_DSDT + 8)
-				fix_table(get_le64((const u8 *)t + FADT_X_DSDT));
-			if (t->length >= FADT_DSDT + 4)
-				fix_table(get_le32((const u8 *)t + FADT_DSDT));
+			if (t->length >= ACPI_FADT_X_DSDT + 8)
+				fix_table(get_le64((const u8 *)t + ACPI_FADT_X_DSDT));
+			if (t->length >= ACPI_FADT_DSDT + 4)
+				fix_table(get_le32((const u8 *)t + ACPI_FADT_DSDT));
 			/* The DSDT may lie inside the FADT: sum the FADT last. */
 			fix_table(entry_size == 8 ? get_le64(e) : get_le32(e));
 		}

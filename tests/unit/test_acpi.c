@@ -21,9 +21,7 @@
 #include "tests/unit/phys_buffer.h"
 
 /* The BIOS data area's EBDA segment, and where the tests put things. */
-#define BDA_EBDA_SEGMENT 0x40e
 #define EBDA_ADDR	 0x9fc00
-#define ROM_ADDR	 0xe0000
 #define RSDT_ADDR	 0x100000
 #define XSDT_ADDR	 0x101000
 #define FADT_ADDR	 0x102000
@@ -33,17 +31,6 @@
 #define SSDT_ADDR	 0x106000
 #define PHYS_END	 ((u64)PHYS_BUFFER_SIZE)
 
-/* FADT byte offsets (ACPI 6.5 Table 5.9); 276 bytes since revision 6. */
-#define FADT_DSDT	  40
-#define FADT_SMI_CMD	  48
-#define FADT_ACPI_ENABLE  52
-#define FADT_PM1A_CNT_BLK 64
-#define FADT_PM1B_CNT_BLK 68
-#define FADT_PM_TMR_BLK	  76
-#define FADT_FLAGS	  112
-#define FADT_X_DSDT	  140
-#define FADT_V1_SIZE	  116
-#define FADT_V6_SIZE	  276
 
 /* AML (ACPI 6.5 20.2): NameOp, RootChar, PackageOp, and the name _S5_. */
 #define NAME 0x08
@@ -126,16 +113,16 @@ static struct acpi_header *build_fadt(u32 length, u32 dsdt, u64 x_dsdt, u32 flag
 	u8 *f = (u8 *)h;
 	u32 smi_cmd = 0xb2, pm1a = 0x604, pm1b = 0x704, pm_tmr = 0x608;
 
-	h->revision = length >= FADT_V6_SIZE ? 6 : 1;
-	put_le32(f + FADT_DSDT, dsdt);
-	put_le32(f + FADT_SMI_CMD, smi_cmd);
-	f[FADT_ACPI_ENABLE] = 0xf1;
-	put_le32(f + FADT_PM1A_CNT_BLK, pm1a);
-	put_le32(f + FADT_PM1B_CNT_BLK, pm1b);
-	put_le32(f + FADT_PM_TMR_BLK, pm_tmr);
-	put_le32(f + FADT_FLAGS, flags);
+	h->revision = length >= ACPI_FADT_V6_LENGTH ? 6 : 1;
+	put_le32(f + ACPI_FADT_DSDT, dsdt);
+	put_le32(f + ACPI_FADT_SMI_CMD, smi_cmd);
+	f[ACPI_FADT_ACPI_ENABLE] = 0xf1;
+	put_le32(f + ACPI_FADT_PM1A_CNT_BLK, pm1a);
+	put_le32(f + ACPI_FADT_PM1B_CNT_BLK, pm1b);
+	put_le32(f + ACPI_FADT_PM_TMR_BLK, pm_tmr);
+	put_le32(f + ACPI_FADT_FLAGS, flags);
 	/* Written even past a short FADT's end, where it must not be read. */
-	put_le64(f + FADT_X_DSDT, x_dsdt);
+	put_le64(f + ACPI_FADT_X_DSDT, x_dsdt);
 	fw_fix_checksum(h);
 	return h;
 }
@@ -213,25 +200,25 @@ DEFINE_TEST(unit_acpi_scan, "the RSDP scan of the EBDA and the BIOS ROM", 0)
 	report_eq(acpi_rsdp_scan(phys_buffer_read), 0, "not found running past 1 MiB");
 
 	reset();
-	fw_rsdp_at(ROM_ADDR + 8, 0, RSDT_ADDR, 0);
+	fw_rsdp_at(BIOS_ROM_BASE + 8, 0, RSDT_ADDR, 0);
 	report_eq(acpi_rsdp_scan(phys_buffer_read), 0, "not on a 16-byte boundary: not found");
 
 	reset();
-	fw_rsdp_at(ROM_ADDR, 0, RSDT_ADDR, 0)->checksum ^= 1;
-	fw_rsdp_at(ROM_ADDR + 0x10, 0, RSDT_ADDR, 0);
-	report_eq(acpi_rsdp_scan(phys_buffer_read), ROM_ADDR + 0x10,
+	fw_rsdp_at(BIOS_ROM_BASE, 0, RSDT_ADDR, 0)->checksum ^= 1;
+	fw_rsdp_at(BIOS_ROM_BASE + 0x10, 0, RSDT_ADDR, 0);
+	report_eq(acpi_rsdp_scan(phys_buffer_read), BIOS_ROM_BASE + 0x10,
 		  "a bad-checksum decoy is passed over for the good one after it");
 
 	reset();
-	fw_rsdp_at(ROM_ADDR, 2, RSDT_ADDR, XSDT_ADDR)->extended_checksum ^= 1;
-	fw_rsdp_at(ROM_ADDR + 0x30, 2, RSDT_ADDR, XSDT_ADDR);
-	report_eq(acpi_rsdp_scan(phys_buffer_read), ROM_ADDR + 0x30,
+	fw_rsdp_at(BIOS_ROM_BASE, 2, RSDT_ADDR, XSDT_ADDR)->extended_checksum ^= 1;
+	fw_rsdp_at(BIOS_ROM_BASE + 0x30, 2, RSDT_ADDR, XSDT_ADDR);
+	report_eq(acpi_rsdp_scan(phys_buffer_read), BIOS_ROM_BASE + 0x30,
 		  "a bad extended checksum is passed over too");
 
 	reset();
 	set_ebda_segment(EBDA_ADDR >> 4);
 	fw_rsdp_at(EBDA_ADDR + 0x40, 0, RSDT_ADDR, 0);
-	fw_rsdp_at(ROM_ADDR, 0, RSDT_ADDR, 0);
+	fw_rsdp_at(BIOS_ROM_BASE, 0, RSDT_ADDR, 0);
 	report_eq(acpi_rsdp_scan(phys_buffer_read), EBDA_ADDR + 0x40,
 		  "the EBDA named at 0x40e is searched first");
 
@@ -239,8 +226,8 @@ DEFINE_TEST(unit_acpi_scan, "the RSDP scan of the EBDA and the BIOS ROM", 0)
 	set_ebda_segment(EBDA_ADDR >> 4);
 	fw_rsdp_at(EBDA_ADDR + 0x400, 0, RSDT_ADDR, 0);
 	report_eq(acpi_rsdp_scan(phys_buffer_read), 0, "only the EBDA's first KiB is searched");
-	fw_rsdp_at(ROM_ADDR, 0, RSDT_ADDR, 0);
-	report_eq(acpi_rsdp_scan(phys_buffer_read), ROM_ADDR,
+	fw_rsdp_at(BIOS_ROM_BASE, 0, RSDT_ADDR, 0);
+	report_eq(acpi_rsdp_scan(phys_buffer_read), BIOS_ROM_BASE,
 		  "nothing in the EBDA: the ROM area is searched");
 }
 
@@ -275,29 +262,29 @@ DEFINE_TEST(unit_acpi_init, "XSDT preferred, RSDT as fallback", 0)
 	reset();
 	rsdt(rsdt_entries, ARRAY_SIZE(rsdt_entries));
 	xsdt(xsdt_entries, ARRAY_SIZE(xsdt_entries));
-	r = fw_rsdp_at(ROM_ADDR, 0, RSDT_ADDR, 0);
+	r = fw_rsdp_at(BIOS_ROM_BASE, 0, RSDT_ADDR, 0);
 	/* A revision 0 RSDP has no XSDT field: what lies there is not one. */
 	put_le64((u8 *)r + 24, XSDT_ADDR);
 	report(acpi_init(&a, &bi, phys_buffer_read) && !a.xsdt && a.table_count == 1,
 	       "revision 0 found by the scan: the RSDT, even with an XSDT address after it");
 	report_str_eq(a.rsdp_source, "BIOS area scan", "the RSDP source is the scan");
-	report_eq(a.rsdp_address, ROM_ADDR, "at its address");
+	report_eq(a.rsdp_address, BIOS_ROM_BASE, "at its address");
 
 	loader_rsdp(RSDT_ADDR, XSDT_ADDR);
 	bi.rsdp[0] = 'X';
 	report(acpi_init(&a, &bi, phys_buffer_read), "a bad loader copy: the scan finds one");
 	report_str_eq(a.problems, "loader's RSDP: no RSDP signature", "the loader's copy is reported");
-	report_eq(a.rsdp_address, ROM_ADDR, "the scanned RSDP is used");
+	report_eq(a.rsdp_address, BIOS_ROM_BASE, "the scanned RSDP is used");
 
 	reset();
 	report(!acpi_init(&a, &bi, phys_buffer_read), "no RSDP anywhere: no ACPI");
 	report_str_eq(a.problems, "no RSDP found", "reported");
 
-	fw_rsdp_at(ROM_ADDR, 0, PHYS_END + 0x1000, 0);
+	fw_rsdp_at(BIOS_ROM_BASE, 0, PHYS_END + 0x1000, 0);
 	report(!acpi_init(&a, &bi, phys_buffer_read), "an RSDP pointing outside memory: no ACPI");
 	report_str_eq(a.problems, "table at 0x201000 unreadable", "the address is reported");
 
-	fw_rsdp_at(ROM_ADDR, 0, RSDT_ADDR, 0);
+	fw_rsdp_at(BIOS_ROM_BASE, 0, RSDT_ADDR, 0);
 	fw_table(RSDT_ADDR, "RSDT", 36)->length = 20;
 	report(!acpi_init(&a, &bi, phys_buffer_read), "an RSDT shorter than its header: no ACPI");
 	report_str_eq(a.problems, "RSDT at 0x100000: length 20 invalid", "its length is reported");
@@ -310,7 +297,7 @@ DEFINE_TEST(unit_acpi_init, "XSDT preferred, RSDT as fallback", 0)
 	for (u32 i = 0; i < ARRAY_SIZE(too_many); i++)
 		too_many[i] = SSDT_ADDR + i * 0x100;
 	rsdt(too_many, ARRAY_SIZE(too_many));
-	fw_rsdp_at(ROM_ADDR, 0, RSDT_ADDR, 0);
+	fw_rsdp_at(BIOS_ROM_BASE, 0, RSDT_ADDR, 0);
 	report(acpi_init(&a, &bi, phys_buffer_read), "an RSDT of 70 entries is usable");
 	report(a.table_count == ACPI_MAX_TABLES && a.tables[63] == SSDT_ADDR + 63 * 0x100,
 	       "its first ACPI_MAX_TABLES entries are kept");
@@ -333,14 +320,14 @@ DEFINE_TEST(unit_acpi_find, "lookups skip corrupt and overlong tables", 0)
 	const u64 end = PHYS_END;
 
 	reset();
-	fw_table(FADT_ADDR, "FACP", FADT_V6_SIZE)->checksum ^= 1;
-	fw_table(FADT_ADDR + 0x100, "FACP", FADT_V6_SIZE);
+	fw_table(FADT_ADDR, "FACP", ACPI_FADT_V6_LENGTH)->checksum ^= 1;
+	fw_table(FADT_ADDR + 0x100, "FACP", ACPI_FADT_V6_LENGTH);
 	fw_table(PHYS_END - 64, "APIC", 64)->length = 256;
 	fw_table(MADT_ADDR, "APIC", 64);
 	fw_table(SSDT_ADDR, "SSDT", 40);
 	fw_table(SSDT_ADDR + 0x100, "SSDT", 48);
 	rsdt(entries, ARRAY_SIZE(entries));
-	fw_rsdp_at(ROM_ADDR, 0, RSDT_ADDR, 0);
+	fw_rsdp_at(BIOS_ROM_BASE, 0, RSDT_ADDR, 0);
 	report(acpi_init(&a, &bi, phys_buffer_read), "an RSDT of seven entries");
 	report_eq(a.table_count, 7, "all seven are listed");
 
@@ -375,7 +362,7 @@ DEFINE_TEST(unit_acpi_fadt, "FADT fields and the DSDT it names", 0)
 	reset();
 	dsdt(DSDT_ADDR, 5, 5);
 	dsdt(X_DSDT_ADDR, 7, 6);
-	build_fadt(FADT_V6_SIZE, DSDT_ADDR, X_DSDT_ADDR, ACPI_FADT_TMR_VAL_EXT);
+	build_fadt(ACPI_FADT_V6_LENGTH, DSDT_ADDR, X_DSDT_ADDR, ACPI_FADT_TMR_VAL_EXT);
 	fw_root(&a, FADT_ADDR);
 	report(acpi_fadt_parse(&a, &f), "a revision 6 FADT parses");
 	report_eq(f.smi_cmd, 0xb2, "SMI_CMD port");
@@ -388,13 +375,13 @@ DEFINE_TEST(unit_acpi_fadt, "FADT fields and the DSDT it names", 0)
 	report_eq(f.dsdt, X_DSDT_ADDR, "X_DSDT is preferred over DSDT");
 	report(f.has_s5 && f.s5_typa == 7 && f.s5_typb == 6, "\\_S5 comes from the X_DSDT");
 
-	build_fadt(FADT_V6_SIZE, DSDT_ADDR, 0, ACPI_FADT_HW_REDUCED);
+	build_fadt(ACPI_FADT_V6_LENGTH, DSDT_ADDR, 0, ACPI_FADT_HW_REDUCED);
 	acpi_fadt_parse(&a, &f);
 	report_eq(f.dsdt, DSDT_ADDR, "X_DSDT 0: the 32-bit DSDT");
 	report(f.has_s5 && f.s5_typa == 5 && f.s5_typb == 5, "\\_S5 from that DSDT");
 	report(f.hw_reduced && !f.pm_tmr_32bit, "HW_REDUCED without TMR_VAL_EXT");
 
-	build_fadt(FADT_V1_SIZE, DSDT_ADDR, X_DSDT_ADDR, 0);
+	build_fadt(ACPI_FADT_V1_LENGTH, DSDT_ADDR, X_DSDT_ADDR, 0);
 	acpi_fadt_parse(&a, &f);
 	report_eq(f.dsdt, DSDT_ADDR, "a 116-byte FADT has no X_DSDT: its bytes are not read");
 	report_eq(f.pm_tmr, 0x608, "and its fields still are");
