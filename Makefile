@@ -35,79 +35,10 @@ KERNEL_ASFLAGS := -I. -D__ASSEMBLER__
 KERNEL_LDFLAGS := -nostdlib -static -no-pie -z max-page-size=0x1000 \
 	-z noexecstack -T linker.ld
 
-# Link order is test order: tests/ objects run in the order listed.
-KERNEL_OBJS := \
-	apic/apic.o \
-	apic/options.o \
-	apic/smp.o \
-	apic/timer.o \
-	apic/trampoline.o \
-	boot/entry.o \
-	boot/boot.o \
-	hv/hv.o \
-	hv/hv_init.o \
-	hv/hyperv.o \
-	hv/hyperv_math.o \
-	hv/kvm.o \
-	hv/pvclock.o \
-	pmu/options.o \
-	pmu/pmi.o \
-	pmu/pmu.o \
-	pmu/pmu_math.o \
-	pmu/stress.o \
-	boot/boot_info.o \
-	kernel/acpi/acpi.o \
-	kernel/acpi/fadt.o \
-	kernel/acpi/hpet.o \
-	kernel/acpi/madt.o \
-	kernel/acpi/srat.o \
-	kernel/x86/alloc.o \
-	kernel/time/clock.o \
-	kernel/cmdline.o \
-	kernel/console.o \
-	kernel/x86/cpuid.o \
-	kernel/time/delay.o \
-	kernel/x86/entry.o \
-	kernel/time/hpet.o \
-	kernel/lib/json.o \
-	kernel/test/ktap.o \
-	kernel/lib/libc.o \
-	kernel/time/lpj.o \
-	kernel/time/options.o \
-	kernel/main.o \
-	kernel/options.o \
-	kernel/x86/nmi.o \
-	kernel/x86/nmi_account.o \
-	kernel/x86/percpu.o \
-	kernel/x86/pic.o \
-	kernel/time/pit.o \
-	kernel/time/pmtimer.o \
-	kernel/power.o \
-	kernel/lib/printf.o \
-	kernel/test/options.o \
-	kernel/test/runner.o \
-	kernel/lib/stats.o \
-	kernel/lib/string.o \
-	kernel/x86/trap.o \
-	kernel/test/watchdog.o \
-	tests/boot.o \
-	tests/exceptions.o \
-	tests/cpuinfo.o \
-	tests/hv.o \
-	tests/timers.o \
-	tests/smp.o \
-	tests/lpj.o \
-	tests/nmi_storm.o \
-	tests/pmi_stress.o \
-	tests/crash.o \
-	tests/crash_ap.o \
-	tests/hang.o \
-	tests/acpidump.o
-
-KERNEL_OBJS := $(addprefix $(BUILD)/,$(KERNEL_OBJS))
-
-# Pure logic, built unchanged into the host unit tests.
-UNIT_SHARED := \
+# Each source once. LOGIC is pure: it is built unchanged into the kernel,
+# the host unit tests and the fuzzers. KERNEL is the rest of the kernel:
+# hardware access, entry points, the composition in kernel/main.c.
+LOGIC := \
 	apic/options.c \
 	boot/boot_info.c \
 	hv/hv.c \
@@ -119,19 +50,82 @@ UNIT_SHARED := \
 	kernel/acpi/madt.c \
 	kernel/acpi/srat.c \
 	kernel/cmdline.c \
-	kernel/options.c \
-	kernel/test/options.c \
-	kernel/time/options.c \
 	kernel/lib/json.c \
-	kernel/test/ktap.c \
-	kernel/time/lpj.c \
 	kernel/lib/printf.c \
-	kernel/test/runner.c \
 	kernel/lib/stats.c \
 	kernel/lib/string.c \
+	kernel/options.c \
+	kernel/test/ktap.c \
+	kernel/test/options.c \
+	kernel/test/runner.c \
+	kernel/time/lpj.c \
+	kernel/time/options.c \
 	kernel/x86/nmi_account.c \
 	pmu/options.c \
 	pmu/pmu_math.c
+
+KERNEL := \
+	apic/apic.c \
+	apic/smp.c \
+	apic/timer.c \
+	apic/trampoline.S \
+	boot/boot.c \
+	boot/entry.S \
+	hv/hv_init.c \
+	hv/hyperv.c \
+	hv/kvm.c \
+	kernel/console.c \
+	kernel/lib/libc.c \
+	kernel/main.c \
+	kernel/power.c \
+	kernel/test/watchdog.c \
+	kernel/time/clock.c \
+	kernel/time/delay.c \
+	kernel/time/hpet.c \
+	kernel/time/pit.c \
+	kernel/time/pmtimer.c \
+	kernel/x86/alloc.c \
+	kernel/x86/cpuid.c \
+	kernel/x86/entry.S \
+	kernel/x86/nmi.c \
+	kernel/x86/percpu.c \
+	kernel/x86/pic.c \
+	kernel/x86/trap.c \
+	pmu/pmi.c \
+	pmu/pmu.c \
+	pmu/stress.c
+
+# The guest tests, tests/<name>.c each, in the order they run. A new test
+# is its file and its name here.
+TESTS := \
+	boot \
+	exceptions \
+	cpuinfo \
+	hv \
+	timers \
+	smp \
+	lpj \
+	nmi_storm \
+	pmi_stress \
+	crash \
+	crash_ap \
+	hang \
+	acpidump
+
+UNLISTED := $(filter-out $(TESTS),$(basename $(notdir $(wildcard tests/*.c))))
+ifneq ($(UNLISTED),)
+$(error tests/ has $(UNLISTED).c, which TESTS does not list)
+endif
+
+# $(call rank,name): name's place in TESTS, from 1; DEFINE_TEST records it
+# and the runner runs tests in that order, whatever the link order.
+upto = $(if $(filter $1,$(firstword $2)),$1,$(firstword $2) $(call upto,$1,$(wordlist 2,$(words $2),$2)))
+rank = $(words $(call upto,$1,$(TESTS)))
+
+KERNEL_OBJS := $(patsubst %,$(BUILD)/%.o,$(basename $(LOGIC) $(KERNEL)) $(addprefix tests/,$(TESTS)))
+
+$(TESTS:%=$(BUILD)/tests/%.o): KERNEL_CFLAGS += -DTEST_RANK=$(call rank,$(basename $(notdir $@)))
+$(TESTS:%=$(BUILD)/tests/%.o): Makefile
 
 UNIT_TESTS := \
 	tests/unit/acpi_build.c \
@@ -190,9 +184,9 @@ $(BUILD)/isodir/boot/hvprobe.elf: $(BUILD)/hvprobe.elf
 $(BUILD)/hvprobe.iso: $(BUILD)/isodir/boot/hvprobe.elf $(BUILD)/isodir/boot/grub/grub.cfg tools/mkiso
 	tools/mkiso $(BUILD)/isodir $@
 
-$(BUILD)/unit/hvprobe-unit: $(UNIT_SHARED) $(UNIT_TESTS) $(wildcard */*.h tests/unit/*.h)
+$(BUILD)/unit/hvprobe-unit: $(LOGIC) $(UNIT_TESTS) $(shell find apic boot hv kernel pmu tests -name '*.h')
 	@mkdir -p $(dir $@)
-	$(CC) $(UNIT_CFLAGS) -o $@ $(UNIT_SHARED) $(UNIT_TESTS)
+	$(CC) $(UNIT_CFLAGS) -o $@ $(LOGIC) $(UNIT_TESTS)
 
 unit: $(BUILD)/unit/hvprobe-unit
 	$(BUILD)/unit/hvprobe-unit

@@ -7,13 +7,17 @@
 #include "kernel/lib/string.h"
 #include "kernel/test/test.h"
 
-extern const struct test __start_hvprobe_tests[], __stop_hvprobe_tests[];
+TABLE_DECLARE(struct test, hvprobe_tests);
+
+/* More than the kernel and the unit tests register together. */
+#define TESTS_MAX 256
 
 static struct ktap ktap_main;
 
 static struct {
 	const char *selection;
 	const struct test *running;
+	u32 running_at; /* its place in the run order */
 	u64 seq; /* tests started so far */
 	bool started, finished;
 } run;
@@ -27,14 +31,25 @@ void tests_init(void (*write_line)(const char *line), __noreturn void (*exit)(en
 	run_exit = exit;
 }
 
-const struct test *tests_begin(void)
+/* The table sorted by rank, stable (insertion): once, on first use. */
+const struct test *tests_at(u32 i)
 {
-	return __start_hvprobe_tests;
-}
+	static const struct test *order[TESTS_MAX];
+	static u32 count;
+	const struct test *t;
 
-const struct test *tests_end(void)
-{
-	return __stop_hvprobe_tests;
+	if (!count) {
+		table_for_each(t, hvprobe_tests) {
+			u32 k = count++;
+
+			for (; k && order[k - 1]->rank > t->rank; k--)
+				order[k] = order[k - 1];
+			order[k] = t;
+			if (count == TESTS_MAX)
+				break;
+		}
+	}
+	return i < count ? order[i] : NULL;
 }
 
 /* Is name an element of the comma-separated list? */
@@ -69,14 +84,14 @@ bool tests_check_selection(const char *selection, char *err, size_t errlen)
 		size_t len = end ? (size_t)(end - p) : strlen(p);
 		bool known = len == 3 && !strncmp(p, "all", 3);
 
-		for (const struct test *t = tests_begin(); !known && t < tests_end(); t++)
-			known = strlen(t->name) == len && !strncmp(p, t->name, len);
+		for (u32 i = 0; !known && tests_at(i); i++)
+			known = strlen(tests_at(i)->name) == len && !strncmp(p, tests_at(i)->name, len);
 		if (!known) {
 			snprintf(err, errlen, "test: unknown test '%.*s' (accepted: all", (int)len,
 				 p);
-			for (const struct test *t = tests_begin(); t < tests_end(); t++) {
+			for (u32 i = 0; tests_at(i); i++) {
 				str_append(err, ", ", errlen);
-				str_append(err, t->name, errlen);
+				str_append(err, tests_at(i)->name, errlen);
 			}
 			str_append(err, ")", errlen);
 			return false;
@@ -94,8 +109,8 @@ void tests_start(const char *selection, const char *banner)
 	u32 planned = 0;
 
 	run.selection = selection;
-	for (const struct test *t = tests_begin(); t < tests_end(); t++)
-		planned += selected(t, selection);
+	for (u32 i = 0; tests_at(i); i++)
+		planned += selected(tests_at(i), selection);
 	run.started = true;
 	ktap_header(k, planned);
 	if (banner)
@@ -108,9 +123,9 @@ enum result tests_abort_setup(const char *reason)
 	char why[KTAP_REASON_MAX];
 
 	snprintf(why, sizeof(why), "not run: set-up failed: %s", reason);
-	for (const struct test *t = tests_begin(); t < tests_end(); t++)
-		if (selected(t, run.selection))
-			ktap_test_result(k, t->name, RESULT_ERROR, why);
+	for (u32 i = 0; tests_at(i); i++)
+		if (selected(tests_at(i), run.selection))
+			ktap_test_result(k, tests_at(i)->name, RESULT_ERROR, why);
 	run.finished = true;
 	ktap_footer(k);
 	return ktap_overall(k);
@@ -120,10 +135,13 @@ enum result tests_run(void)
 {
 	struct ktap *k = &ktap_main;
 
-	for (const struct test *t = tests_begin(); t < tests_end(); t++) {
+	for (u32 i = 0; tests_at(i); i++) {
+		const struct test *t = tests_at(i);
+
 		if (!selected(t, run.selection))
 			continue;
 		run.running = t;
+		run.running_at = i;
 		run.seq++;
 		ktap_test_begin(k, t->name);
 		t->run();
@@ -174,9 +192,9 @@ void tests_abort(const char *reason)
 	run.running = NULL;
 	ktap_test_result(k, crashed->name, RESULT_ERROR, reason);
 	snprintf(why, sizeof(why), "not run: test '%s' crashed", crashed->name);
-	for (const struct test *t = crashed + 1; t < tests_end(); t++)
-		if (selected(t, run.selection))
-			ktap_test_result(k, t->name, RESULT_SKIP, why);
+	for (u32 i = run.running_at + 1; tests_at(i); i++)
+		if (selected(tests_at(i), run.selection))
+			ktap_test_result(k, tests_at(i)->name, RESULT_SKIP, why);
 	ktap_footer(k);
 }
 

@@ -7,15 +7,20 @@
  *		...report() calls...
  *	}
  *
- * places a descriptor in the hvprobe_tests section; the runner selects by
- * name. Tests run in the order of their files in the Makefile's object
- * list; within one file the compiler chooses, so a file holds one guest
- * test.
+ * places a descriptor in the hvprobe_tests table; the runner selects by
+ * name. Guest tests run in the order of the Makefile's TESTS list, which
+ * gives each file its TEST_RANK; tests of the same rank (the host unit
+ * tests, which have none) run in link order.
  */
 #ifndef KERNEL_TEST_TEST_H
 #define KERNEL_TEST_TEST_H
 
+#include "kernel/lib/table.h"
 #include "kernel/test/ktap.h"
+
+#ifndef TEST_RANK
+#define TEST_RANK 0
+#endif
 
 /* Run only when named in test=, never as part of "all". */
 #define TEST_EXPLICIT BIT(0)
@@ -24,23 +29,23 @@ struct test {
 	const char *name;
 	const char *summary;
 	u64 flags;
+	u64 rank; /* run order */
 	void (*run)(void);
 };
 
-#define DEFINE_TEST(tname, tsummary, tflags)                                  \
-	static void test_##tname(void);                                       \
-	static const struct test test_desc_##tname                            \
-		__attribute__((used, section("hvprobe_tests"), aligned(8))) = { \
-			.name = #tname,                                       \
-			.summary = tsummary,                                  \
-			.flags = tflags,                                      \
-			.run = test_##tname,                                  \
-		};                                                            \
+#define DEFINE_TEST(tname, tsummary, tflags)                                          \
+	static void test_##tname(void);                                               \
+	static const struct test test_desc_##tname TABLE_ENTRY(hvprobe_tests) = {      \
+		.name = #tname,                                                       \
+		.summary = tsummary,                                                  \
+		.flags = tflags,                                                      \
+		.rank = TEST_RANK,                                                    \
+		.run = test_##tname,                                                  \
+	};                                                                            \
 	static void test_##tname(void)
 
-/* The registered tests, in link order. */
-const struct test *tests_begin(void);
-const struct test *tests_end(void);
+/* The registered tests, in run order: the i-th, or NULL past the end. */
+const struct test *tests_at(u32 i);
 
 /*
  * Direct all KTAP output to write_line, and end a run that cannot go on

@@ -27,24 +27,9 @@ FUZZ_TARGETS := \
 	madt \
 	srat
 
-# The parsers, unchanged, and what the harnesses share.
-FUZZ_SHARED := \
-	apic/options.c \
-	boot/boot_info.c \
-	kernel/acpi/acpi.c \
-	kernel/acpi/fadt.c \
-	kernel/acpi/hpet.c \
-	kernel/acpi/madt.c \
-	kernel/acpi/srat.c \
-	kernel/cmdline.c \
-	kernel/options.c \
-	kernel/test/options.c \
-	kernel/time/options.c \
-	pmu/options.c \
-	kernel/lib/printf.c \
-	kernel/lib/string.c \
-	tests/fuzz/fuzz.c \
-	tests/unit/phys_buffer.c
+# The kernel's pure logic, unchanged (the Makefile's LOGIC), and what the
+# harnesses share.
+FUZZ_SHARED := $(LOGIC) tests/fuzz/fuzz.c tests/unit/phys_buffer.c
 
 FUZZ_OBJS := $(patsubst %.c,$(FUZZ_BUILD)/obj/%.o,$(FUZZ_SHARED))
 FUZZ_BINS := $(addprefix $(FUZZ_BUILD)/fuzz_,$(FUZZ_TARGETS))
