@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Ending a run (DESIGN.md, "Exit"): QEMU's isa-debug-exit device carries
- * the result; elsewhere ACPI S5 powers the VM off; exit=halt keeps it up.
+ * Ending a run (README, "What the output means"): QEMU's isa-debug-exit
+ * device carries the result; elsewhere ACPI S5 powers the VM off;
+ * exit=halt keeps it up.
  */
 #ifndef KERNEL_POWER_H
 #define KERNEL_POWER_H

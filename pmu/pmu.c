@@ -207,7 +207,11 @@ u32 pmu_service(u64 *skid)
 	status = rdmsr(status_msr()) & gp_bits();
 	if (!status)
 		return 0;
-	/* hardware.md 4.1: counting off while re-arming, control restored last. */
+	/*
+	 * Counting off while re-arming, control restored last, as Linux's
+	 * intel_pmu_handle_irq() does (SDM Vol 3B 21.2.2: clear GLOBAL_CTRL,
+	 * then the status bits through GLOBAL_OVF_CTRL).
+	 */
 	ctrl = rdmsr(global_ctrl_msr());
 	wrmsr(global_ctrl_msr(), 0);
 	*skid = 0;

@@ -5,7 +5,7 @@
 #include "kernel/lib/string.h"
 #include "pmu/pmu.h"
 
-/* SDM Vol 3B Table 21-1 / hardware.md 4.1 */
+/* SDM Vol 3B Table 21-1, the pre-defined architectural events' encodings */
 static const struct pmu_event intel_instructions = { "instructions", 0xc0, 0x00 };
 static const struct pmu_event intel_cycles = { "cycles", 0x3c, 0x00 };
 /* AMD PPR "Retired Instructions" and Linux's amd_perfmon_event_map cycles */

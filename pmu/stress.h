@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The PMI stress (DESIGN.md experiment 2) on every online CPU at once:
- * the workload runs with counter 0 overflowing every period events into
- * a PMI through LVTPC, optionally while each CPU sends NMI IPIs to the
- * next, for a fixed time; then the counters stop and each CPU says what
- * it saw. Needs a PMU that counts (pmu_probe_counts()).
+ * The PMI stress (README, "Stressing PMI/NMI ordering") on every online
+ * CPU at once: the workload runs with counter 0 overflowing every period
+ * events into a PMI through LVTPC, optionally while each CPU sends NMI
+ * IPIs to the next, for a fixed time; then the counters stop and each
+ * CPU says what it saw. Needs a PMU that counts (pmu_probe_counts()).
  */
 #ifndef PMU_STRESS_H
 #define PMU_STRESS_H

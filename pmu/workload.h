@@ -2,7 +2,8 @@
 /*
  * The stress workload: a loop with a known instruction count per
  * iteration, stamping the TSC each time so that a PMI handler can tell
- * how long ago the guest last ran (the delivery gap, hardware.md 5.3).
+ * how long ago the guest last ran (the delivery gap; README, "Stressing
+ * PMI/NMI ordering").
  */
 #ifndef PMU_WORKLOAD_H
 #define PMU_WORKLOAD_H

@@ -3,9 +3,9 @@
  * pmi_stress: counters overflow into PMIs through LVTPC on every vCPU at
  * once, and every overflow is serviced.
  *
- * Experiment 2 (DESIGN.md): the load under which a host's ordering of
- * PMI and NMI requests on the VM-entry path matters (Linux 6.7, commit
- * fad505b2cb83). Each CPU runs a workload of known instruction count with
+ * Experiment 2 (README, "Stressing PMI/NMI ordering"): the load under
+ * which a host's ordering of PMI and NMI requests on the VM-entry path
+ * matters (Linux 6.7, commit fad505b2cb83). Each CPU runs a workload of known instruction count with
  * counter 0 overflowing every pmu.period= events for pmu.seconds=, LVTPC
  * in NMI mode (pmu.lvtpc=fixed: a fixed vector, the baseline), optionally
  * sending pmu.nmi_ipi= NMI IPIs a second to its neighbour so that PMIs
