@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* FADT and \_S5 parsing; see acpi_fadt.h. */
+/* FADT and \_S5 parsing; see fadt.h. */
 #include "kernel/acpi/fadt.h"
 #include "kernel/lib/string.h"
 #include "kernel/lib/unaligned.h"

@@ -2,7 +2,7 @@
 /*
  * HPET description table parsing (IA-PC HPET specification 1.0a, section
  * 3.2.4, Table 3) with its base address as an ACPI Generic Address
- * Structure (ACPI 6.5 5.2.3.2, Table 5.1); see acpi_hpet.h.
+ * Structure (ACPI 6.5 5.2.3.2, Table 5.1); see hpet.h.
  */
 #include "kernel/acpi/hpet.h"
 #include "kernel/lib/string.h"

@@ -4,7 +4,7 @@
  * APIC (5.2.12.2), I/O APIC (5.2.12.3), Interrupt Source Override
  * (5.2.12.5), Local APIC NMI (5.2.12.7), Local APIC Address Override
  * (5.2.12.8), Processor Local x2APIC (5.2.12.12) and Local x2APIC NMI
- * (5.2.12.13) structures; see acpi_madt.h.
+ * (5.2.12.13) structures; see madt.h.
  */
 #include "kernel/acpi/madt.h"
 #include "kernel/lib/printf.h"

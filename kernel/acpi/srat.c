@@ -2,7 +2,7 @@
 /*
  * SRAT parsing (ACPI 6.5 5.2.16): the fixed part, Processor Local
  * APIC/SAPIC Affinity (5.2.16.1), Memory Affinity (5.2.16.2) and
- * Processor Local x2APIC Affinity (5.2.16.3) structures; see acpi_srat.h.
+ * Processor Local x2APIC Affinity (5.2.16.3) structures; see srat.h.
  */
 #include "kernel/acpi/srat.h"
 #include "kernel/lib/printf.h"
