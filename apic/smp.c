@@ -378,11 +378,12 @@ static u64 us_since_start(u64 tsc)
 	return tsc > smp.tsc_start ? tsc_to_us(tsc - smp.tsc_start) : 0;
 }
 
-static void ap_json(struct json *j, const struct percpu *c)
+void smp_ap_json(struct json *j, u32 index)
 {
+	const struct percpu *c = cpu_at(index);
 	bool up = c->state == CPU_ONLINE;
 
-	json_object_begin(j, NULL);
+	json_u64(j, "cpu", index);
 	json_u64(j, "apic_id", c->apic_id);
 	json_u64(j, "node", c->node);
 	json_bool(j, "online", up);
@@ -393,7 +394,6 @@ static void ap_json(struct json *j, const struct percpu *c)
 	json_u64(j, "online_us", up ? us_since_start(c->tsc_online) : 0);
 	json_u64(j, "lpj", c->lpj);
 	json_string(j, "lpj_source", c->lpj_source ? c->lpj_source : "none");
-	json_object_end(j);
 }
 
 void smp_json(struct json *j)
@@ -425,8 +425,4 @@ void smp_json(struct json *j)
 	json_u64(j, "median", percentile_u64(per_ap, n, 50));
 	json_u64(j, "max", percentile_u64(per_ap, n, 100));
 	json_object_end(j);
-	json_array_begin(j, "aps");
-	for (u32 i = 1; i < cpu_count(); i++)
-		ap_json(j, cpu_at(i));
-	json_array_end(j);
 }

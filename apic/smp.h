@@ -32,10 +32,12 @@ const char *smp_problems(void);
 const char *smp_madt_problems(void);
 const char *smp_srat_problems(void);
 /*
- * The smp DATA: CPUs online and calibrated, nodes, the bring-up settings,
- * its total time and the per-AP timeline (microseconds from its start).
+ * The smp DATA: CPUs online and calibrated, nodes, the bring-up settings
+ * and its total time; and for each AP its own record, the timeline of
+ * its bring-up in microseconds from the start, one DATA line each.
  */
 void smp_json(struct json *j);
+void smp_ap_json(struct json *j, u32 index);
 
 
 /*

@@ -64,7 +64,7 @@ __noreturn void kmain(const struct boot_info *bi)
 	pic_disable();				/* 8259s off the exception vectors */
 	console_init();				/* COM1 for KTAP */
 	tests_init(console_write_line, power_exit); /* KTAP out; how a run ends */
-	trap_set_fatal(tests_end_run);		/* from here a crash ends the plan */
+	trap_set_fatal(tests_crashed);		/* from here a crash ends the plan */
 	clock_on_tick(watchdog_tick);		/* a test that runs too long is ended */
 	acpi_ok = acpi_init(&acpi, bi, phys_map); /* RSDP, root table */
 	fadt_ok = acpi_ok && acpi_fadt_parse(&acpi, &fadt); /* PM1 ports, \\_S5 */

@@ -20,8 +20,6 @@
 #include "kernel/x86/x86.h"
 
 #define NMI_TIMEOUT_US 1000000
-/* About 200 bytes per AP, for up to MAX_CPUS. */
-#define JSON_MAX (256 * 1024)
 
 struct nmi_wait {
 	const struct percpu *cpu;
@@ -76,9 +74,10 @@ static void nmi_checks(void)
 	report_prefix_pop();
 }
 
+/* The summary, then one line per AP ("record": "ap"), none past a line's length. */
 static void emit_data(void)
 {
-	static char buf[JSON_MAX];
+	char buf[KTAP_LINE_MAX];
 	struct json j;
 
 	json_init(&j, buf, sizeof(buf));
@@ -87,6 +86,15 @@ static void emit_data(void)
 	smp_json(&j);
 	json_object_end(&j);
 	report_json(&j);
+	for (u32 i = 1; i < cpu_count(); i++) {
+		json_init(&j, buf, sizeof(buf));
+		json_object_begin(&j, NULL);
+		json_string(&j, "test", "smp");
+		json_string(&j, "record", "ap");
+		smp_ap_json(&j, i);
+		json_object_end(&j);
+		report_json(&j);
+	}
 }
 
 DEFINE_TEST(smp, "every listed CPU comes online where the firmware says", 0)

@@ -5,7 +5,9 @@
 #include "kernel/lib/printf.h"
 #include "kernel/lib/string.h"
 
+/* Every line but DATA fits this; KTAP_LINE_MAX bounds DATA. */
 #define LINE_MAX 512
+_Static_assert(LINE_MAX <= KTAP_LINE_MAX, "LINE_MAX");
 
 struct ktap *ktap_current;
 
@@ -40,6 +42,7 @@ void ktap_test_begin(struct ktap *k, const char *name)
 {
 	k->in_test = true;
 	k->case_number = 0;
+	k->case_passes = 0;
 	k->verdict = RESULT_PASS;
 	k->reason[0] = '\0';
 	k->prefix[0] = '\0';
@@ -67,6 +70,7 @@ static const char *directive(enum result r)
 	switch (r) {
 	case RESULT_SKIP: return " # SKIP ";
 	case RESULT_ERROR: return " # ERROR ";
+	case RESULT_TIMEOUT: return " # TIMEOUT ";
 	default: return "";
 	}
 }
@@ -80,13 +84,14 @@ static void result_line(struct ktap *k, u32 number, const char *name, enum resul
 	     name, d, *d ? reason : "");
 }
 
-static void count(struct ktap *k, enum result r)
+static void count(struct ktap_totals *t, enum result r)
 {
 	switch (r) {
-	case RESULT_PASS: k->totals.pass++; break;
-	case RESULT_SKIP: k->totals.skip++; break;
-	case RESULT_ERROR: k->totals.error++; break;
-	case RESULT_FAIL: k->totals.fail++; break;
+	case RESULT_PASS: t->pass++; break;
+	case RESULT_SKIP: t->skip++; break;
+	case RESULT_ERROR:
+	case RESULT_TIMEOUT: t->error++; break;
+	case RESULT_FAIL: t->fail++; break;
 	}
 }
 
@@ -98,19 +103,32 @@ enum result ktap_test_end(struct ktap *k, const char *name)
 	if (!k->case_number) {
 		r = RESULT_ERROR;
 		str_copy(k->reason, "no checks were made", sizeof(k->reason));
+	} else if (r == RESULT_PASS && !k->case_passes) {
+		/* Every case skipped: the first one's reason says why. */
+		r = RESULT_SKIP;
 	}
-	line(k, "1..%u", k->case_number);
 	k->in_test = false;
 	result_line(k, ++k->test_number, name, r, k->reason);
-	count(k, r);
+	count(&k->totals, r);
 	return r;
+}
+
+enum result ktap_test_abort(struct ktap *k, const char *name, enum result r, const char *reason)
+{
+	if (k->in_test) {
+		result_line(k, ++k->case_number, "the test ran to its end", r, reason);
+		count(&k->cases, r);
+	}
+	k->verdict = r;
+	str_copy(k->reason, reason, sizeof(k->reason));
+	return ktap_test_end(k, name);
 }
 
 void ktap_test_result(struct ktap *k, const char *name, enum result r, const char *reason)
 {
 	k->in_test = false;
 	result_line(k, ++k->test_number, name, r, reason);
-	count(k, r);
+	count(&k->totals, r);
 }
 
 void ktap_vcase(struct ktap *k, enum result r, const char *fmt, va_list ap)
@@ -131,7 +149,13 @@ void ktap_vcase(struct ktap *k, enum result r, const char *fmt, va_list ap)
 
 	sanitize(name);
 	result_line(k, ++k->case_number, name, r, desc);
-	if (r > k->verdict) {
+	count(&k->cases, r);
+	k->case_passes += r == RESULT_PASS;
+	/* Skips lower nothing; the first one's reason is kept for an all-skip test. */
+	if (r == RESULT_SKIP) {
+		if (k->verdict == RESULT_PASS && !k->reason[0])
+			str_copy(k->reason, desc, sizeof(k->reason));
+	} else if (r > k->verdict) {
 		k->verdict = r;
 		str_copy(k->reason, has_reason ? desc : name, sizeof(k->reason));
 	}
@@ -177,6 +201,8 @@ void ktap_prefix_pop(struct ktap *k)
 
 void ktap_footer(struct ktap *k)
 {
+	line(k, "# Cases: pass:%u fail:%u skip:%u error:%u", k->cases.pass, k->cases.fail,
+	     k->cases.skip, k->cases.error);
 	line(k, "# Totals: pass:%u fail:%u skip:%u error:%u", k->totals.pass,
 	     k->totals.fail, k->totals.skip, k->totals.error);
 }
@@ -252,14 +278,16 @@ void report_info(const char *fmt, ...)
 
 void report_data(const char *json)
 {
-	/* DATA lines can be long (one entry per CPU): no vsnprintf buffer. */
-	static char line[KTAP_DATA_MAX];
+	/* One byte more than a line may have, to tell a full line from a long one. */
+	static char line[KTAP_LINE_MAX + 2];
 	size_t indent = ktap_current->in_test ? sizeof(KTAP_INDENT) - 1 : 0;
 
 	memcpy(line, KTAP_INDENT, indent);
 	str_copy(line + indent, "# DATA ", sizeof(line) - indent);
-	if (!str_append(line, json, sizeof(line))) {
-		ktap_case(ktap_current, RESULT_ERROR, "DATA line longer than %d bytes", KTAP_DATA_MAX);
+	if (!str_append(line, json, sizeof(line)) || strlen(line) > KTAP_LINE_MAX) {
+		ktap_case(ktap_current, RESULT_ERROR,
+			  "a DATA line of %zu bytes is longer than %d", indent + 7 + strlen(json),
+			  KTAP_LINE_MAX);
 		return;
 	}
 	ktap_current->write_line(line);

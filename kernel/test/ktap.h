@@ -2,19 +2,35 @@
 /*
  * KTAP version 1 output (Linux Documentation/dev-tools/ktap.rst) and the
  * check API tests use. Every top-level test is a KTAP subtest whose cases
- * are the report*() calls; its own result is the worst of them:
- * pass < skip < error < fail. An error is our bug or a broken environment,
- * a fail is the platform misbehaving (XTF's distinction).
+ * are the report*() calls. Its result follows ktap.rst: a fail if any
+ * case failed, else an error (or a timeout) if any case erred, else a
+ * pass if any case passed; a skip only when every case skipped ("skipped
+ * tests do not affect the result of the parent test"). An error is our
+ * bug or a broken environment, a fail the platform misbehaving (XTF's
+ * distinction).
+ *
+ * A subtest has no plan line: how many checks a test makes is known only
+ * when it ends (a case per CPU, per timer present), and ktap.rst lets a
+ * plan be left out when the count is not known in advance, where a plan
+ * printed after the cases is out of place (plans follow version lines).
+ * Readers find the end of a subtest by its result line, whose name
+ * matches the "# Subtest:" line.
+ *
+ * No line is longer than KTAP_LINE_MAX bytes. The run ends with a "# Cases:"
+ * line, the leaf results by kind, and the "# Totals:" line, which counts
+ * the top-level tests as kselftest's does.
  */
 #ifndef KERNEL_TEST_KTAP_H
 #define KERNEL_TEST_KTAP_H
 
 #include "kernel/lib/types.h"
 
+/* Ranked: a worse result hides a milder one in the verdict. */
 enum result {
 	RESULT_PASS,
 	RESULT_SKIP,
 	RESULT_ERROR,
+	RESULT_TIMEOUT, /* an error: the test never ended (the watchdog) */
 	RESULT_FAIL,
 };
 
@@ -22,8 +38,10 @@ enum result {
 #define KTAP_PREFIX_MAX 128
 #define KTAP_PREFIX_DEPTH 8
 #define KTAP_INDENT "    "
-#define KTAP_DATA_MAX (256 * 1024)
+/* The longest line, without its newline: DATA included. */
+#define KTAP_LINE_MAX 1024
 
+/* Results by kind; a timeout counts as an error. */
 struct ktap_totals {
 	u32 pass, fail, skip, error;
 };
@@ -34,18 +52,26 @@ struct ktap {
 	bool in_test;
 	u32 test_number;
 	u32 case_number;
-	enum result verdict;
+	u32 case_passes;
+	enum result verdict; /* the worst case but skips */
 	char reason[KTAP_REASON_MAX];
 	char prefix[KTAP_PREFIX_MAX];
 	u32 prefix_len[KTAP_PREFIX_DEPTH];
 	u32 prefix_depth;
-	struct ktap_totals totals;
+	struct ktap_totals totals; /* top-level tests */
+	struct ktap_totals cases;  /* leaf cases of every test */
 };
 
 void ktap_init(struct ktap *k, void (*write_line)(const char *line));
 void ktap_header(struct ktap *k, u32 planned_tests);
 void ktap_test_begin(struct ktap *k, const char *name);
 enum result ktap_test_end(struct ktap *k, const char *name);
+/*
+ * End the running test early (a crash, the watchdog): a case that says
+ * so, with r (RESULT_ERROR or RESULT_TIMEOUT) and reason, then the test's
+ * own result, so that readers that count cases see it too.
+ */
+enum result ktap_test_abort(struct ktap *k, const char *name, enum result r, const char *reason);
 /* A top-level result with no cases (skipped or never run). */
 void ktap_test_result(struct ktap *k, const char *name, enum result r, const char *reason);
 void ktap_case(struct ktap *k, enum result r, const char *fmt, ...) __printf(3, 4);
@@ -72,7 +98,11 @@ bool report_str_eq(const char *actual, const char *expected, const char *what);
 void report_skip(const char *fmt, ...) __printf(1, 2);
 void report_error(const char *fmt, ...) __printf(1, 2);
 void report_info(const char *fmt, ...) __printf(1, 2);
-/* One `# DATA {json}` line, up to KTAP_DATA_MAX; json is the finished document. */
+/*
+ * One `# DATA {json}` line; json is the finished document. A line past
+ * KTAP_LINE_MAX is an error instead: a subsystem with a record per CPU
+ * writes one DATA line per record (docs/results.md, "DATA lines").
+ */
 void report_data(const char *json);
 struct json;
 /* Finish j and report it as DATA, or report an error if it overflowed. */

@@ -17,7 +17,7 @@ static struct ktap ktap_main;
 static struct {
 	const char *selection;
 	const struct test *running;
-	u32 running_at; /* its place in the run order */
+	u32 next; /* the run order's place after the last test started */
 	u64 seq; /* tests started so far */
 	bool started, finished;
 } run;
@@ -141,7 +141,7 @@ enum result tests_run(void)
 		if (!selected(t, run.selection))
 			continue;
 		run.running = t;
-		run.running_at = i;
+		run.next = i + 1;
 		run.seq++;
 		ktap_test_begin(k, t->name);
 		t->run();
@@ -170,10 +170,10 @@ enum result tests_fail_setup(const char *name, const char *reason)
 	return ktap_overall(k);
 }
 
-void tests_abort(const char *reason)
+void tests_abort(enum result r, const char *reason)
 {
 	struct ktap *k = &ktap_main;
-	const struct test *crashed = run.running;
+	const struct test *stopped = run.running;
 	char why[KTAP_REASON_MAX];
 
 	if (!run.started) {
@@ -183,23 +183,32 @@ void tests_abort(const char *reason)
 	if (run.finished)
 		return;
 	run.finished = true;
-	if (!crashed) {
-		ktap_diag(k, "%s outside any test", reason);
-		k->totals.error++;
+	if (!stopped) {
+		/* In set-up or between tests: what has not run is an error, not a skip. */
+		snprintf(why, sizeof(why), "not run: %s outside any test", reason);
+		for (u32 i = run.next; tests_at(i); i++)
+			if (selected(tests_at(i), run.selection))
+				ktap_test_result(k, tests_at(i)->name, RESULT_ERROR, why);
 		ktap_footer(k);
 		return;
 	}
 	run.running = NULL;
-	ktap_test_result(k, crashed->name, RESULT_ERROR, reason);
-	snprintf(why, sizeof(why), "not run: test '%s' crashed", crashed->name);
-	for (u32 i = run.running_at + 1; tests_at(i); i++)
+	ktap_test_abort(k, stopped->name, r, reason);
+	snprintf(why, sizeof(why), "not run: test '%s' %s", stopped->name,
+		 r == RESULT_TIMEOUT ? "never ended" : "crashed");
+	for (u32 i = run.next; tests_at(i); i++)
 		if (selected(tests_at(i), run.selection))
 			ktap_test_result(k, tests_at(i)->name, RESULT_SKIP, why);
 	ktap_footer(k);
 }
 
-void tests_end_run(const char *reason)
+void tests_end_run(enum result r, const char *reason)
 {
-	tests_abort(reason);
-	run_exit(RESULT_ERROR);
+	tests_abort(r, reason);
+	run_exit(r);
+}
+
+void tests_crashed(const char *reason)
+{
+	tests_end_run(RESULT_ERROR, reason);
 }

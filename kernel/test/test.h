@@ -69,11 +69,18 @@ const struct test *tests_current(u64 *seq);
 /* A run that cannot start: a one-test plan whose test is an error. */
 enum result tests_fail_setup(const char *name, const char *reason);
 /*
- * Ends the run from a crash, keeping the KTAP well-formed: the running
- * test is an error with the reason, the rest are reported as not run.
+ * Ends the run from a crash (r = RESULT_ERROR) or the watchdog (r =
+ * RESULT_TIMEOUT), keeping the KTAP well-formed: the running test gets a
+ * case with r and the reason, then its own result; the rest are reported
+ * as not run.
  */
-void tests_abort(const char *reason);
-/* tests_abort(reason), then exit with an error: the end of a crashed run. */
-__noreturn void tests_end_run(const char *reason);
+void tests_abort(enum result r, const char *reason);
+/*
+ * tests_abort(), then exit: the end of a run that cannot go on, r being
+ * RESULT_ERROR for a crash and RESULT_TIMEOUT for the watchdog.
+ */
+__noreturn void tests_end_run(enum result r, const char *reason);
+/* A crash, for trap_set_fatal(): tests_end_run(RESULT_ERROR, reason). */
+__noreturn void tests_crashed(const char *reason);
 
 #endif

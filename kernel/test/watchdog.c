@@ -126,5 +126,5 @@ void watchdog_tick(const struct trap_frame *f)
 	whereabouts(f);
 	snprintf(reason, sizeof(reason), "watchdog: still running after %llu s",
 		 (limit / clock.hz));
-	tests_end_run(reason);
+	tests_end_run(RESULT_TIMEOUT, reason);
 }

@@ -4,9 +4,12 @@
  * are captured. The KTAP log is the only thing the host runner, KUnit's
  * parser and KernelCI read, so its exact text is an interface: a wrong
  * indent, a stray '#' or a verdict that lets an error pass as "ok" would
- * misreport a hypervisor. Covered: plan and header, subtests, the SKIP and
- * ERROR directives, worst-wins verdicts (pass < skip < error < fail), the
- * test that checked nothing, prefixes, and the totals line.
+ * misreport a hypervisor. Covered: plan and header, subtests without a
+ * plan (ktap.rst: plans follow version lines or are left out), the SKIP,
+ * ERROR and TIMEOUT directives, ktap.rst's verdicts (a skip lowers
+ * nothing; a test is skipped when all of it was), the test that checked
+ * nothing, a test ended by a crash or the watchdog, prefixes, DATA lines
+ * past the line length, and the cases and totals lines.
  *
  * report*() write to ktap_current, which is the harness's own instance
  * while this runs: those checks point it at a private instance for the
@@ -18,7 +21,7 @@
 #include "kernel/test/test.h"
 
 #define CAPTURE_LINES	 32
-#define CAPTURE_LINE_MAX 600
+#define CAPTURE_LINE_MAX (KTAP_LINE_MAX + 8)
 
 static char captured[CAPTURE_LINES][CAPTURE_LINE_MAX];
 static u32 captured_count;
@@ -68,7 +71,8 @@ static void check_last(const char *expected, const char *what)
 /* One subtest holding cases of the given results, in order. */
 static enum result run_cases(struct ktap *k, const enum result *r, u32 n)
 {
-	static const char *const names[] = { "passed", "skipped", "errored", "failed" };
+	static const char *const names[] = { "passed", "skipped", "errored", "timed out",
+					       "failed" };
 
 	start(k);
 	ktap_test_begin(k, "t");
@@ -96,13 +100,12 @@ DEFINE_TEST(unit_ktap_plan, "header, subtests, case lines and totals", 0)
 		"    # a diagnostic",
 		"    ok 1 first check",
 		"    ok 2 second check",
-		"    1..2",
 		"ok 1 alpha",
 		"    KTAP version 1",
 		"    # Subtest: beta",
 		"    not ok 1 it broke",
-		"    1..1",
 		"not ok 2 beta",
+		"# Cases: pass:2 fail:1 skip:0 error:0",
 		"# Totals: pass:1 fail:1 skip:0 error:0",
 	};
 	struct ktap k;
@@ -130,7 +133,6 @@ DEFINE_TEST(unit_ktap_directives, "SKIP and ERROR lines name their reason", 0)
 		"    ok 1 no HPET # SKIP no HPET",
 		"    not ok 2 table bad # ERROR table bad",
 		"    ok 3 hpet: main counter # SKIP not enabled",
-		"    1..3",
 		"not ok 1 hpet # ERROR table bad",
 	};
 	struct ktap k;
@@ -160,6 +162,7 @@ DEFINE_TEST(unit_ktap_directives, "SKIP and ERROR lines name their reason", 0)
 			"not ok 2 smp # ERROR crashed",
 			"ok 3 tsc",
 			"not ok 4 apic",
+			"# Cases: pass:0 fail:0 skip:0 error:0",
 			"# Totals: pass:1 fail:1 skip:1 error:1",
 		};
 
@@ -168,9 +171,10 @@ DEFINE_TEST(unit_ktap_directives, "SKIP and ERROR lines name their reason", 0)
 	}
 }
 
-DEFINE_TEST(unit_ktap_verdict, "worst wins: pass < skip < error < fail", 0)
+DEFINE_TEST(unit_ktap_verdict, "ktap.rst's verdicts: fail > error > pass; skip when all skip", 0)
 {
 	static const enum result pass_skip[] = { RESULT_PASS, RESULT_SKIP, RESULT_PASS };
+	static const enum result all_skip[] = { RESULT_SKIP, RESULT_SKIP };
 	static const enum result skip_error[] = { RESULT_SKIP, RESULT_ERROR, RESULT_SKIP };
 	static const enum result fail_first[] = { RESULT_FAIL, RESULT_ERROR, RESULT_SKIP };
 	static const enum result error_fail[] = { RESULT_ERROR, RESULT_PASS, RESULT_FAIL };
@@ -178,8 +182,10 @@ DEFINE_TEST(unit_ktap_verdict, "worst wins: pass < skip < error < fail", 0)
 	static const enum result all_pass[] = { RESULT_PASS, RESULT_PASS };
 
 	check_verdict(all_pass, ARRAY_SIZE(all_pass), RESULT_PASS, "ok 1 t", "only passes: pass");
-	check_verdict(pass_skip, ARRAY_SIZE(pass_skip), RESULT_SKIP, "ok 1 t # SKIP skipped 2",
-		      "a skip among passes: skip");
+	check_verdict(pass_skip, ARRAY_SIZE(pass_skip), RESULT_PASS, "ok 1 t",
+		      "a skip among passes: still a pass");
+	check_verdict(all_skip, ARRAY_SIZE(all_skip), RESULT_SKIP, "ok 1 t # SKIP skipped 1",
+		      "every case skipped: a skip, with the first one's reason");
 	check_verdict(skip_error, ARRAY_SIZE(skip_error), RESULT_ERROR,
 		      "not ok 1 t # ERROR errored 2", "an error among skips: error");
 	check_verdict(error_fail, ARRAY_SIZE(error_fail), RESULT_FAIL, "not ok 1 t",
@@ -190,8 +196,8 @@ DEFINE_TEST(unit_ktap_verdict, "worst wins: pass < skip < error < fail", 0)
 		      "not ok 1 t # ERROR errored 1", "two errors: the first one's reason");
 	check_verdict(NULL, 0, RESULT_ERROR, "not ok 1 t # ERROR no checks were made",
 		      "no checks at all: error");
-	report(!strcmp(captured[captured_count - 2], "    1..0"),
-	       "a test without checks plans 0 cases");
+	report(!strcmp(captured[captured_count - 2], "    # Subtest: t"),
+	       "a subtest prints no plan, not even 1..0");
 }
 
 DEFINE_TEST(unit_ktap_text, "'#' kept out of descriptions, prefixes, long lines", 0)
@@ -205,7 +211,6 @@ DEFINE_TEST(unit_ktap_text, "'#' kept out of descriptions, prefixes, long lines"
 		"    ok 4 outer: z",
 		"    ok 5 w",
 		"    not ok 6 outer: inner # ERROR why _2",
-		"    1..6",
 		"not ok 1 t # ERROR why _2",
 	};
 	static const char *const levels[KTAP_PREFIX_DEPTH + 1] = { "0", "1", "2", "3", "4",
@@ -302,8 +307,8 @@ DEFINE_TEST(unit_ktap_report, "report*() write to ktap_current", 0)
 		"    ok 5 p: q",
 		"    ok 6 p # SKIP not here",
 		"    not ok 7 broken # ERROR broken",
-		"    1..7",
 		"not ok 1 t",
+		"# Cases: pass:3 fail:2 skip:1 error:1",
 		"# Totals: pass:0 fail:1 skip:0 error:0",
 	};
 	struct ktap *saved = ktap_current;
@@ -331,4 +336,65 @@ DEFINE_TEST(unit_ktap_report, "report*() write to ktap_current", 0)
 	check_lines(want, ARRAY_SIZE(want), "each call's line, in order");
 	report(r_true && !r_false && r_eq && !r_ne, "report and report_eq return the check");
 	report_eq(k.totals.fail, 1, "one failed test counted");
+}
+
+DEFINE_TEST(unit_ktap_abort, "a crash or the watchdog ends a test with a case", 0)
+{
+	static const char *const crash[] = {
+		"    KTAP version 1",
+		"    # Subtest: smp",
+		"    ok 1 started",
+		"    not ok 2 the test ran to its end # ERROR crashed: unexpected #UD",
+		"not ok 1 smp # ERROR crashed: unexpected #UD",
+	};
+	static const char *const hang[] = {
+		"    KTAP version 1",
+		"    # Subtest: hang",
+		"    ok 1 spinning",
+		"    not ok 2 the test ran to its end # TIMEOUT watchdog: still running after 2 s",
+		"not ok 1 hang # TIMEOUT watchdog: still running after 2 s",
+		"# Cases: pass:1 fail:0 skip:0 error:1",
+		"# Totals: pass:0 fail:0 skip:0 error:1",
+	};
+	struct ktap k;
+
+	start(&k);
+	ktap_test_begin(&k, "smp");
+	ktap_case(&k, RESULT_PASS, "started");
+	report_eq(ktap_test_abort(&k, "smp", RESULT_ERROR, "crashed: unexpected #UD"),
+		  RESULT_ERROR, "a crash ends the test as an error");
+	check_lines(crash, ARRAY_SIZE(crash), "the crash is a case, then the test's result");
+
+	start(&k);
+	ktap_test_begin(&k, "hang");
+	ktap_case(&k, RESULT_PASS, "spinning");
+	report_eq(ktap_test_abort(&k, "hang", RESULT_TIMEOUT, "watchdog: still running after 2 s"),
+		  RESULT_TIMEOUT, "the watchdog ends the test as a timeout");
+	ktap_footer(&k);
+	check_lines(hang, ARRAY_SIZE(hang), "a timeout is a TIMEOUT case, counted as an error");
+	report_eq(ktap_overall(&k), RESULT_ERROR, "and the run is an error");
+}
+
+DEFINE_TEST(unit_ktap_line_length, "no line is longer than KTAP_LINE_MAX", 0)
+{
+	static char json[KTAP_LINE_MAX + 16];
+	struct ktap *saved = ktap_current;
+	size_t fits = KTAP_LINE_MAX - strlen("    # DATA ");
+	struct ktap k;
+
+	memset(json, 'x', sizeof(json) - 1);
+	start(&k);
+	ktap_current = &k;
+	ktap_test_begin(&k, "t");
+	json[fits] = '\0';
+	report_data(json);
+	json[fits] = 'x';
+	json[fits + 1] = '\0';
+	report_data(json);
+	ktap_current = saved;
+
+	report_eq(captured_count, 4, "the longest DATA line is written, one byte more is not");
+	report_eq(strlen(captured[2]), KTAP_LINE_MAX, "a DATA line of exactly KTAP_LINE_MAX bytes");
+	report(!strncmp(captured[3], "    not ok 1 a DATA line of 1025 bytes", 38),
+	       "the longer one is an error case that says how long it was");
 }
