@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: MIT
 /*
  * The local APIC timer (SDM Vol 3A 11.5.4 "APIC Timer"), at divide-by-1,
- * in two roles. It is a reference clock where its rate is stated: it
- * counts at the core crystal clock on processors that enumerate CPUID.15H
- * (ECX). And it is the BSP's tick device: periodic interrupts at hz= on
- * APIC_VECTOR_TICK, at a rate the hypervisor states (Hyper-V's
- * HV_X64_MSR_APIC_FREQUENCY, KVM's timing leaf), CPUID.15H states, or
- * measured against the TSC.
+ * in two roles. It is a reference clock where its rate is stated: by the
+ * hypervisor (Hyper-V's HV_X64_MSR_APIC_FREQUENCY, KVM's timing leaf) or
+ * by CPUID.15H, since the timer counts at the core crystal clock on
+ * processors that enumerate it (ECX). And it is the BSP's tick device:
+ * periodic interrupts at hz= on APIC_VECTOR_TICK, at the stated rate or
+ * one measured against the TSC.
  */
 #include "apic/apic.h"
 #include "kernel/lib/string.h"
@@ -59,15 +59,35 @@ static void apic_ref_stop(void)
 		apic_timer_stop();
 }
 
-static bool apic_ref_probe(struct refclock *r)
+/* The rate someone states, in the order Linux trusts them; 0 for none. */
+static u64 stated_rate(const char **source)
 {
+	const struct clock_offers *o = &clock_offers;
 	u32 crystal = cpuid_max_leaf(0) >= CPUID_LEAF_TSC ? cpuid(CPUID_LEAF_TSC).ecx : 0;
 
-	*r = (struct refclock){ .name = "apic", .hz = crystal, .bits = 32,
+	if (o->hyperv_apic_hz) {
+		*source = "hyperv";
+		return o->hyperv_apic_hz;
+	}
+	if (o->kvm_timing_apic_khz) {
+		*source = "kvm";
+		return o->kvm_timing_apic_khz * 1000;
+	}
+	*source = "cpuid";
+	return crystal;
+}
+
+static bool apic_ref_probe(struct refclock *r)
+{
+	const char *source;
+	u64 hz = stated_rate(&source);
+
+	*r = (struct refclock){ .name = "apic", .hz = hz, .bits = 32,
 				.read = apic_ref_read, .start = apic_ref_start,
 				.stop = apic_ref_stop };
-	if (!crystal) {
-		str_copy(r->absent, "APIC timer rate not stated (CPUID.15H:ECX=0)",
+	if (!hz) {
+		str_copy(r->absent,
+			 "APIC timer rate not stated (no Hyper-V or KVM rate, CPUID.15H:ECX=0)",
 			 sizeof(r->absent));
 		return false;
 	}
@@ -93,20 +113,10 @@ static u64 measure_rate(void)
 
 static u64 tick_rate(const char **source)
 {
-	const struct clock_offers *o = &clock_offers;
+	u64 hz = stated_rate(source);
 
-	if (o->hyperv_apic_hz) {
-		*source = "hyperv";
-		return o->hyperv_apic_hz;
-	}
-	if (o->kvm_timing_apic_khz) {
-		*source = "kvm";
-		return o->kvm_timing_apic_khz * 1000;
-	}
-	if (clock.refs[TIMER_APIC].present) {
-		*source = "cpuid";
-		return clock.refs[TIMER_APIC].hz;
-	}
+	if (hz)
+		return hz;
 	*source = "measured";
 	return measure_rate();
 }
