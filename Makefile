@@ -21,6 +21,7 @@ LD := ld
 OBJCOPY := objcopy
 PYTHON := python3
 BUILD := build
+.DEFAULT_GOAL := all
 
 ifneq ($(shell uname -m),x86_64)
 $(error hvprobe builds on an x86-64 host with GCC and GNU binutils)
@@ -93,7 +94,8 @@ KERNEL := \
 	kernel/x86/trap.c \
 	pmu/pmi.c \
 	pmu/pmu.c \
-	pmu/stress.c
+	pmu/stress.c \
+	pmu/workload.S
 
 # The guest tests, tests/<name>.c each, in the order they run. A new test
 # is its file and its name here.
