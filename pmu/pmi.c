@@ -5,7 +5,15 @@
 #include "kernel/x86/trap.h"
 #include "kernel/x86/x86.h"
 #include "pmu/pmi.h"
-#include "pmu/pmu.h"
+#include "pmu/workload.h"
+
+/*
+ * Looks at the PMU within one entry. Each look after the first means an
+ * overflow came while servicing; with pmu.period above its floor a second
+ * look finds nothing, so this bound is only there against a runaway.
+ */
+#define SERVICE_LOOKS 8
+#define NO_SKID (~0ULL)
 
 static struct pmu_cpu pmu_cpus[MAX_CPUS];
 
@@ -14,45 +22,62 @@ struct pmu_cpu *pmu_cpu(u32 index)
 	return &pmu_cpus[index];
 }
 
-static void sample(struct pmu_cpu *p, u64 entry_tsc, u64 skid)
+static void keep(u64 *ring, u64 *taken, u32 cap, u64 value)
 {
-	u32 slot;
-
-	if (!p->sample_cap)
-		return;
-	slot = p->samples++ % p->sample_cap;
-	p->gap[slot] = entry_tsc - p->work_tsc;
-	p->skid[slot] = skid;
+	if (cap)
+		ring[(*taken)++ % cap] = value;
 }
 
-/* Service the PMU if it is armed; LVTPC is written back on every entry. */
-static u64 poll_pmu(struct pmu_cpu *p, u64 entry_tsc)
+/*
+ * Service the PMU if it is armed. SDM Vol 3A 11.5.1: the APIC masks
+ * LVTPC on each PMI, and KVM masks it too for Intel-compatible guests and
+ * drops a PMI that finds it masked (kvm_apic_local_deliver()). So LVTPC
+ * is unmasked first, whether or not this entry finds an overflow (a PMI
+ * whose overflow an earlier NMI serviced still masked it): an overflow
+ * from then on raises a PMI that waits behind this NMI, instead of being
+ * lost while a counter counts on from 0. Then every overflow is serviced,
+ * looking again until none is left, as Linux's intel_pmu_handle_irq()
+ * does. Counter 0's value at entry gives the skid: from the NMI stub's
+ * RDPMC (entry_value) less the stub's own instructions, else as read in
+ * the handler.
+ */
+static u64 poll_pmu(struct pmu_cpu *p, const struct trap_frame *f, u64 entry_tsc,
+		    const u64 *entry_value)
 {
-	u64 skid = 0, overflows;
+	u64 skid = NO_SKID, overflows = 0, found;
+	u32 looks = 0;
 
 	if (!p->pmu_armed)
 		return 0;
-	overflows = pmu_service(&skid);
-	if (overflows) {
-		p->pmis++;
-		p->overflows += overflows;
-		sample(p, entry_tsc, skid);
-	}
-	/*
-	 * SDM Vol 3A 11.5.1: the APIC masks LVTPC on each PMI, and KVM does
-	 * the same for Intel-compatible guests; a PMI that arrives after an
-	 * earlier NMI serviced its overflow still masks it, so unmask always.
-	 */
 	apic_write(APIC_LVT_PMC, p->lvtpc);
+	while (looks < SERVICE_LOOKS &&
+	       (found = pmu_service(p->counter_overflows, &skid, looks ? NULL : entry_value))) {
+		overflows += found;
+		looks++;
+	}
+	if (!overflows)
+		return 0;
+	p->pmis++;
+	p->overflows += overflows;
+	p->rereads += looks > 1;
+	if (workload_interrupted(f->rip))
+		keep(p->gap, &p->gap_samples, p->sample_cap, entry_tsc - p->work_tsc);
+	else
+		p->gap_outside++;
+	if (skid != NO_SKID)
+		keep(p->skid, &p->skid_samples, p->sample_cap,
+		     entry_value && skid >= NMI_PMC_STUB_INSNS ? skid - NMI_PMC_STUB_INSNS : skid);
 	return overflows;
 }
 
 static u64 pmu_nmi_poll(const struct trap_frame *f, u64 entry_tsc)
 {
-	struct pmu_cpu *p = &pmu_cpus[this_cpu()->index];
+	struct percpu *cpu = this_cpu();
+	struct pmu_cpu *p = &pmu_cpus[cpu->index];
 
-	(void)f;
-	return p->lvtpc == APIC_LVT_DM_NMI ? poll_pmu(p, entry_tsc) : 0;
+	if (p->lvtpc != APIC_LVT_DM_NMI)
+		return 0;
+	return poll_pmu(p, f, entry_tsc, cpu->nmi_pmc ? &cpu->nmi_pmc_value : NULL);
 }
 
 DEFINE_NMI_SOURCE(pmu, pmu_nmi_poll);
@@ -62,8 +87,7 @@ static void pmi_vector_handler(struct trap_frame *f)
 	u64 entry_tsc = rdtsc();
 	struct pmu_cpu *p = &pmu_cpus[this_cpu()->index];
 
-	(void)f;
-	nmi_account(&p->vector_counts, poll_pmu(p, entry_tsc), 0);
+	nmi_account(&p->vector_counts, poll_pmu(p, f, entry_tsc, NULL), 0);
 	apic_eoi();
 }
 

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * PMU discovery from CPUID and the counter programming the stress needs;
- * see pmu.h. Counter 0 interrupts, counter 1 is the reference that says
- * how many events really happened.
+ * see pmu.h. The plan's counters interrupt; the last GP counter, where
+ * there are two or more, is the reference that says how many events
+ * really happened.
  */
 #include "kernel/x86/cpuid.h"
 #include "kernel/lib/json.h"
@@ -15,7 +16,6 @@
 #define PROBE_LOOPS 10000
 
 struct pmu_info pmu;
-static u64 armed_value;
 
 static u32 evtsel_msr(u32 n)
 {
@@ -41,12 +41,6 @@ static u32 status_clear_msr(void)
 static u32 global_ctrl_msr(void)
 {
 	return pmu.vendor == PMU_AMD ? MSR_AMD_PERF_CNTR_GLOBAL_CTL : MSR_IA32_PERF_GLOBAL_CTRL;
-}
-
-/* The GP counters' bits: writing a reserved status bit #GPs under KVM. */
-static u64 gp_bits(void)
-{
-	return pmu_width_mask(pmu.gp_counters);
 }
 
 static u32 bits_set(u64 v)
@@ -132,79 +126,133 @@ bool pmu_probe_counts(void)
 	return true;
 }
 
-bool pmu_has_reference(void)
+static const struct pmu_plan *plan;
+static u64 enable_bits; /* what GLOBAL_CTRL holds while counting */
+
+static u32 fixed_msr(u32 i)
 {
-	return pmu.gp_counters >= 2;
+	return MSR_IA32_FIXED_CTR0 + i;
 }
 
-static void write_counter(u32 n, u64 value)
+static u32 msr_of(const struct pmu_counter *c)
 {
-	/* Legacy IA32_PMCx: bits 31:0 written, bit 31 sign-extended. */
-	wrmsr(counter_msr(n), pmu.full_width_writes ? value : (u32)value);
+	return c->fixed ? fixed_msr(c->index) : counter_msr(c->index);
 }
 
-void pmu_arm(u64 period)
+static void write_counter(const struct pmu_counter *c, u64 value)
 {
-	u64 enable = BIT(0);
+	/* Legacy IA32_PMCx: bits 31:0 written, bit 31 sign-extended; fixed ones take all. */
+	wrmsr(msr_of(c), c->fixed || pmu.full_width_writes ? value : (u32)value);
+}
 
-	if (!pmu_arm_value(period, pmu.gp_width, pmu.full_width_writes, &armed_value))
-		return;
+u64 pmu_read(const struct pmu_counter *c)
+{
+	return rdmsr(msr_of(c)) & pmu_width_mask(c->width);
+}
+
+u64 pmu_read_reference(void)
+{
+	return plan && plan->has_reference
+		       ? rdmsr(counter_msr(plan->reference)) & pmu_width_mask(pmu.gp_width)
+		       : 0;
+}
+
+/* The GP and fixed event selects and fixed control, enabled or not. */
+static void select_events(bool on)
+{
+	u64 fixed_ctrl = 0;
+
+	for (u32 i = 0; i < plan->narmed; i++) {
+		const struct pmu_counter *c = &plan->armed[i];
+
+		if (c->fixed)
+			fixed_ctrl |= on ? pmu_fixed_ctrl(c->index, true) : 0;
+		else
+			wrmsr(evtsel_msr(c->index), on ? pmu_evtsel(pmu.vendor, c->event, true) : 0);
+	}
+	if (plan->has_reference)
+		wrmsr(evtsel_msr(plan->reference), on ? pmu_evtsel(pmu.vendor, pmu.event, false) : 0);
+	if (pmu.fixed_counters)
+		wrmsr(MSR_IA32_FIXED_CTR_CTRL, fixed_ctrl);
+}
+
+static u64 all_status_bits(void)
+{
+	u64 bits = 0;
+
+	for (u32 i = 0; i < plan->narmed; i++)
+		bits |= BIT(plan->armed[i].status_bit);
+	if (plan->has_reference)
+		bits |= BIT(plan->reference);
+	return bits;
+}
+
+void pmu_program(const struct pmu_plan *p)
+{
+	plan = p;
+	enable_bits = all_status_bits();
 	if (pmu.global_ctrl)
 		wrmsr(global_ctrl_msr(), 0);
-	wrmsr(evtsel_msr(0), 0);
-	write_counter(0, armed_value);
-	if (pmu_has_reference()) {
-		wrmsr(evtsel_msr(1), 0);
-		write_counter(1, 0);
-		wrmsr(evtsel_msr(1), pmu_evtsel(pmu.vendor, pmu.event, false));
-		enable |= BIT(1);
-	}
+	select_events(false);
+	for (u32 i = 0; i < plan->narmed; i++)
+		write_counter(&plan->armed[i], plan->armed[i].armed_value);
+	if (plan->has_reference)
+		wrmsr(counter_msr(plan->reference), 0);
 	if (pmu.global_ctrl)
-		wrmsr(status_clear_msr(), gp_bits());
-	wrmsr(evtsel_msr(0), pmu_evtsel(pmu.vendor, pmu.event, true));
+		wrmsr(status_clear_msr(), enable_bits);
+}
+
+/*
+ * Event selects on, then global control last: where there is global
+ * control the counters start together; without it each starts with its
+ * select.
+ */
+void pmu_enable(void)
+{
+	select_events(true);
 	if (pmu.global_ctrl)
-		wrmsr(global_ctrl_msr(), enable);
+		wrmsr(global_ctrl_msr(), enable_bits);
 }
 
 void pmu_disable(void)
 {
 	if (pmu.global_ctrl)
 		wrmsr(global_ctrl_msr(), 0);
-	wrmsr(evtsel_msr(0), 0);
-	if (pmu_has_reference())
-		wrmsr(evtsel_msr(1), 0);
+	select_events(false);
 }
 
-u32 pmu_stop(void)
+/* The armed counters' bits that say "overflowed": the status, or wrapped values. */
+static u64 overflowed_bits(void)
 {
-	u32 pending;
+	u64 bits = 0;
 
-	if (pmu.global_ctrl) {
-		pending = bits_set(rdmsr(status_msr()) & BIT(0));
-		wrmsr(status_clear_msr(), gp_bits());
-	} else {
-		pending = pmu_counter_overflowed(rdmsr(counter_msr(0)), pmu.gp_width);
-	}
+	if (pmu.global_ctrl)
+		return rdmsr(status_msr()) & enable_bits;
+	for (u32 i = 0; i < plan->narmed; i++)
+		if (pmu_counter_overflowed(pmu_read(&plan->armed[i]), plan->armed[i].width))
+			bits |= BIT(plan->armed[i].status_bit);
+	return bits;
+}
+
+bool pmu_pending(void)
+{
+	return plan && overflowed_bits();
+}
+
+u32 pmu_leftover(void)
+{
+	u32 pending = bits_set(overflowed_bits() & ~(plan->has_reference ? BIT(plan->reference) : 0));
+
+	if (pmu.global_ctrl)
+		wrmsr(status_clear_msr(), enable_bits);
 	return pending;
 }
 
-u64 pmu_read(u32 counter)
+u32 pmu_service(u64 *per_counter, u64 *skid, const u64 *entry_value)
 {
-	return rdmsr(counter_msr(counter)) & pmu_width_mask(pmu.gp_width);
-}
+	u64 status = overflowed_bits(), ctrl = 0;
+	u32 serviced = 0;
 
-u32 pmu_service(u64 *skid)
-{
-	u64 value = rdmsr(counter_msr(0)) & pmu_width_mask(pmu.gp_width), status, ctrl;
-
-	if (!pmu.global_ctrl) {
-		if (!pmu_counter_overflowed(value, pmu.gp_width))
-			return 0;
-		*skid = pmu_skid(value, pmu.gp_width);
-		write_counter(0, armed_value);
-		return 1;
-	}
-	status = rdmsr(status_msr()) & gp_bits();
 	if (!status)
 		return 0;
 	/*
@@ -212,16 +260,26 @@ u32 pmu_service(u64 *skid)
 	 * intel_pmu_handle_irq() does (SDM Vol 3B 21.2.2: clear GLOBAL_CTRL,
 	 * then the status bits through GLOBAL_OVF_CTRL).
 	 */
-	ctrl = rdmsr(global_ctrl_msr());
-	wrmsr(global_ctrl_msr(), 0);
-	*skid = 0;
-	if (status & BIT(0)) {
-		*skid = pmu_skid(value, pmu.gp_width);
-		write_counter(0, armed_value);
+	if (pmu.global_ctrl) {
+		ctrl = rdmsr(global_ctrl_msr());
+		wrmsr(global_ctrl_msr(), 0);
 	}
-	wrmsr(status_clear_msr(), status);
-	wrmsr(global_ctrl_msr(), ctrl);
-	return bits_set(status);
+	for (u32 i = 0; i < plan->narmed; i++) {
+		const struct pmu_counter *c = &plan->armed[i];
+
+		if (!(status & BIT(c->status_bit)))
+			continue;
+		if (i == 0)
+			*skid = pmu_skid(entry_value ? *entry_value : pmu_read(c), c->width);
+		write_counter(c, c->armed_value);
+		per_counter[i]++;
+		serviced++;
+	}
+	if (pmu.global_ctrl) {
+		wrmsr(status_clear_msr(), status);
+		wrmsr(global_ctrl_msr(), ctrl);
+	}
+	return serviced;
 }
 
 static const char *vendor_name(enum pmu_vendor v)

@@ -63,7 +63,8 @@ struct pmu_event {
 
 struct pmu_info {
 	enum pmu_vendor vendor;
-	u32 version;	    /* Intel CPUID.0AH:EAX[7:0]; AMD: 2 with PerfMonV2, 1 with the core extension, 0 legacy */
+	/* Intel CPUID.0AH:EAX[7:0]; AMD: 2 with PerfMonV2, 1 with the core extension, 0 legacy */
+	u32 version;
 	u32 gp_counters;
 	u32 gp_width;
 	u32 fixed_counters;
@@ -133,26 +134,76 @@ void pmu_discover(void);
 bool pmu_probe_counts(void);
 
 /*
- * On this CPU: counter 0 armed to overflow after period events with INT
- * set, counter 1 (where there is one) counting the same event freely as a
- * reference, global control programmed explicitly (KVM since 6.9 sets the
- * enables at RESET; a guest must not rely on either value).
+ * The stress arms several counters with INT, each at its own period, so
+ * that a status register can hold several bits at once and one PMI can
+ * stand for several overflows: every GP counter but the last (which,
+ * where there are two or more, counts freely as the reference for how
+ * many events really happened) and every fixed counter, up to
+ * PMU_ARMED_MAX. Periods are distinct primes from pmu.period up: being
+ * co-prime, their overflows drift through each other and now and then
+ * fall into one handler's window.
  */
-void pmu_arm(u64 period);
-/* Stop counting, leaving status for in-flight PMIs to find. */
-void pmu_disable(void);
-/* After pmu_disable: the overflows nobody serviced; then clear everything. */
-u32 pmu_stop(void);
-/* Counter reads: 0 is the interrupting one, 1 the reference. */
-u64 pmu_read(u32 counter);
-bool pmu_has_reference(void);
+#define PMU_ARMED_MAX 7
+#define PMU_MAX_ARMED_GP 4
+
+struct pmu_counter {
+	bool fixed;		  /* a fixed counter (Intel v2+), else a GP one */
+	u32 index;		  /* its number among its kind */
+	u32 width;
+	u32 status_bit;		  /* GLOBAL_STATUS: n for GP counter n, 32 + i for fixed i */
+	struct pmu_event event;	  /* what it counts */
+	bool counts_instructions; /* so its overflows can be expected */
+	u64 period;
+	u64 armed_value;	  /* 2^width - period */
+};
+
+struct pmu_plan {
+	struct pmu_counter armed[PMU_ARMED_MAX];
+	u32 narmed;
+	bool has_reference;
+	u32 reference;		  /* the GP counter counting freely */
+};
+
 /*
- * From the NMI (or PMI vector) handler: service every overflow status bit
- * (KVM merges several overflows into one PMI), re-arming counter 0 and
- * putting global control back as it was. Returns the bits serviced, 0 if
- * the PMU did not cause this interrupt; the counter's value on entry goes
- * to *skid.
+ * The counters to arm and their periods, from period up; pure. False
+ * (with why) when period cannot be armed on these counters.
  */
-u32 pmu_service(u64 *skid);
+bool pmu_plan(const struct pmu_info *p, u64 period, struct pmu_plan *plan, char *why,
+	      size_t whylen);
+/* The first prime at or above n (n >= 2), or 0 above limit. */
+u64 pmu_prime_at_least(u64 n, u64 limit);
+/* The fixed counter control field for counter i: count in both rings, PMI on overflow. */
+u64 pmu_fixed_ctrl(u32 i, bool interrupt);
+
+/*
+ * On this CPU: every counter of plan programmed, the reference cleared,
+ * status cleared, counting off; global control written explicitly (KVM
+ * since 6.9 sets the enables at RESET; a guest must not rely on either
+ * value). pmu_enable() then starts them, pmu_disable() stops them.
+ */
+void pmu_program(const struct pmu_plan *plan);
+void pmu_enable(void);
+void pmu_disable(void);
+/*
+ * After pmu_disable(), with the handler disarmed: the overflows nobody
+ * serviced, counted; then everything cleared.
+ */
+u32 pmu_leftover(void);
+/* A counter's value (GP or fixed), masked to its width. */
+u64 pmu_read(const struct pmu_counter *c);
+/* The free-running reference GP counter's value, 0 without one. */
+u64 pmu_read_reference(void);
+/*
+ * From the NMI (or PMI vector) handler: service every overflow there is
+ * (KVM merges several overflows into one PMI), re-arming each counter
+ * and putting global control back as it was. Returns the overflows
+ * serviced, 0 if the PMU did not cause this interrupt; each armed
+ * counter's serviced overflows are added to per_counter, and counter 0's
+ * skid (events past its wrap) goes to *skid: from entry_value, counter 0
+ * as the NMI entry read it first thing, or read here when NULL.
+ */
+u32 pmu_service(u64 *per_counter, u64 *skid, const u64 *entry_value);
+/* Any overflow waiting to be serviced (a status bit, or a wrapped counter). */
+bool pmu_pending(void);
 
 #endif

@@ -147,3 +147,88 @@ u64 pmu_skid(u64 value, u32 width)
 {
 	return pmu_counter_overflowed(value, width) ? value & pmu_width_mask(width) : 0;
 }
+
+u64 pmu_prime_at_least(u64 n, u64 limit)
+{
+	for (; n <= limit; n++) {
+		bool prime = n >= 2;
+
+		for (u64 d = 2; prime && d * d <= n; d++)
+			prime = n % d;
+		if (prime)
+			return n;
+	}
+	return 0;
+}
+
+/* SDM Vol 3B 21.2.2 IA32_FIXED_CTR_CTRL: 4 bits per counter, OS, USR, -, PMI. */
+#define FIXED_CTRL_OS BIT(0)
+#define FIXED_CTRL_USR BIT(1)
+#define FIXED_CTRL_PMI BIT(3)
+#define FIXED_CTRL_BITS_PER_COUNTER 4
+
+u64 pmu_fixed_ctrl(u32 i, bool interrupt)
+{
+	u64 field = FIXED_CTRL_OS | FIXED_CTRL_USR | (interrupt ? FIXED_CTRL_PMI : 0);
+
+	return field << (i * FIXED_CTRL_BITS_PER_COUNTER);
+}
+
+/* SDM Vol 3B 21.2.2: fixed counter 0 counts instructions, 1 core cycles, 2 reference cycles. */
+static const struct pmu_event fixed_events[] = {
+	{ "instructions", 0, 0 },
+	{ "cycles", 0, 0 },
+	{ "ref-cycles", 0, 0 },
+};
+
+#define GLOBAL_FIXED_SHIFT 32
+
+static bool add(struct pmu_plan *plan, struct pmu_counter c, u64 *next, u64 limit, bool full_width,
+		char *why, size_t whylen)
+{
+	c.period = pmu_prime_at_least(*next, limit);
+	if (!c.period || !pmu_arm_value(c.period, c.width, full_width, &c.armed_value)) {
+		snprintf(why, whylen, "no period from %llu up fits a %u-bit %s counter", *next,
+			 c.width, c.fixed ? "fixed" : "GP");
+		return false;
+	}
+	*next = c.period + 1;
+	plan->armed[plan->narmed++] = c;
+	return true;
+}
+
+bool pmu_plan(const struct pmu_info *p, u64 period, struct pmu_plan *plan, char *why,
+	      size_t whylen)
+{
+	/* Legacy writes reach 2^31 at most; a counter's top bit must be set when armed. */
+	u64 limit = p->full_width_writes ? 1ULL << (p->gp_width - 1) : 1ULL << 31, next = period;
+	u32 gp = p->gp_counters >= 2 ? p->gp_counters - 1 : p->gp_counters;
+
+	*plan = (struct pmu_plan){ .has_reference = p->gp_counters >= 2 };
+	plan->reference = plan->has_reference ? p->gp_counters - 1 : 0;
+	if (!period) {
+		snprintf(why, whylen, "a period of 0 never overflows");
+		return false;
+	}
+	for (u32 i = 0; i < MIN(gp, (u32)PMU_MAX_ARMED_GP); i++) {
+		struct pmu_counter c = { .index = i, .width = p->gp_width, .status_bit = i,
+					 .event = p->event,
+					 .counts_instructions = p->event.event ==
+								p->instructions.event };
+
+		if (!add(plan, c, &next, limit, p->full_width_writes, why, whylen))
+			return false;
+	}
+	/* Fixed counters are written at full width (SDM Vol 3B 21.2.2). */
+	for (u32 i = 0; i < p->fixed_counters && i < ARRAY_SIZE(fixed_events) &&
+			plan->narmed < PMU_ARMED_MAX;
+	     i++) {
+		struct pmu_counter c = { .fixed = true, .index = i, .width = p->fixed_width,
+					 .status_bit = GLOBAL_FIXED_SHIFT + i,
+					 .event = fixed_events[i], .counts_instructions = i == 0 };
+
+		if (!add(plan, c, &next, 1ULL << (p->fixed_width - 1), true, why, whylen))
+			return false;
+	}
+	return true;
+}

@@ -15,23 +15,55 @@
 #include "pmu/stress.h"
 #include "pmu/workload.h"
 
-/* About 2 M instructions: thousands of PMIs at the default period. */
-#define COST_ITERATIONS 65536
+/*
+ * The cost phase runs this many PMIs' worth of work (pmu.period events
+ * each) with and without the counters armed: enough for a median of the
+ * cost per PMI, bounded for long periods.
+ */
+#define COST_PMIS 2000
+#define COST_ITERATIONS_MIN 65536
+#define COST_ITERATIONS_MAX (1ULL << 24)
 /* Between deadline and IPI checks: 2048 instructions. */
 #define CHUNK_ITERATIONS 64
 /* NMI IPIs one chunk may send when behind; a slow vCPU drops the rest. */
 #define IPI_BURST_MAX 8
 /* PMIs in flight at the stop land within this, on any host worth testing. */
 #define DRAIN_US 2000
-#define STRESS_SLACK_SECONDS 10
+#define MAIL_DRAIN_US 2000000
+/* A CPU that does not reach a phase in this long is reported, not waited for. */
+#define PHASE_TIMEOUT_US 10000000ULL
+#define STRESS_SLACK_SECONDS 30
+/* RDPMC's ECX for GP counter 0, plus one (percpu nmi_pmc). */
+#define NMI_PMC_COUNTER0 1
+
+enum phase { PHASE_START, PHASE_SENT, PHASE_QUIET, PHASE_COUNT };
 
 static struct stress_cpu results[MAX_CPUS];
+static struct {
+	volatile u32 arrived[PHASE_COUNT];
+	u32 cpus; /* that run the stress */
+} step;
 
 const struct stress_cpu *stress_result(u32 index)
 {
 	return &results[index];
 }
 
+/* Wait for every CPU at phase p; false when one is late past the timeout. */
+static bool phase(enum phase p)
+{
+	u64 limit = PHASE_TIMEOUT_US * (clock.tsc_hz / 1000000), start = rdtsc();
+
+	__atomic_fetch_add(&step.arrived[p], 1, __ATOMIC_ACQ_REL);
+	while (__atomic_load_n(&step.arrived[p], __ATOMIC_ACQUIRE) < step.cpus)
+		if (rdtsc() - start > limit)
+			return false;
+		else
+			pause();
+	return true;
+}
+
+/* Only with every CPU quiet (phase()): nothing updates them meanwhile. */
 static struct nmi_counts snapshot(const struct nmi_cpu *n, const struct pmu_cpu *p)
 {
 	struct nmi_counts c = n->counts;
@@ -54,35 +86,58 @@ static const struct percpu *neighbour(const struct percpu *cpu)
 	return NULL;
 }
 
-static void arm(const struct stress_config *c, struct pmu_cpu *n)
+/*
+ * Programmed before armed, armed before counting: an NMI in between
+ * finds the counters at their armed values (top bit set: no overflow),
+ * never a probe's leftover value, and no overflow comes before the
+ * handler is ready for it.
+ */
+static void arm(const struct stress_config *c, struct percpu *cpu, struct pmu_cpu *p)
 {
-	n->lvtpc = c->lvtpc;
+	pmu_program(&c->plan);
+	p->lvtpc = c->lvtpc;
 	apic_write(APIC_LVT_PMC, c->lvtpc);
-	n->pmu_armed = true;
+	cpu->nmi_pmc = c->lvtpc == APIC_LVT_DM_NMI ? NMI_PMC_COUNTER0 : 0;
+	p->pmu_armed = true;
 	barrier();
-	pmu_arm(c->period);
+	pmu_enable();
 }
 
-static void stop(struct stress_cpu *r, struct pmu_cpu *n)
+static bool mail_empty(void *arg)
 {
-	u64 c0, c1;
+	return !((struct nmi_cpu *)arg)->mail;
+}
+
+/*
+ * Counting off; PMIs raised before that land while the handler is still
+ * armed; the NMI IPIs sent here are seen. Then the handler is disarmed,
+ * and made to see it, before what is left is read: an NMI that came
+ * between the read and the disarm would service an overflow counted as
+ * left over too.
+ */
+static void stop(struct stress_cpu *r, struct percpu *cpu, struct pmu_cpu *p,
+		 struct nmi_cpu *n, const struct stress_config *c)
+{
+	const struct pmu_counter *first = &c->plan.armed[0];
+	u64 first_value, reference;
 
 	pmu_disable();
-	/* A PMI still on its way finds its status bit, as it would have. */
 	udelay(DRAIN_US);
-	r->reference_events = pmu_has_reference() ? pmu_read(1) : 0;
-	r->unserviced = pmu_stop();
-	r->lvtpc_unmasked = !(apic_read(APIC_LVT_PMC) & APIC_LVT_MASKED);
-	n->pmu_armed = false;
+	r->mail_drained = smp_wait(mail_empty, n, MAIL_DRAIN_US);
+	p->pmu_armed = false;
+	cpu->nmi_pmc = 0;
 	barrier();
+	r->reference_events = pmu_read_reference();
+	r->unserviced = pmu_leftover();
+	r->lvtpc_unmasked = !(apic_read(APIC_LVT_PMC) & APIC_LVT_MASKED);
 
-	c0 = pmu_read(0);
-	c1 = pmu_has_reference() ? pmu_read(1) : 0;
-	workload_run(&n->work_tsc, COST_ITERATIONS);
-	r->stopped_cleanly = pmu_read(0) == c0 && (!pmu_has_reference() || pmu_read(1) == c1) &&
-			     !pmu_stop();
+	first_value = pmu_read(first);
+	reference = pmu_read_reference();
+	workload_run(&p->work_tsc, COST_ITERATIONS_MIN);
+	r->stopped_cleanly = pmu_read(first) == first_value && pmu_read_reference() == reference &&
+			     !pmu_leftover();
 	apic_write(APIC_LVT_PMC, APIC_LVT_MASKED);
-	n->lvtpc = 0;
+	p->lvtpc = 0;
 }
 
 static void send_due_ipis(const struct percpu *to, struct stress_cpu *r, u64 now,
@@ -101,60 +156,93 @@ static void stress_cpu(void *arg)
 {
 	const struct stress_config *c = arg;
 	struct percpu *cpu = this_cpu();
-	struct nmi_cpu *nmi = nmi_cpu(cpu->index);
-	struct pmu_cpu *n = pmu_cpu(cpu->index);
+	struct nmi_cpu *n = nmi_cpu(cpu->index);
+	struct pmu_cpu *p = pmu_cpu(cpu->index);
 	struct stress_cpu *r = &results[cpu->index];
 	const struct percpu *to = neighbour(cpu);
 	u64 t, interval = c->nmi_ipi_rate ? clock.tsc_hz / c->nmi_ipi_rate : 0, next_ipi;
-	struct nmi_counts before = snapshot(nmi, n), after;
-	u64 pmis_before = n->pmis, overflows_before = n->overflows;
+	u64 before_pmis = p->pmis, before_overflows = p->overflows;
+	u64 before_counters[PMU_ARMED_MAX];
+	struct nmi_counts before, after;
+	bool in_step;
 
 	*r = (struct stress_cpu){ 0 };
+	in_step = phase(PHASE_START);
+	before = snapshot(n, p);
+	for (u32 i = 0; i < PMU_ARMED_MAX; i++)
+		before_counters[i] = p->counter_overflows[i];
+	r->rereads = p->rereads;
+	r->gap_outside = p->gap_outside;
+
 	t = rdtsc();
-	workload_run(&n->work_tsc, COST_ITERATIONS);
+	workload_run(&p->work_tsc, c->cost_iterations);
 	r->cost_cycles_off = rdtsc() - t;
 
-	arm(c, n);
+	arm(c, cpu, p);
 	t = rdtsc();
-	workload_run(&n->work_tsc, COST_ITERATIONS);
+	workload_run(&p->work_tsc, c->cost_iterations);
 	r->cost_cycles_on = rdtsc() - t;
-	r->cost_overflows = n->overflows - overflows_before;
+	r->cost_overflows = p->overflows - before_overflows;
 
 	next_ipi = rdtsc();
 	while ((t = rdtsc()) < c->end_tsc) {
-		workload_run(&n->work_tsc, CHUNK_ITERATIONS);
+		workload_run(&p->work_tsc, CHUNK_ITERATIONS);
 		r->iterations += CHUNK_ITERATIONS;
 		if (interval && to)
 			send_due_ipis(to, r, t, interval, &next_ipi);
 	}
-	stop(r, n);
+	r->armed_iterations = c->cost_iterations + r->iterations;
+	in_step &= phase(PHASE_SENT);
+	stop(r, cpu, p, n, c);
+	in_step &= phase(PHASE_QUIET);
 
-	after = snapshot(nmi, n);
+	after = snapshot(n, p);
 	nmi_counts_sub(&r->counts, &after, &before);
-	r->pmis = n->pmis - pmis_before;
-	r->overflows = n->overflows - overflows_before;
+	r->pmis = p->pmis - before_pmis;
+	r->overflows = p->overflows - before_overflows;
+	for (u32 i = 0; i < PMU_ARMED_MAX; i++)
+		r->counter_overflows[i] = p->counter_overflows[i] - before_counters[i];
+	r->rereads = p->rereads - r->rereads;
+	r->gap_outside = p->gap_outside - r->gap_outside;
+	r->in_step = in_step;
 	r->ran = true;
 }
 
 static void prepare_samples(u32 cap)
 {
 	for (u32 i = 0; i < cpu_count(); i++) {
-		struct pmu_cpu *n = pmu_cpu(i);
+		struct pmu_cpu *p = pmu_cpu(i);
 
-		n->samples = 0;
-		if (n->sample_cap >= cap)
+		p->gap_samples = p->skid_samples = 0;
+		if (p->sample_cap >= cap)
 			continue;
-		n->gap = boot_alloc(cap * sizeof(u64), sizeof(u64));
-		n->skid = boot_alloc(cap * sizeof(u64), sizeof(u64));
-		n->sample_cap = n->gap && n->skid ? cap : 0;
+		p->gap = boot_alloc(cap * sizeof(u64), sizeof(u64));
+		p->skid = boot_alloc(cap * sizeof(u64), sizeof(u64));
+		p->sample_cap = p->gap && p->skid ? cap : 0;
 	}
+}
+
+bool stress_prepare(struct stress_config *c, char *why, size_t whylen)
+{
+	u64 pmis = c->cost_pmis ? c->cost_pmis : COST_PMIS;
+
+	c->cost_iterations = MIN(MAX(pmis * c->period / WORKLOAD_INSNS_PER_ITERATION,
+				     (u64)COST_ITERATIONS_MIN),
+				 COST_ITERATIONS_MAX);
+	return pmu_plan(&pmu, c->period, &c->plan, why, whylen);
 }
 
 bool stress_run(struct stress_config *c)
 {
 	prepare_samples(c->sample_cap);
-	for (u32 i = 0; i < cpu_count(); i++)
+	step = (typeof(step)){ 0 };
+	for (u32 i = 0; i < cpu_count(); i++) {
+		const struct percpu *cpu = cpu_at(i);
+
 		results[i] = (struct stress_cpu){ 0 };
+		/* smp_run_all() leaves an AP still busy with earlier work alone. */
+		step.cpus += cpu->state == CPU_ONLINE && (!i || !cpu->work);
+	}
 	c->end_tsc = rdtsc() + c->seconds * clock.tsc_hz;
 	return smp_run_all(stress_cpu, c, (c->seconds + STRESS_SLACK_SECONDS) * 1000000);
 }
@@ -164,10 +252,11 @@ void stress_totals(struct stress_totals *t, const struct stress_config *c)
 	static u64 costs[MAX_CPUS];
 	u32 ncost = 0;
 
-	t->expected_from_reference = pmu_has_reference();
+	t->expected_from_reference = c->plan.has_reference;
+	t->strict = !c->nmi_ipi_rate;
 	for (u32 i = 0; i < cpu_count(); i++) {
 		const struct stress_cpu *r = stress_result(i);
-		u64 events;
+		bool short_counter = false;
 
 		if (cpu_at(i)->state != CPU_ONLINE)
 			continue;
@@ -180,15 +269,36 @@ void stress_totals(struct stress_totals *t, const struct stress_config *c)
 		t->overflows += r->overflows;
 		t->unmasked += r->lvtpc_unmasked;
 		t->clean += r->stopped_cleanly;
+		t->in_step += r->in_step;
+		t->drained += r->mail_drained;
 		t->unserviced += r->unserviced;
 		t->iterations += r->iterations;
 		t->ipis_sent += r->ipis_sent;
-		/* Without a reference counter, the workload's own count is a floor. */
-		events = t->expected_from_reference
-				 ? r->reference_events
-				 : r->iterations * WORKLOAD_INSNS_PER_ITERATION;
-		t->expected += events / c->period;
+		t->rereads += r->rereads;
+		t->gap_outside += r->gap_outside;
 		nmi_counts_add(&t->counts, &r->counts);
+		/* Merged events explain NMIs with no source only on the CPU they happened on. */
+		t->unexplained_cpus += !nmi_counts_explained(&r->counts);
+		t->strict_unknown_cpus += r->counts.unknown > 0;
+		for (u32 k = 0; k < c->plan.narmed; k++) {
+			const struct pmu_counter *pc = &c->plan.armed[k];
+			/*
+			 * What this CPU counted, armed: the reference counter, or the
+			 * workload's own instructions, a floor without one (the
+			 * handler's instructions count too).
+			 */
+			u64 events = t->expected_from_reference
+					     ? r->reference_events
+					     : r->armed_iterations * WORKLOAD_INSNS_PER_ITERATION;
+			u64 expected = events / pc->period;
+
+			t->counter_overflows[k] += r->counter_overflows[k];
+			if (pc->counts_instructions)
+				t->counter_expected[k] += expected;
+			short_counter |= pc->counts_instructions &&
+					 r->counter_overflows[k] * 1000 < expected * STRESS_STRICT_PERMILLE;
+		}
+		t->strict_short_cpus += short_counter;
 		if (r->cost_overflows && r->cost_cycles_on > r->cost_cycles_off)
 			costs[ncost++] = (r->cost_cycles_on - r->cost_cycles_off) / r->cost_overflows;
 	}
@@ -203,18 +313,21 @@ static u32 gather(u64 **out, bool skid)
 	static u32 all_cap;
 	u32 n = 0, need = 0;
 
-	for (u32 i = 0; i < cpu_count(); i++)
-		need += MIN(pmu_cpu(i)->samples, (u64)pmu_cpu(i)->sample_cap);
+	for (u32 i = 0; i < cpu_count(); i++) {
+		const struct pmu_cpu *p = pmu_cpu(i);
+
+		need += MIN(skid ? p->skid_samples : p->gap_samples, (u64)p->sample_cap);
+	}
 	if (need > all_cap) {
 		all = boot_alloc(need * sizeof(u64), sizeof(u64));
 		all_cap = all ? need : 0;
 	}
 	for (u32 i = 0; i < cpu_count() && all; i++) {
-		const struct pmu_cpu *c = pmu_cpu(i);
-		u32 kept = MIN(c->samples, (u64)c->sample_cap);
+		const struct pmu_cpu *p = pmu_cpu(i);
+		u32 kept = MIN(skid ? p->skid_samples : p->gap_samples, (u64)p->sample_cap);
 
 		for (u32 k = 0; k < kept; k++)
-			all[n++] = skid ? c->skid[k] : c->gap[k];
+			all[n++] = skid ? p->skid[k] : p->gap[k];
 	}
 	sort_u64(all, n);
 	*out = all;
@@ -237,15 +350,21 @@ static void json_percentiles(struct json *j, const char *key, bool skid)
 
 void stress_json(struct json *j, const struct stress_config *c, const struct stress_totals *t)
 {
+	u64 expected = 0;
+
+	for (u32 k = 0; k < c->plan.narmed; k++)
+		expected += t->counter_expected[k];
 	json_string(j, "lvtpc", c->lvtpc == APIC_LVT_DM_NMI ? "nmi" : "fixed");
 	json_u64(j, "period", c->period);
+	json_u64(j, "counters_armed", c->plan.narmed);
 	json_u64(j, "seconds", c->seconds);
 	json_u64(j, "nmi_ipi_rate", c->nmi_ipi_rate);
+	json_bool(j, "strict", t->strict);
 	json_u64(j, "cpus", t->ran);
 	json_u64(j, "pmis", t->pmis);
 	json_u64(j, "pmis_per_s_per_cpu", t->ran ? t->pmis / c->seconds / t->ran : 0);
 	json_u64(j, "overflows", t->overflows);
-	json_u64(j, "overflows_expected", t->expected);
+	json_u64(j, "overflows_expected", expected);
 	json_string(j, "expected_from", t->expected_from_reference ? "reference counter"
 								     : "workload instructions");
 	json_u64(j, "nmis", t->counts.nmis);
@@ -254,9 +373,27 @@ void stress_json(struct json *j, const struct stress_config *c, const struct str
 	json_u64(j, "unknown_nmis", t->counts.unknown);
 	json_u64(j, "multi", t->counts.multi);
 	json_u64(j, "merged", t->counts.merged);
+	json_u64(j, "rereads", t->rereads);
 	json_u64(j, "unserviced", t->unserviced);
 	json_percentiles(j, "skid", true);
 	json_percentiles(j, "gap_cycles", false);
+	json_u64(j, "gap_outside_loop", t->gap_outside);
 	json_u64(j, "cost_per_pmi_cycles", t->cost_per_pmi);
+	json_u64(j, "cost_iterations", c->cost_iterations);
 	json_u64(j, "tsc_hz", clock.tsc_hz);
+}
+
+void stress_counter_json(struct json *j, const struct stress_config *c,
+			 const struct stress_totals *t, u32 k)
+{
+	const struct pmu_counter *pc = &c->plan.armed[k];
+
+	json_u64(j, "counter", k);
+	json_string(j, "kind", pc->fixed ? "fixed" : "gp");
+	json_u64(j, "index", pc->index);
+	json_string(j, "event", pc->event.name);
+	json_u64(j, "period", pc->period);
+	json_u64(j, "overflows", t->counter_overflows[k]);
+	if (pc->counts_instructions)
+		json_u64(j, "overflows_expected", t->counter_expected[k]);
 }

@@ -3,7 +3,13 @@
  * One stub per vector: push a zero where the CPU pushes no error code
  * (SDM Vol 3A 6.13 "Error Code"), push the vector, save the general
  * registers as struct trap_frame and call trap_dispatch().
+ *
+ * The NMI's reads a performance counter before anything else, when the
+ * CPU asks for one (percpu nmi_pmc): a PMI's skid is then measured before
+ * the handler's own instructions count. NMI_PMC_STUB_INSNS (trap.h)
+ * counts what the stub retires before its RDPMC.
  */
+#include "kernel/x86/percpu.h"
 #include "kernel/x86/trap.h"
 
 	.text
@@ -20,15 +26,34 @@ trap_stubs:
 	pushq $0
 	.endif
 	pushq $vec
+	.if vec == X86_TRAP_NMI
+	jmp nmi_common
+	.else
 	jmp trap_common
+	.endif
 	.set vec, vec + 1
 	.endr
+
+nmi_common:
+	pushq %rax
+	pushq %rbx
+	pushq %rcx
+	pushq %rdx
+	movl %gs:PERCPU_NMI_PMC, %ecx
+	testl %ecx, %ecx
+	jz trap_saved4
+	decl %ecx
+	rdpmc
+	movl %eax, %gs:PERCPU_NMI_PMC_VALUE
+	movl %edx, %gs:PERCPU_NMI_PMC_VALUE + 4
+	jmp trap_saved4
 
 trap_common:
 	pushq %rax
 	pushq %rbx
 	pushq %rcx
 	pushq %rdx
+trap_saved4:
 	pushq %rsi
 	pushq %rdi
 	pushq %rbp

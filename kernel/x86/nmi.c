@@ -30,10 +30,43 @@ void nmi_ipi_send(const struct percpu *target)
 	nmi_send(target);
 }
 
+/*
+ * What an expected fault leaves for the code that armed it (ASM_TRY). An
+ * NMI can land inside the interrupted code's ASM_TRY: a fault in a source
+ * must not resume into that code (on the NMI's stack, and its IRET would
+ * end NMI blocking), and a source's own ASM_TRY must not leave a vector
+ * that code would take for its own. The NMI entry starts with none armed
+ * and gives the interrupted code its own back.
+ */
+struct fault_state {
+	u64 resume;
+	s32 vector;
+	u64 error_code, cr2;
+};
+
+static struct fault_state fault_state_take(struct percpu *cpu)
+{
+	struct fault_state s = { cpu->fault_resume, cpu->fault_vector, cpu->fault_error_code,
+				 cpu->fault_cr2 };
+
+	cpu->fault_resume = 0;
+	cpu->fault_vector = -1;
+	return s;
+}
+
+static void fault_state_give_back(struct percpu *cpu, const struct fault_state *s)
+{
+	cpu->fault_resume = s->resume;
+	cpu->fault_vector = s->vector;
+	cpu->fault_error_code = s->error_code;
+	cpu->fault_cr2 = s->cr2;
+}
+
 static void nmi_entry(struct trap_frame *f)
 {
 	u64 entry_tsc = rdtsc(), events = 0, mail;
 	struct percpu *cpu = this_cpu();
+	struct fault_state interrupted = fault_state_take(cpu);
 	struct nmi_cpu *n = &nmi_cpus[cpu->index];
 	const struct nmi_source *s;
 
@@ -48,6 +81,7 @@ static void nmi_entry(struct trap_frame *f)
 	n->counts.nmis++;
 	nmi_account(&n->counts, events, mail);
 	n->in_handler = false;
+	fault_state_give_back(cpu, &interrupted);
 }
 
 void nmi_init(void)

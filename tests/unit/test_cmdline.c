@@ -187,13 +187,13 @@ DEFINE_TEST(unit_cmdline_keys, "every key with a good value", 0)
 	       "calibrate=linux and bringup=serial");
 
 	/* The range limits themselves are accepted. */
-	parse_ok("hz=10 cpus=0 pmu.period=1 pmu.seconds=1 pmu.nmi_ipi=0");
-	report(time_options.hz == 10 && apic_options.cpus == 0 && pmu_options.period == 1 && pmu_options.seconds == 1 &&
-		       pmu_options.nmi_ipi == 0,
+	parse_ok("hz=10 cpus=0 pmu.period=2000 pmu.seconds=1 pmu.nmi_ipi=0");
+	report(time_options.hz == 10 && apic_options.cpus == 0 && pmu_options.period == 2000 &&
+		       pmu_options.seconds == 1 && pmu_options.nmi_ipi == 0,
 	       "the lower limits");
 	parse_ok("hz=10000 cpus=65535 pmu.period=0x7fffffff lpj=18446744073709551615");
-	report(time_options.hz == 10000 && apic_options.cpus == 65535 && pmu_options.period == 0x7fffffff &&
-		       time_options.lpj == UINT64_MAX,
+	report(time_options.hz == 10000 && apic_options.cpus == 65535 &&
+		       pmu_options.period == 0x7fffffff && time_options.lpj == UINT64_MAX,
 	       "the upper limits");
 }
 
@@ -255,9 +255,13 @@ DEFINE_TEST(unit_cmdline_errors, "each bad word is refused with its message", 0)
 		  "lpj: '0x10000000000000000' is not accepted (accepted: 0..18446744073709551615)");
 	parse_bad("lpj=0x", "lpj: '0x' is not accepted (accepted: 0..18446744073709551615)");
 	parse_bad("lpj=0xg", "lpj: '0xg' is not accepted (accepted: 0..18446744073709551615)");
-	parse_bad("pmu.period=0", "pmu.period: '0' is not accepted (accepted: 1..2147483647)");
+	parse_bad("pmu.period=0", "pmu.period: '0' is not accepted (accepted: 2000..2147483647)");
+	/* Below the floor a PMI's own handling could outlast the period (pmu/options.c). */
+	parse_bad("pmu.period=1", "pmu.period: '1' is not accepted (accepted: 2000..2147483647)");
+	parse_bad("pmu.period=1999",
+		  "pmu.period: '1999' is not accepted (accepted: 2000..2147483647)");
 	parse_bad("pmu.period=0x80000000",
-		  "pmu.period: '0x80000000' is not accepted (accepted: 1..2147483647)");
+		  "pmu.period: '0x80000000' is not accepted (accepted: 2000..2147483647)");
 	parse_bad("pmu.seconds=3601", "pmu.seconds: '3601' is not accepted (accepted: 1..3600)");
 	parse_bad("pmu.nmi_ipi=1000001",
 		  "pmu.nmi_ipi: '1000001' is not accepted (accepted: 0..1000000)");
@@ -291,7 +295,8 @@ DEFINE_TEST(unit_cmdline_errors, "each bad word is refused with its message", 0)
 	options_reset();
 	report(!cmdline_parse("hz=100 bogus cpus=2", err, sizeof(err)),
 	       "a line with a bad word in the middle is refused");
-	report(time_options.hz == 100 && apic_options.cpus == CPUS_ALL, "words before it applied, words after it not");
+	report(time_options.hz == 100 && apic_options.cpus == CPUS_ALL,
+	       "words before it applied, words after it not");
 	report_str_eq(err, "'bogus' is not key=value" ACCEPTED_KEYS, "the message names that word");
 }
 
