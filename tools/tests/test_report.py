@@ -4,14 +4,11 @@ progress line."""
 
 import io
 import json
-import sys
 import unittest
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from lib import figures, plotdata, report  # noqa: E402
-from lib.progress import Progress  # noqa: E402
-from lib.table import Column, render  # noqa: E402
+from tools.lib import figures, plotdata, report
+from tools.lib.progress import Progress
+from tools.lib.table import Column, render
 
 
 def ap(apic_id, node, marks, source="calibrate"):
