@@ -243,16 +243,8 @@ def package_version(vmlinuz):
 # --- hvprobe ---------------------------------------------------------------
 
 def smp_data(doc):
-    """(summary, APs) of the smp test's DATA in a results document: the
-    object with total_us (else the first), and the per-AP objects, in the
-    summary's "aps" list or each a DATA line of its own ("record": "ap")."""
-    objs = [obj for test, obj in figures.data_objects(doc) if test == "smp"]
-    summary = next((o for o in objs if "total_us" in o),
-                   objs[0] if objs else {})
-    aps = summary.get("aps")
-    if not isinstance(aps, list):
-        aps = [o for o in objs if o.get("record") == "ap"]
-    return summary, [ap for ap in aps if isinstance(ap, dict)]
+    """(summary, APs) of the smp test's DATA in a results document."""
+    return figures.data(doc, "smp") or {}, figures.records(doc, "smp", "ap")
 
 
 def hvprobe_record(spec, doc, stderr=()):

@@ -50,6 +50,25 @@ class Figures(unittest.TestCase):
         self.assertEqual(figures.of_run(doc), {"t.v": 1, "t#2.v": 2})
 
 
+    def test_per_ap_records(self):
+        # A kernel that prints each AP on a DATA line of its own, beside
+        # the summary, instead of in the summary's "aps" list.
+        listed = run("r", 2000, 3, aps=[ap(1, 0, [1, 2, 3, 4, 5]),
+                                       ap(2, 0, [2, 3, 4, 5, 6], "reuse")])
+        smp = dict(listed["tests"][0]["data"][0])
+        aps = [{"test": "smp", "record": "ap", **a} for a in smp.pop("aps")]
+        lines = {**listed, "tests": [{"name": "smp", "data": [smp, *aps]}]}
+        for doc in (listed, lines):
+            self.assertEqual(figures.data(doc, "smp")["total_us"], 2000)
+            self.assertEqual([a["apic_id"] for a in
+                              figures.records(doc, "smp", "ap")], [1, 2])
+            self.assertEqual(report.ap_sources(doc), "calibrate 1, reuse 1")
+            self.assertEqual(len(plotdata.timeline(doc).bars), 2)
+        self.assertEqual(figures.of_run(lines), figures.of_run(listed))
+        self.assertEqual(figures.records({"tests": []}, "smp", "ap"), [])
+        self.assertIsNone(report.ap_sources({"tests": []}))
+
+
 class Table(unittest.TestCase):
     cols = [Column("name", "name"), Column("ms", "time", "ms", numeric=True)]
     rows = [{"name": "a|b", "ms": 1.5}, {"name": "long name", "ms": None}]
