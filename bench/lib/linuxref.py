@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: MIT
 """Debian's own Linux kernel as the reference for hvprobe's SMP bring-up:
 find or install it, boot it in QEMU with host timestamps on every serial
-line, and read its bring-up markers and loops-per-jiffy from the log.
+line (the host package's serial console, as tools/run boots hvprobe), and
+read its bring-up markers and loops-per-jiffy from the log. Its own clock
+is no use here: under TCG Linux's dmesg times undercount up to 5x.
 
 No root filesystem and no initrd are given: Linux brings up its APs in
 smp_init(), well before it looks for a root, so the run is over (and QEMU
@@ -11,12 +13,11 @@ panic for want of a root and, with panic=-1 and -no-reboot, QEMU would exit.
 
 import os
 import re
-import selectors
 import shutil
 import subprocess
-import time
-from dataclasses import dataclass, field
 from pathlib import Path
+
+from tools.lib import qemu, serial
 
 PACKAGE = "linux-image-cloud-amd64"
 APT_INSTALL = ["apt-get", "install", "-y", "--no-install-recommends", PACKAGE]
@@ -36,6 +37,49 @@ START_ONE_CPU = re.compile(r"smp: Bringing up secondary CPUs")
 LPJ = re.compile(r"Calibrating delay.*BogoMIPS \(lpj=(\d{1,20})\)")
 # Lines that end a run early with no hope of the end marker.
 FATAL = re.compile(r"Kernel panic|BUG: |Oops: ")
+
+
+# Linux sets X86_FEATURE_CONSTANT_TSC on Intel family 6 from model 0x0e
+# (Core) on, and on any CPU that reports an invariant TSC (CPUID
+# 0x80000007 EDX[8], QEMU's "invtsc"). QEMU's named Intel models from
+# Conroe on are all family 6 with a later model; its AMD models and the
+# generic qemu64/kvm64/qemu32/kvm32 are not, and have no invtsc.
+_CONSTANT_TSC_PREFIXES = (
+    "Conroe", "Penryn", "Nehalem", "Westmere", "SandyBridge", "IvyBridge",
+    "Haswell", "Broadwell", "Skylake", "Cascadelake", "Cooperlake",
+    "Icelake", "SapphireRapids", "GraniteRapids", "SierraForest",
+    "ClearwaterForest", "Snowridge", "Denverton", "KnightsMill")
+
+# The two Linux runs per machine: without lpj= and with it.
+VARIANTS = {"calibrate": "no lpj=", "lpj": "lpj="}
+
+
+def constant_tsc(model):
+    """Whether Linux sees a constant TSC on QEMU CPU model `model`
+    (a name, optionally followed by ,+feature or ,feature=on options)."""
+    name, *opts = model.split(",")
+    if "+invtsc" in opts or "invtsc=on" in opts:
+        return True
+    return name.startswith(_CONSTANT_TSC_PREFIXES)
+
+
+def variant_for(lpj_mode, bringup, model):
+    """Which Linux run is the same experiment as an hvprobe row (its lpj
+    mode: none, node or preset, and bring-up order): "lpj" (lpj= given),
+    "calibrate" (no lpj=) or None.
+
+    Linux 6.1 starts its APs one at a time (parallel bring-up came in
+    6.5), so only serial rows have a counterpart. Without lpj= Linux
+    either calibrates every AP (no constant TSC) or copies lpj from a CPU
+    of the same package (constant TSC); with -smp N,sockets=M a package is
+    a NUMA node, which is hvprobe's per-node reuse."""
+    if bringup != "serial":
+        return None
+    if lpj_mode == "preset":
+        return "lpj"
+    if lpj_mode == ("node" if constant_tsc(model) else "none"):
+        return "calibrate"
+    return None
 
 
 class LinuxError(Exception):
@@ -102,106 +146,68 @@ def cmdline(lpj=None):
     return " ".join(words)
 
 
-@dataclass
-class Boot:
-    """What one Linux boot said, with host seconds since QEMU started."""
-    lines: list = field(default_factory=list)   # (seconds, text)
-    timed_out: bool = False
-    exit_status: int | None = None
-    wall_s: float = 0.0
+class Boot(serial.Console):
+    """One Linux boot in its run folder: serial.log, serial.times (host
+    seconds since QEMU started, per line) and qemu.stderr, as tools/run
+    writes them for hvprobe. The run stops at the first line matching
+    `until` (QEMU is killed then: nothing after it is measured), at a
+    fatal line, at QEMU's exit or after the timeout."""
+
+    def __init__(self, run_dir, until=END, fatal=FATAL):
+        super().__init__(run_dir)
+        self.until, self.fatal = until, fatal
+
+    def line(self, raw, text, stamp):
+        return bool(self.until.search(text) or self.fatal.search(text))
+
+    def lines(self):
+        """(seconds, text) of every line read, from serial.times."""
+        return serial.read_times((self.run_dir / serial.TIMES).read_text())
 
 
-def _clean(raw):
-    return raw.decode("utf-8", "replace").rstrip("\r\n").replace("\r", "")
+def boot(argv, run_dir, timeout):
+    """Boot QEMU (argv) with the Linux reference kernel in run_dir; the
+    finished Boot. serial.CannotStart when QEMU does not start."""
+    run = Boot(run_dir)
+    run.boot(argv, timeout)
+    return run
 
 
-def boot(argv, timeout, until=END, fatal=FATAL):
-    """Run QEMU (argv), stamp each serial line as it arrives, and stop at
-    the first line matching until (QEMU is killed then: nothing after it
-    is measured), at a fatal line, at QEMU's exit or after timeout s."""
-    result = Boot()
-    start = time.monotonic()
-    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    sel = selectors.DefaultSelector()
-    sel.register(proc.stdout, selectors.EVENT_READ, "out")
-    sel.register(proc.stderr, selectors.EVENT_READ, "err")
-    pending, stderr, done = b"", b"", False
-    try:
-        while not done and sel.get_map():
-            left = start + timeout - time.monotonic()
-            if left <= 0:
-                result.timed_out = True
-                break
-            for key, _ in sel.select(left):
-                chunk = os.read(key.fileobj.fileno(), 65536)
-                if not chunk:
-                    sel.unregister(key.fileobj)
-                    continue
-                if key.data == "err":
-                    stderr = (stderr + chunk)[-4096:]
-                    continue
-                # One stamp per read, as tools/run does: lines that arrive
-                # together left the guest within one pipe buffer.
-                stamp = time.monotonic() - start
-                *lines, pending = (pending + chunk).split(b"\n")
-                for raw in lines:
-                    if done:
-                        break  # nothing after the end marker counts
-                    text = _clean(raw)
-                    result.lines.append((stamp, text))
-                    if until.search(text) or fatal.search(text):
-                        done = True
-        if pending and not done:
-            result.lines.append((time.monotonic() - start, _clean(pending)))
-    finally:
-        if proc.poll() is None:
-            proc.kill()
-        proc.wait()
-        sel.close()
-        proc.stdout.close()
-        proc.stderr.close()
-    result.wall_s = time.monotonic() - start
-    result.exit_status = proc.returncode
-    result.stderr = stderr.decode("utf-8", "replace")
-    return result
-
-
-@dataclass
-class Bringup:
-    """Linux's SMP bring-up as its serial log shows it."""
-    start_s: float | None = None
-    end_s: float | None = None
-    start_marker: str | None = None
-    cpus: int | None = None
-    nodes: int | None = None
-    lpj: int | None = None
-    fatal: str | None = None
-
-    @property
-    def ms(self):
-        if self.start_s is None or self.end_s is None:
-            return None
-        return (self.end_s - self.start_s) * 1000.0
+def qemu_argv(machine, mem_mib, accel, vmlinuz, lpj=None):
+    """QEMU's command line for Linux on machine (cpu, vcpus, nodes): the
+    very machine tools/run gives hvprobe, from the same module."""
+    m = qemu.Machine(boot="kernel", smp=machine.vcpus, numa=machine.nodes,
+                     mem_mib=mem_mib, accel=accel, cpu=machine.cpu)
+    kvm_ok = qemu.kvm_device_ok() if accel == "kvm" else qemu.kvm_usable()
+    return qemu.qemu_argv(m, kvm_ok, kernel=str(vmlinuz),
+                          cmdline=cmdline(lpj))[0]
 
 
 def parse(lines):
-    """Bringup from (seconds, text) lines."""
-    b = Bringup()
+    """Linux's SMP bring-up from (seconds, text) lines, as a dict: start_s
+    and end_s (None when the marker never came), which start marker,
+    cpus and nodes brought up, the BSP's lpj, the first fatal line, and
+    ms between the markers (None without both)."""
+    b = dict.fromkeys(("start_s", "end_s", "start_marker", "cpus", "nodes",
+                       "lpj", "fatal", "ms"))
     fallback = None
     for stamp, text in lines:
-        if b.lpj is None and (m := LPJ.search(text)):
-            b.lpj = int(m.group(1))
+        if b["lpj"] is None and (m := LPJ.search(text)):
+            b["lpj"] = int(m.group(1))
         if fallback is None and START_ONE_CPU.search(text):
             fallback = stamp
-        if b.start_s is None and START.search(text):
-            b.start_s, b.start_marker = stamp, "x86: Booting SMP configuration"
-        if b.end_s is None and (m := END.search(text)):
-            b.end_s = stamp
-            b.nodes, b.cpus = int(m.group(1)), int(m.group(2))
-        if b.fatal is None and FATAL.search(text):
-            b.fatal = text.strip()
-    if b.start_s is None and b.end_s is not None and b.cpus == 1 \
+        if b["start_s"] is None and START.search(text):
+            b["start_s"] = stamp
+            b["start_marker"] = "x86: Booting SMP configuration"
+        if b["end_s"] is None and (m := END.search(text)):
+            b["end_s"] = stamp
+            b["nodes"], b["cpus"] = int(m.group(1)), int(m.group(2))
+        if b["fatal"] is None and FATAL.search(text):
+            b["fatal"] = text.strip()
+    if b["start_s"] is None and b["end_s"] is not None and b["cpus"] == 1 \
             and fallback is not None:
-        b.start_s, b.start_marker = fallback, "smp: Bringing up secondary CPUs"
+        b["start_s"] = fallback
+        b["start_marker"] = "smp: Bringing up secondary CPUs"
+    if b["start_s"] is not None and b["end_s"] is not None:
+        b["ms"] = (b["end_s"] - b["start_s"]) * 1000.0
     return b

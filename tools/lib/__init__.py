@@ -1,3 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""Host-side library of hvprobe's tools: KTAP parsing, QEMU command lines,
-boot media and the verdict rules shared by tools/run and tools/check."""
+"""The host package's library (tools.lib): KTAP parsing, QEMU command
+lines, boot media, the serial console, guest runs and batches, scenarios
+and matrices, results and the verdict rules, statistics, tables and the
+command-line pieces the commands share. tools/run, tools/check and bench/
+are built from it."""

@@ -11,13 +11,17 @@ only wait on pipes.
 import concurrent.futures
 import datetime
 import json
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 from . import guest, media, qemu, results
 from .progress import Progress
 
 INDEX = "index.json"
+TOOLS_RUN = Path(__file__).resolve().parent.parent / "run"
 
 
 def run_one(spec, batch_dir, kvm):
@@ -48,6 +52,30 @@ def run_one(spec, batch_dir, kvm):
     record["reason"] = outcome.doc["crash"]
     record["wall_s"] = round(time.monotonic() - start, 3)
     return record, outcome
+
+
+def run_process(args, out_dir, name, timeout):
+    """tools/run as a process of its own (--no-build --quiet, then args),
+    its run folder out_dir/name: (exit status, or None when it still ran
+    after timeout seconds; what it printed, also kept in run.txt there;
+    its results.json document, or None)."""
+    cmd = [sys.executable, str(TOOLS_RUN), "--no-build", "--quiet",
+           "--results", str(out_dir), "--name", name, *args]
+    try:
+        done = subprocess.run(cmd, cwd=TOOLS_RUN.parent.parent,
+                              stdin=subprocess.DEVNULL, capture_output=True,
+                              text=True, errors="replace", timeout=timeout)
+        text, rc = done.stdout + done.stderr, done.returncode
+    except subprocess.TimeoutExpired:
+        text, rc = f"tools/run still running after {timeout} s\n", None
+    run_dir = out_dir / name
+    run_dir.mkdir(parents=True, exist_ok=True)
+    (run_dir / "run.txt").write_text(text)
+    try:
+        with open(run_dir / "results.json") as f:
+            return rc, text, json.load(f)
+    except (OSError, ValueError):
+        return rc, text, None
 
 
 def kvm_state():

@@ -7,7 +7,9 @@ test.key[.subkey...] ("smp.total_us", "smp.per_ap_us.median",
 tools/plot need no list of keys: a test that adds a key adds a figure.
 Lists (the per-AP timeline) are left to the code that knows their shape.
 The unit comes from the key's suffix, the convention the kernel's DATA
-lines follow (total_us, tsc_hz, mem_extent_kib).
+lines follow (total_us, tsc_hz, mem_extent_kib). A DATA object that says
+"record": KIND is one item of such a list (the smp test prints one per
+AP, "record": "ap"): records() reads them, and they are no figures.
 """
 
 import re
@@ -63,6 +65,8 @@ def of_run(doc):
     test#2 as its prefix, and so on; the host's own timing is "run.*"."""
     out, seen = {}, {}
     for test, obj in data_objects(doc):
+        if "record" in obj:
+            continue
         seen[test] = seen.get(test, 0) + 1
         prefix = _SAFE.sub("_", test)
         if seen[test] > 1:
@@ -77,6 +81,18 @@ def of_run(doc):
 
 
 def data(doc, test):
-    """The first DATA object of the named test, or None."""
-    return next((obj for name, obj in data_objects(doc) if name == test),
-                None)
+    """The first DATA object of the named test (its summary: no record),
+    or None."""
+    return next((obj for name, obj in data_objects(doc)
+                 if name == test and "record" not in obj), None)
+
+
+def records(doc, test, kind):
+    """The named test's items of one kind ("ap"), in order: its DATA
+    objects that say "record": kind, or where a kernel lists them in the
+    summary instead, that list (under kind + "s": "aps")."""
+    listed = (data(doc, test) or {}).get(kind + "s")
+    if isinstance(listed, list):
+        return [item for item in listed if isinstance(item, dict)]
+    return [obj for name, obj in data_objects(doc)
+            if name == test and obj.get("record") == kind]

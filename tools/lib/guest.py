@@ -9,15 +9,11 @@ a matrix; each run owns its folder, so runs never share a file.
 import collections
 import datetime
 import json
-import os
 import re
-import selectors
-import subprocess
-import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import hostinfo, ktap, media, qemu, results
+from . import hostinfo, ktap, media, qemu, results, serial
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 BUILD = ROOT / "build"
@@ -67,83 +63,34 @@ def boot_media(boot, words, run_dir):
     return kwargs
 
 
-class Run:
+class Run(serial.Console):
     """One QEMU process and what its serial port said."""
 
     def __init__(self, run_dir, quiet):
-        self.run_dir = run_dir
+        super().__init__(run_dir)
         self.quiet = quiet
         self.parser = ktap.Parser()
         self.tail = collections.deque(maxlen=TAIL_LINES)
-        self.exit_status = None
-        self.timed_out = False
         self.lingered = False
-        self.wall = None
         self.banner = None      # "hvprobe 0.1: multiboot1, ...", if said
 
     def boot(self, argv, timeout):
-        log = open(self.run_dir / "serial.log", "wb")
-        times = open(self.run_dir / "serial.times", "w")
-        stderr = open(self.run_dir / "qemu.stderr", "wb")
-        with log, times, stderr:
-            try:
-                proc = subprocess.Popen(argv, cwd=ROOT,
-                                        stdin=subprocess.DEVNULL,
-                                        stdout=subprocess.PIPE,
-                                        stderr=stderr)
-            except OSError as err:
-                raise CannotRun(f"cannot start {argv[0]}: {err}") from None
-            try:
-                self._stream(proc, log, times, timeout)
-            finally:
-                if proc.poll() is None:
-                    proc.kill()
-                proc.wait()
-                proc.stdout.close()
+        try:
+            super().boot(argv, timeout, cwd=ROOT)
+        except serial.CannotStart as err:
+            raise CannotRun(str(err)) from None
 
-    def _stream(self, proc, log, times, timeout):
-        start = time.monotonic()
-        fd = proc.stdout.fileno()
-        sel = selectors.DefaultSelector()
-        sel.register(fd, selectors.EVENT_READ)
-        pending = b""
-        while True:
-            now = time.monotonic()
-            deadline = start + timeout
-            report = self.parser.report
-            if report.totals is not None:
-                deadline = min(deadline, start + report.totals_time + GRACE_S)
-            if now >= deadline:
-                self.timed_out = report.totals is None
-                self.lingered = not self.timed_out
-                break
-            if not sel.select(deadline - now):
-                continue
-            chunk = os.read(fd, 65536)
-            if not chunk:
-                break
-            log.write(chunk)
-            # One timestamp per read: lines that arrive together were
-            # printed within one pipe buffer of each other.
-            stamp = time.monotonic() - start
-            *lines, pending = (pending + chunk).split(b"\n")
-            for line in lines:
-                self._line(line, stamp, times)
-        sel.close()
-        if pending:
-            self._line(pending, time.monotonic() - start, times)
-        if proc.poll() is None and not (self.timed_out or self.lingered):
-            try:
-                proc.wait(timeout=GRACE_S)  # stdout closed: QEMU is leaving
-            except subprocess.TimeoutExpired:
-                pass
-        self.wall = time.monotonic() - start
-        if proc.poll() is not None:
-            self.exit_status = proc.returncode
+    def deadline(self, start, timeout):
+        report = self.parser.report
+        if report.totals is not None:
+            return min(start + timeout, start + report.totals_time + GRACE_S)
+        return start + timeout
 
-    def _line(self, raw, stamp, times):
-        text = ktap.clean(raw)
-        times.write(f"{stamp:.6f} {text}\n")
+    def expired(self):
+        self.timed_out = self.parser.report.totals is None
+        self.lingered = not self.timed_out
+
+    def line(self, raw, text, stamp):
         self.parser.feed(raw, stamp)
         if self.banner is None and _BANNER.match(text):
             self.banner = text.strip()[2:]
@@ -151,6 +98,7 @@ class Run:
             self.tail.append(text)
             if not self.quiet:
                 print(text, flush=True)
+        return False
 
     def crash_reason(self, timeout):
         report = self.parser.finish()

@@ -74,13 +74,11 @@ def timeline(doc):
     """The per-AP phases of one run, or None without per-AP data. A
     timestamp of 0 after the first means the AP never got there."""
     smp = figures.data(doc, "smp") or {}
-    aps = smp.get("aps")
-    if not isinstance(aps, list) or not aps:
+    aps = figures.records(doc, "smp", "ap")
+    if not aps:
         return None
     bars = []
     for ap in aps:
-        if not isinstance(ap, dict):
-            continue
         marks = [ap.get(k) for k in AP_MARKS]
         segs = []
         for i in range(len(AP_PHASES)):
@@ -104,7 +102,7 @@ def timeline_choice(docs):
     best = {}
     for doc in docs:
         smp = figures.data(doc, "smp") or {}
-        if not isinstance(smp.get("aps"), list) or not smp["aps"]:
+        if not figures.records(doc, "smp", "ap"):
             continue
         key = (smp.get("cpus") or 0, smp.get("nodes") or 0)
         mode = lpj_mode(doc)

@@ -45,12 +45,10 @@ def _verdicts(docs):
 def ap_sources(doc):
     """How the APs got lpj, e.g. "calibrate 15" or "reuse 28, calibrate
     3", from the smp test's per-AP list."""
-    smp = figures.data(doc, "smp") or {}
-    aps = smp.get("aps")
-    if not isinstance(aps, list):
+    if figures.data(doc, "smp") is None:
         return None
     counts = collections.Counter(str(ap.get("lpj_source"))
-                                 for ap in aps if isinstance(ap, dict))
+                                 for ap in figures.records(doc, "smp", "ap"))
     return ", ".join(f"{s} {n}" for s, n in counts.most_common()) or "no APs"
 
 

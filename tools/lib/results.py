@@ -284,6 +284,24 @@ def summary(doc, log_tail=()):
     return out
 
 
+def first_problem(doc):
+    """The first thing wrong with a run, in one line: the crash, else the
+    first failing case ("smp / 2 every CPU online: reason") or test, else
+    the first failing host check; None when nothing is."""
+    if doc.get("crash"):
+        return f"crash: {doc['crash']}"
+    for test in doc.get("tests") or []:
+        for case in _bad_leaves(test):
+            return (f"{test['name']} / {case['path']}: "
+                    f"{case['reason'] or case['status']}")
+        if test["status"] in BAD:
+            return f"{test['name']}: {test['reason'] or test['status']}"
+    for check in doc.get("host_checks") or []:
+        if check["status"] in BAD:
+            return f"host {check['name']}: {check['detail']}"
+    return None
+
+
 def _bad_leaves(test, prefix=""):
     for case in test["cases"]:
         path = f"{prefix}{case['number']} {case['name']}"

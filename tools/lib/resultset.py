@@ -9,6 +9,7 @@ rest is still read.
 """
 
 import json
+import sys
 from pathlib import Path
 
 from . import ktap, results
@@ -156,6 +157,15 @@ def load(paths):
             if doc is not None:
                 docs.append(doc)
     return docs, problems
+
+
+def load_noting(paths, prog, empty="no results found"):
+    """The docs of load(paths); each problem goes to stderr as "prog:
+    problem", and so does empty when there is no doc at all."""
+    docs, problems = load(paths)
+    for problem in problems + ([empty] if empty and not docs else []):
+        print(f"{prog}: {problem}", file=sys.stderr)
+    return docs
 
 
 def name_of(doc):

@@ -84,6 +84,9 @@ class RunSpec:
     matrix: str | None = None
     repeat: int = 1
     repeats: int = 1
+    # The entry of each [[cross]] axis that made this spec (axis -> label),
+    # for the programs that sort runs by axis; not in results.json.
+    axes: dict = field(default_factory=dict)
 
     @property
     def run_name(self):
@@ -237,6 +240,7 @@ def _copy(spec, **changes):
     fields = dict(spec.__dict__)
     fields["qemu_args"] = list(spec.qemu_args)
     fields["cmdline"] = list(spec.cmdline)
+    fields["axes"] = dict(spec.axes)
     fields.update(changes)
     return RunSpec(**fields)
 
@@ -325,7 +329,9 @@ def cross(table, where, source=None):
     combination of its axes. An axis is a list of values for one key
     (vcpus = [4, 16]) or a table of named partial scenarios (lpj =
     {per-cpu = {cmdline = ...}, ...}). Combinations QEMU could not build
-    (CPUs that do not split into the nodes) are left out, and listed."""
+    (CPUs that do not split into the nodes) are left out, and listed.
+    Each spec's axes names the entry of each axis that made it
+    ({"vcpus": "vcpus4", "lpj": "per-cpu"})."""
     if not isinstance(table, dict):
         raise ScenarioError(f"{where}: must be a table")
     axes = table.get("axes")
@@ -342,26 +348,27 @@ def cross(table, where, source=None):
             if axis not in OVERRIDES or not values:
                 raise ScenarioError(f"{awhere}: a list axis must name a "
                                     f"scenario key and hold values")
-            choices.append([(f"{axis}{_label(v)}", {axis: v})
+            choices.append([(axis, f"{axis}{label(v)}", {axis: v})
                             for v in values])
         elif isinstance(values, dict) and values:
             entries = []
-            for label, keys in values.items():
-                _name(label, awhere, "axis entry")
+            for entry, keys in values.items():
+                _name(entry, awhere, "axis entry")
                 if not isinstance(keys, dict):
-                    raise ScenarioError(f"{awhere}: entry {label!r} must be "
+                    raise ScenarioError(f"{awhere}: entry {entry!r} must be "
                                         "a table of keys")
-                entries.append((label, keys))
+                entries.append((axis, entry, keys))
             choices.append(entries)
         else:
             raise ScenarioError(f"{awhere}: must be a list of values or a "
                                 "table of named entries")
     specs, left_out = [], []
     for combo in itertools.product(*choices):
-        label = "-".join(part for part, _ in combo)
-        name = _name(f"{prefix}-{label}", where, "combined name")
-        spec = _copy(base, name=name, scenario=name)
-        for part, keys in combo:
+        joined = "-".join(part for _, part, _ in combo)
+        name = _name(f"{prefix}-{joined}", where, "combined name")
+        spec = _copy(base, name=name, scenario=name,
+                     axes={axis: part for axis, part, _ in combo})
+        for _, part, keys in combo:
             _apply(spec, keys, f"{where}: {part}", merge=True)
         why = impossible(spec)
         if why:
@@ -371,7 +378,8 @@ def cross(table, where, source=None):
     return specs, left_out
 
 
-def _label(value):
+def label(value):
+    """value as a part of a name: letters, digits, _ + - only."""
     text = re.sub(r"[^A-Za-z0-9_+-]", "_", str(value))
     return text.lower() if isinstance(value, bool) else text
 

@@ -1,22 +1,13 @@
 # SPDX-License-Identifier: MIT
-"""tools/check's run list: the file it ships with, and what it refuses."""
+"""tools/check: its run list (the file it ships with, and what it refuses)
+and its rows."""
 
 import json
-import sys
 import tempfile
 import unittest
-from pathlib import Path
 
-TOOLS = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(TOOLS))
-from lib import ktap, results, script  # noqa: E402
-
-
-def load_script(name):
-    return script.load(TOOLS / name)
-
-
-check = load_script("check")
+from tools.commands import check
+from tools.lib import ktap, results
 
 
 class RunList(unittest.TestCase):
@@ -66,3 +57,24 @@ class RunList(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class Rows(unittest.TestCase):
+    def test_rows_before_the_guest_runs(self):
+        self.assertEqual([name for name, _ in check.ROWS],
+                         ["unit", "python", "fuzz"])
+        self.assertTrue(all(callable(step) for _, step in check.ROWS))
+
+    def test_python_row_finds_both_packages(self):
+        def ids(suite):
+            for test in suite:
+                if isinstance(test, unittest.TestSuite):
+                    yield from ids(test)
+                else:
+                    yield test.id()
+        found = {i.split(".")[0] + "." + i.split(".")[2]
+                 for i in ids(check.python_suite())}
+        self.assertIn("tools.test_check", found)
+        self.assertIn("bench.test_smp", found)
+        self.assertFalse([i for i in ids(check.python_suite())
+                          if "_FailedTest" in i or "ModuleImportFailure" in i])

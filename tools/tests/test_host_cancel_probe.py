@@ -17,16 +17,8 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-TOOLS = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(TOOLS))
-from lib import script  # noqa: E402
-
-
-def load_script(name):
-    return script.load(TOOLS / name)
-
-
-probe = load_script("host-cancel-probe")
+from tools import ROOT
+from tools.commands import host_cancel_probe as probe
 
 EV = "probe:hvprobe_cancel"
 # perf stat -x ';' -I 1000 --per-thread -t ... as perf-stat(1)'s CSV
@@ -294,10 +286,8 @@ class FakeHost(unittest.TestCase):
         # A process of its own: the fake perf sends SIGINT to its parent.
         code = textwrap.dedent(f"""
             import sys
-            sys.path.insert(0, {str(Path(__file__).parent)!r})
-            import test_host_cancel_probe as t
             from pathlib import Path
-            p = t.probe
+            from tools.commands import host_cancel_probe as p
             p.PROC = Path({str(self.proc)!r})
             p.geteuid = lambda: 0
             try:
@@ -306,8 +296,9 @@ class FakeHost(unittest.TestCase):
                 sys.exit(99)
             """)
         done = subprocess.run(
-            [sys.executable, "-c", code], capture_output=True, text=True,
-            timeout=60, env={**os.environ, **self.env, "FAKE_SIGINT": "1"})
+            [sys.executable, "-c", code], cwd=ROOT, capture_output=True,
+            text=True, timeout=60,
+            env={**os.environ, **self.env, "FAKE_SIGINT": "1"})
         self.assertEqual(done.returncode, 130, done.stdout + done.stderr)
         self.assertEqual(self.calls()[-1], f"probe -q -d {EV}")
         self.assertRegex(done.stdout, r"CPU 0 +2900 ", "partial counts shown")

@@ -4,12 +4,9 @@ ones, cut-off ones, and garbage."""
 
 import json
 import random
-import sys
 import unittest
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from lib import ktap  # noqa: E402
+from tools.lib import ktap
 
 GOOD = """\
 SeaBIOS (version 1.16.3-debian-1.16.3-2)

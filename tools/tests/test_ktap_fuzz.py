@@ -13,12 +13,10 @@ input."""
 
 import json
 import random
-import sys
 import unittest
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from lib import ktap  # noqa: E402
+from tools.lib import ktap
 
 LOGS = Path(__file__).resolve().parent / "logs"
 SEED = 7

@@ -6,27 +6,19 @@ pattern replayed the way LAVA's pexpect applies it, and the job files."""
 import contextlib
 import io
 import re
-import sys
 import unittest
-from pathlib import Path
 
-TOOLS = Path(__file__).resolve().parents[1]
+from tools import TOOLS
+from tools.commands import lava_run
+from tools.lib import ktap, lavalog
+
 LAVA = TOOLS / "lava"
-sys.path.insert(0, str(TOOLS))
-sys.path.insert(0, str(LAVA))
-import lavalog  # noqa: E402
-from lib import ktap, script  # noqa: E402
 
 SAMPLES = LAVA / "samples"
 
 
 def sample(name):
     return (SAMPLES / name).read_text().splitlines()
-
-
-def load_runner():
-    """tools/lava/run as a module (its file name has no .py)."""
-    return script.load(LAVA / "run", "lava_run")
 
 
 class LoadRecordTest(unittest.TestCase):
@@ -286,15 +278,11 @@ class MonitorPatternTest(unittest.TestCase):
 
 
 class JobFileTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.runner = load_runner()
-
     def args(self, *argv):
-        return self.runner.parse_args(list(argv))
+        return lava_run.parse_args(list(argv))
 
     def test_job_carries_the_pattern(self):
-        text = self.runner.job_yaml("kernel", self.args("--", "test=boot"))
+        text = lava_run.job_yaml("kernel", self.args("--", "test=boot"))
         quoted = re.search(r"^      pattern: '(.*)'$", text, re.M).group(1)
         self.assertEqual(quoted.replace("''", "'"), lavalog.MONITOR_PATTERN)
         self.assertIn("image_arg: '-kernel {kernel} -append \"test=boot\"'",
@@ -304,15 +292,15 @@ class JobFileTest(unittest.TestCase):
         self.assertNotRegex(text, r"@[A-Z_]+@")
 
     def test_iso_job(self):
-        text = self.runner.job_yaml("bios", self.args())
+        text = lava_run.job_yaml("bios", self.args())
         self.assertIn("image_arg: '-cdrom {iso} -boot d'", text)
         self.assertIn("hvprobe.iso'", text)
         self.assertIn("name: hvprobe-bios", text)
 
     def test_devices(self):
         args = self.args("--smp", "4", "--mem", "1G")
-        tcg = self.runner.device_yaml("tcg", args)
-        kvm = self.runner.device_yaml("kvm", args)
+        tcg = lava_run.device_yaml("tcg", args)
+        kvm = lava_run.device_yaml("kvm", args)
         self.assertIn("- -accel tcg\n", tcg)
         self.assertIn("- -accel kvm\n", kvm)
         self.assertIn("- -m 1024M\n", tcg)

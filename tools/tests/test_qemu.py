@@ -1,14 +1,12 @@
 # SPDX-License-Identifier: MIT
 """QEMU command lines and boot media, pinned argument by argument."""
 
-import sys
 import tempfile
 import unittest
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from lib import media, qemu  # noqa: E402
-from lib.qemu import ConfigError, Machine  # noqa: E402
+from tools.lib import media, qemu
+from tools.lib.qemu import ConfigError, Machine
 
 COMMON = ["-nodefaults", "-display", "none", "-monitor", "none",
           "-serial", "stdio", "-no-reboot",

@@ -4,14 +4,11 @@ progress line."""
 
 import io
 import json
-import sys
 import unittest
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from lib import figures, plotdata, report  # noqa: E402
-from lib.progress import Progress  # noqa: E402
-from lib.table import Column, render  # noqa: E402
+from tools.lib import figures, plotdata, report
+from tools.lib.progress import Progress
+from tools.lib.table import Column, render
 
 
 def ap(apic_id, node, marks, source="calibrate"):
@@ -51,6 +48,25 @@ class Figures(unittest.TestCase):
         doc = {"tests": [{"name": "t", "data": [{"test": "t", "v": 1},
                                                 {"test": "t", "v": 2}]}]}
         self.assertEqual(figures.of_run(doc), {"t.v": 1, "t#2.v": 2})
+
+
+    def test_per_ap_records(self):
+        # A kernel that prints each AP on a DATA line of its own, beside
+        # the summary, instead of in the summary's "aps" list.
+        listed = run("r", 2000, 3, aps=[ap(1, 0, [1, 2, 3, 4, 5]),
+                                       ap(2, 0, [2, 3, 4, 5, 6], "reuse")])
+        smp = dict(listed["tests"][0]["data"][0])
+        aps = [{"test": "smp", "record": "ap", **a} for a in smp.pop("aps")]
+        lines = {**listed, "tests": [{"name": "smp", "data": [smp, *aps]}]}
+        for doc in (listed, lines):
+            self.assertEqual(figures.data(doc, "smp")["total_us"], 2000)
+            self.assertEqual([a["apic_id"] for a in
+                              figures.records(doc, "smp", "ap")], [1, 2])
+            self.assertEqual(report.ap_sources(doc), "calibrate 1, reuse 1")
+            self.assertEqual(len(plotdata.timeline(doc).bars), 2)
+        self.assertEqual(figures.of_run(lines), figures.of_run(listed))
+        self.assertEqual(figures.records({"tests": []}, "smp", "ap"), [])
+        self.assertIsNone(report.ap_sources({"tests": []}))
 
 
 class Table(unittest.TestCase):

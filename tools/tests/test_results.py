@@ -1,13 +1,10 @@
 # SPDX-License-Identifier: MIT
 """Host checks, verdicts and the case counting that tools/check adds up."""
 
-import sys
 import unittest
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from lib import ktap, results  # noqa: E402
-from lib.results import Counts  # noqa: E402
+from tools.lib import ktap, results
+from tools.lib.results import Counts
 
 
 def case(number, name, status, reason="", cases=()):
@@ -256,6 +253,21 @@ class Summary(unittest.TestCase):
         self.assertIn("FAIL  host memory: off", lines)
         self.assertIn("CRASH: timed out", lines)
         self.assertEqual(lines[-1], "  | last line")
+
+    def test_first_problem(self):
+        nested = case(2, "sub", "fail", cases=[case(1, "a", "pass"),
+                                               case(2, "b", "fail", "why")])
+        tests = [test(1, "boot", "pass"), test(2, "smp", "fail",
+                                               cases=[nested])]
+        checks = [{"name": "memory", "status": "fail", "detail": "off"}]
+        first = results.first_problem
+        self.assertEqual(first(doc(tests, checks)), "smp / 2 sub / 2 b: why")
+        self.assertEqual(first(doc(tests, crash="timed out")),
+                         "crash: timed out")
+        self.assertEqual(first(doc([test(1, "smp", "error", "set-up")])),
+                         "smp: set-up")
+        self.assertEqual(first(doc(tests[:1], checks)), "host memory: off")
+        self.assertIsNone(first(doc(tests[:1])))
 
 
 if __name__ == "__main__":

@@ -5,14 +5,12 @@ has the keys docs/results.md documents."""
 
 import json
 import re
-import sys
 import tempfile
 import unittest
 from pathlib import Path
 
-TOOLS = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(TOOLS))
-from lib import guest, hostinfo, qemu, resultset, results  # noqa: E402
+from tools import ROOT
+from tools.lib import guest, hostinfo, qemu, resultset, results
 
 GOOD = b"""\x1b[2J\x1b[HGRUB loading...
 KTAP version 1
@@ -35,7 +33,7 @@ ok 2 lpj
 
 def documented_keys(section):
     """The keys of one table of docs/results.md, by its heading."""
-    text = (TOOLS.parent / "docs" / "results.md").read_text()
+    text = (ROOT / "docs" / "results.md").read_text()
     part = text.split(section, 1)[1].split("\n#", 1)[0]
     keys = []
     for line in part.splitlines():
@@ -47,11 +45,7 @@ def documented_keys(section):
 
 class Logs(unittest.TestCase):
     def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.dir = Path(self.tmp.name)
-
-    def tearDown(self):
-        self.tmp.cleanup()
+        self.dir = Path(self.enterContext(tempfile.TemporaryDirectory()))
 
     def doc(self, raw, name="vm.serial.log"):
         path = self.dir / name

@@ -3,14 +3,12 @@
 expand, and that mistakes are user errors that name the key."""
 
 import json
-import sys
 import tempfile
 import unittest
 from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from lib import scenario as scen  # noqa: E402
-from lib.scenario import ScenarioError  # noqa: E402
+from tools.lib import scenario as scen
+from tools.lib.scenario import ScenarioError
 
 BASE = '''
 description = "d"
@@ -26,11 +24,7 @@ kvm = "host,pmu=on"
 
 class Files(unittest.TestCase):
     def setUp(self):
-        self.tmp = tempfile.TemporaryDirectory()
-        self.dir = Path(self.tmp.name)
-
-    def tearDown(self):
-        self.tmp.cleanup()
+        self.dir = Path(self.enterContext(tempfile.TemporaryDirectory()))
 
     def write(self, name, text):
         path = self.dir / name
@@ -136,10 +130,16 @@ cal = { cmdline = "lpj_source=calibrate" }
         spec = specs[names.index("c-vcpus2-numa2-cal")]
         self.assertEqual(spec.cmdline, ["test=smp", "lpj_source=calibrate"])
         self.assertEqual(spec.matrix, "mx")
+        self.assertEqual(spec.axes, {"vcpus": "vcpus2", "numa": "numa2",
+                                     "lpj": "cal"})
+        self.assertEqual(specs[0].axes, {})
+        self.assertNotIn("axes", spec.to_json())
         runs = scen.repeated(specs, repeat)
         self.assertEqual(len(runs), 20)
         self.assertEqual([r.run_name for r in runs[:2]], ["s.x", "s.x-r2"])
         self.assertEqual(runs[1].repeats, 2)
+        self.assertEqual(runs[-1].axes, specs[-1].axes)
+        self.assertIsNot(runs[-1].axes, specs[-1].axes)
 
     def test_matrix_errors(self):
         for text, words in {

@@ -3,21 +3,10 @@
 run is one tools/run and the kernel accept, and failures group by case."""
 
 import re
-import sys
 import unittest
-from pathlib import Path
 
-TOOLS = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(TOOLS))
-from lib import qemu, script  # noqa: E402
-
-
-def load_script(name):
-    return script.load(TOOLS / name)
-
-
-soak = load_script("soak")
-run = load_script("run")
+from tools.commands import run, soak
+from tools.lib import qemu
 
 # What the kernel's command line accepts for the keys the soak draws
 # (kernel/cmdline.c), written out again so that a drift shows here.

@@ -1,12 +1,9 @@
 # SPDX-License-Identifier: MIT
 """The noise verdicts of tools/compare: medians, ranges, overlap."""
 
-import sys
 import unittest
-from pathlib import Path
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from lib import comparison, stats  # noqa: E402
+from tools.lib import comparison, stats
 
 
 def run(name, total_us, cpus=4, repeat=1):

@@ -1,0 +1,3 @@
+# SPDX-License-Identifier: MIT
+"""One module per benchmark command; tools/entry.py runs them (bench/smp is
+smp.py here, bench/boot-time boot_time.py)."""

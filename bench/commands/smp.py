@@ -1,0 +1,631 @@
+# SPDX-License-Identifier: MIT
+"""SMP bring-up benchmark: hvprobe against Debian's Linux in the same QEMU.
+
+Sweeps vCPUs x NUMA nodes x lpj mode (hvprobe calibrates on every AP,
+reuses one calibration per node, or takes lpj= preset) x bring-up order
+(serial, parallel) for each CPU model: the bench-smp matrix
+(tools/matrices/bench-smp.toml), narrowed to the options given. It boots
+Debian's own Linux kernel (linux-image-cloud-amd64, no root filesystem)
+in the same QEMU machine with and without lpj= beside the rows that run
+the same experiment.
+
+hvprobe's figures are its smp DATA line's (total_us: from the first INIT
+to the last AP online, by the guest's TSC; calibrations). Linux
+is timed from host timestamps taken as each serial line arrives, because
+its own clock undercounts up to 5x under TCG: from 'x86: Booting SMP
+configuration' to 'smp: Brought up'. NUMA is -smp N,sockets=M with one
+node per socket, because Linux shares a calibrated lpj within a package,
+not a node. -cpu Skylake-Client has a constant TSC (Linux reuses lpj
+within a socket); -cpu qemu64 has none (every Linux AP calibrates).
+
+Prints a table (min and median of --runs: the host may be shared and
+noisy) and writes every raw timing to results/bench-smp.json.
+
+Exit status: 0 every run gave a time, 1 some did not or the reference
+kernel is missing, 2 bad usage, 3 the benchmark could not run (build,
+QEMU), 130 interrupted (the JSON then holds what was measured).
+"""
+
+import argparse
+import datetime
+import json
+import os
+import platform
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+from bench.lib import linuxref, sidebyside
+from bench.lib.sidebyside import Machine
+from tools import ROOT, TOOLS
+from tools.lib import batch, cli, figures, qemu, results, serial
+from tools.lib import scenario as scen
+from tools.lib.guest import shown
+from tools.lib.progress import Progress
+
+SCHEMA = 2
+QEMU = "qemu-system-x86_64"
+MATRIX = TOOLS / "matrices" / "bench-smp.toml"
+QUICK_VCPUS = (1, 4, 16)
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANNOT_RUN = 0, 1, 2, 3
+
+
+class CannotRun(Exception):
+    """The benchmark cannot take place here (exit 3)."""
+
+
+class Fatal(Exception):
+    """A precondition failed in a way the user must fix (exit 1)."""
+
+
+# What tools/entry.py turns into an exit status, with the message.
+EXITS = {Fatal: EXIT_FAILED, CannotRun: EXIT_CANNOT_RUN}
+
+
+def sweep_table():
+    """The bench-smp matrix's [[cross]] table: its base and its axes."""
+    return scen.read_file(MATRIX)["cross"][0]
+
+
+def int_list(text):
+    try:
+        values = [int(v) for v in text.split(",") if v.strip()]
+    except ValueError:
+        raise argparse.ArgumentTypeError(
+            f"{text!r} is not a comma list of numbers") from None
+    if not values or min(values) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r}: give numbers >= 1")
+    return list(dict.fromkeys(values))
+
+
+def choice_list(choices):
+    def parse(text):
+        values = [v.strip() for v in text.split(",") if v.strip()]
+        bad = [v for v in values if v not in choices]
+        if not values or bad:
+            raise argparse.ArgumentTypeError(
+                f"{text!r}: pick from {', '.join(choices)}")
+        return list(dict.fromkeys(values))
+    return parse
+
+
+def parse_args(argv):
+    axes = sweep_table()["axes"]
+    cpus, vcpus, nodes = axes["cpu"], axes["vcpus"], axes["numa"]
+    lpj_modes, bringups = list(axes["lpj"]), list(axes["bringup"])
+    p = cli.parser("bench/smp", __doc__)
+    p.add_argument("--quick", action="store_true",
+                   help="a small subset: vCPUs 1,4,16, nodes 1,4, one run "
+                        "(a few minutes); options given explicitly still win")
+    p.add_argument("--runs", type=int, metavar="N",
+                   help="boots per configuration and kernel (default: 3, "
+                        "1 with --quick)")
+    p.add_argument("--vcpus", type=int_list, metavar="LIST",
+                   help="comma list of vCPU counts (default: "
+                        f"{','.join(map(str, vcpus))}; --quick: "
+                        f"{','.join(map(str, QUICK_VCPUS))})")
+    p.add_argument("--nodes", type=int_list, metavar="LIST",
+                   default=list(nodes),
+                   help="comma list of NUMA node counts, one socket per "
+                        "node; vCPU counts that do not split evenly are "
+                        f"skipped (default: {','.join(map(str, nodes))})")
+    p.add_argument("--cpu", action="append", metavar="MODEL",
+                   help="QEMU CPU model, repeatable (default: "
+                        f"{' and '.join(cpus)}); the table has a "
+                        "section per model")
+    p.add_argument("--lpj-modes", type=choice_list(lpj_modes),
+                   default=lpj_modes, metavar="LIST",
+                   help="hvprobe lpj modes: none (every AP calibrates), "
+                        "node (one calibration per node), preset (lpj=) "
+                        "(default: all three)")
+    p.add_argument("--bringup", type=choice_list(bringups),
+                   default=bringups, metavar="LIST",
+                   help="AP start-up orders (default: "
+                        f"{','.join(bringups)})")
+    p.add_argument("--lpj", type=int, metavar="N",
+                   help="the preset lpj for hvprobe's preset rows and "
+                        "Linux's lpj= (default, per CPU model: the BSP's "
+                        "lpj, tsc_khz*1000/250, from a 2-vCPU hvprobe run "
+                        "of test=smp,lpj, else from Linux's 'Calibrating "
+                        "delay loop' line)")
+    kernels = p.add_mutually_exclusive_group()
+    kernels.add_argument("--no-linux", action="store_true",
+                         help="boot hvprobe only")
+    kernels.add_argument("--no-hvprobe", action="store_true",
+                         help="boot Linux only (its figures sit in the rows "
+                              "they would be compared with)")
+    p.add_argument("--timeout", type=float,
+                   default=float(sweep_table().get("timeout", 300)),
+                   metavar="S", help="seconds one boot may take before it "
+                                     "counts as failed (default: "
+                                     "%(default)g)")
+    p.add_argument("--mem", default="256M", metavar="SIZE",
+                   help="guest RAM, split evenly over the nodes "
+                        "(default: 256M)")
+    p.add_argument("--accel", choices=("tcg", "kvm"), default="tcg",
+                   help="accelerator (default: tcg, so that figures from "
+                        "different hosts compare)")
+    p.add_argument("--output", metavar="PATH",
+                   default=str(ROOT / "results" / "bench-smp.json"),
+                   help="JSON with every raw timing, rewritten as the sweep "
+                        "goes (default: results/bench-smp.json)")
+    p.add_argument("--keep", metavar="DIR",
+                   help="keep every run folder (hvprobe and Linux) in DIR "
+                        "instead of a temporary folder")
+    cli.no_build(p)
+    args = p.parse_args(argv)
+
+    if args.runs is None:
+        args.runs = 1 if args.quick else 3
+    if args.runs < 1:
+        p.error("--runs must be at least 1")
+    if args.vcpus is None:
+        args.vcpus = list(QUICK_VCPUS if args.quick else vcpus)
+    if max(args.vcpus) > 255:
+        p.error("--vcpus above 255 need x2APIC IDs, which this benchmark's "
+                "machine does not set up")
+    args.cpu = list(dict.fromkeys(args.cpu or cpus))
+    for model in args.cpu:
+        if not re.fullmatch(r"[A-Za-z0-9][\w.+=,-]*", model):
+            p.error(f"--cpu {model!r} is not a QEMU CPU model")
+    if args.lpj is not None and args.lpj < 1:
+        p.error("--lpj must be positive")
+    if args.timeout <= 0:
+        p.error("--timeout must be positive")
+    if args.accel == "kvm" and not qemu.kvm_device_ok():
+        p.error("--accel kvm, but /dev/kvm cannot be opened read-write")
+    try:
+        args.mem_mib = qemu.parse_size(args.mem)
+        uneven = [k for k in args.nodes if args.mem_mib % k]
+        if uneven:
+            raise qemu.ConfigError(f"--mem {args.mem_mib}M does not split "
+                                   f"into {uneven[0]} nodes of whole MiB")
+        args.specs, args.skipped = sweep(args)
+    except (qemu.ConfigError, scen.ScenarioError) as err:
+        p.error(str(err))
+    return args
+
+
+def sweep(args, **axes):
+    """(specs, skipped) of the bench-smp matrix's sweep narrowed to the
+    options, or to the axes given (cpu=[...], vcpus=[...], ...), one boot
+    each; skipped says which vCPU counts do not split into which nodes."""
+    table = sweep_table()
+    full = table["axes"]
+    wanted = {"cpu": args.cpu, "vcpus": args.vcpus, "numa": args.nodes,
+              "lpj": {m: full["lpj"][m] for m in args.lpj_modes},
+              "bringup": {b: full["bringup"][b] for b in args.bringup}}
+    table["axes"] = {axis: axes.get(axis, wanted[axis]) for axis in wanted}
+    table.update(mem=f"{args.mem_mib}M", timeout=args.timeout)
+    specs, _ = scen.cross(table, shown(MATRIX), shown(MATRIX))
+    for spec in specs:
+        spec.accel = args.accel
+    there = {(s.cpu, s.vcpus, s.numa) for s in specs}
+    skipped = [f"{n} vCPUs x {k} nodes: the vCPUs do not split into {k} "
+               "sockets" for cpu in table["axes"]["cpu"]
+               for n in table["axes"]["vcpus"]
+               for k in table["axes"]["numa"] if (cpu, n, k) not in there]
+    return specs, list(dict.fromkeys(skipped))
+
+
+def preset(spec, lpj):
+    """spec with lpj= set to the value learned for its CPU model, in the
+    preset rows."""
+    if spec.axes.get("lpj") == "preset" and lpj is not None:
+        spec.cmdline = scen.merge_cmdline(spec.cmdline, [f"lpj={lpj}"])
+    return spec
+
+
+def qemu_version():
+    try:
+        out = subprocess.run([QEMU, "--version"], capture_output=True,
+                             text=True, timeout=30).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.splitlines()[0] if out else None
+
+
+def package_version(vmlinuz):
+    """The Debian package version of the reference kernel, if dpkg knows."""
+    release = vmlinuz.name.removeprefix("vmlinuz-")
+    try:
+        out = subprocess.run(["dpkg-query", "-W", "-f", "${Version}",
+                              f"linux-image-{release}"],
+                             capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired):
+        return None
+    return out.stdout.strip() or None
+
+
+# --- hvprobe ---------------------------------------------------------------
+
+def smp_data(doc):
+    """(summary, APs) of the smp test's DATA in a results document."""
+    return figures.data(doc, "smp") or {}, figures.records(doc, "smp", "ap")
+
+
+def hvprobe_record(spec, doc, stderr=()):
+    """The JSON record of one hvprobe boot of spec, from its results
+    document (None when the run could not start): its figures from the
+    smp DATA line, with "ms" None and an "error" when it gave no bring-up
+    time. stderr: what QEMU said there, as lines."""
+    rec = {"ms": None, "error": None, "cmdline": " ".join(spec.cmdline)}
+    if doc is None:
+        return rec
+    smp, aps = smp_data(doc)
+    rec.update({
+        "cpus": smp.get("cpus"),
+        "aps": len(aps),
+        "verdict": doc.get("verdict"), "exit_status": doc.get("exit_status"),
+        "wall_s": (doc.get("timing") or {}).get("wall_s"),
+        "calibrations": smp.get("calibrations"),
+        "lpj_source": smp.get("lpj_source"),
+        "guest_total_us": smp.get("total_us"),
+        "per_ap_us": smp.get("per_ap_us"),
+        "data": [obj for _, obj in figures.data_objects(doc)],
+        "qemu": doc.get("qemu"),
+    })
+    why = results.first_problem(doc) or f"verdict {doc.get('verdict')}"
+    total = smp.get("total_us")
+    if not isinstance(total, (int, float)) or isinstance(total, bool):
+        rec["error"] = f"no smp DATA line with total_us; {why}"
+    elif smp.get("cpus") != spec.vcpus:
+        rec["error"] = f"brought up {smp.get('cpus')} of {spec.vcpus} " \
+            f"CPUs; {why}"
+    else:
+        rec["ms"] = round(total / 1000.0, 3)
+    if rec["error"]:
+        # QEMU's own complaint (a bad -cpu, say) is the likeliest why.
+        said = [line for line in stderr if ": warning: " not in line]
+        if said:
+            rec["error"] += f" ({said[-1]})"
+    elif doc.get("verdict") != "pass":
+        # The DATA is there, so the time stands; say why the run is not a
+        # pass all the same.
+        rec["warning"] = why
+    return rec
+
+
+# --- Linux -------------------------------------------------------------------
+
+def run_linux(args, machine, vmlinuz, lpj, workdir, name):
+    """One Linux boot, in a run folder of its own; a record for the JSON."""
+    argv = linuxref.qemu_argv(machine, args.mem_mib, args.accel, vmlinuz,
+                              lpj)
+    rec = {"ms": None, "error": None, "cmdline": linuxref.cmdline(lpj),
+           "qemu": argv}
+    try:
+        run_dir = results.new_dir(workdir, name)
+        boot = linuxref.boot(argv, run_dir, args.timeout)
+    except serial.CannotStart as err:
+        raise CannotRun(str(err)) from None
+    except OSError as err:
+        raise CannotRun(f"cannot make a run folder in {workdir}: "
+                        f"{err}") from None
+    if args.keep:
+        rec["run"] = str(run_dir)
+    b = linuxref.parse(boot.lines())
+    rec.update({"start_s": b["start_s"], "end_s": b["end_s"],
+                "start_marker": b["start_marker"], "cpus": b["cpus"],
+                "nodes": b["nodes"], "lpj": b["lpj"],
+                "wall_s": round(boot.wall, 3),
+                "exit_status": boot.exit_status})
+    if b["ms"] is None:
+        if boot.timed_out:
+            why = f"timed out after {args.timeout:g} s"
+        elif b["fatal"]:
+            why = f"'{b['fatal']}'"
+        else:
+            why = f"QEMU exited with status {boot.exit_status}"
+            err = boot.stderr_lines()
+            if err:
+                why += f" ({err[-1]})"
+        missing = "'x86: Booting SMP configuration'" \
+            if b["start_s"] is None and b["end_s"] is not None \
+            else "'smp: Brought up'"
+        rec["error"] = f"no {missing} line: {why}"
+    elif b["cpus"] != machine.vcpus:
+        rec["error"] = f"brought up {b['cpus']} of {machine.vcpus} CPUs"
+    else:
+        rec["ms"] = round(b["ms"], 3)
+    return rec
+
+
+# --- the sweep -------------------------------------------------------------
+
+def describe(machine, kernel, label, r, runs):
+    return (f"{machine.cpu} {machine.vcpus:>2} vCPUs {machine.nodes} node"
+            f"{'s' if machine.nodes > 1 else ' '} {kernel:7} {label:<17}"
+            f" run {r + 1}/{runs}")
+
+
+def outcome(rec):
+    if rec["ms"] is None:
+        return f"FAILED: {rec['error']}"
+    text = f"{rec['ms']:.1f} ms"
+    if rec.get("calibrations") is not None:
+        text += f", {rec['calibrations']} calibrations"
+    if rec.get("warning"):
+        text += f" (not a pass: {rec['warning']})"
+    return text
+
+
+def write_json(path, doc):
+    path = Path(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = path.with_name(path.name + ".tmp")
+    tmp.write_text(json.dumps(doc, indent=1) + "\n")
+    tmp.replace(path)  # a reader never sees half a file
+
+
+class Bench:
+    """The sweep and what it has measured so far, so that an interrupted
+    sweep can still print and save its rows."""
+
+    def __init__(self, args, workdir):
+        self.args, self.workdir = args, workdir
+        self.rows, self.meta, self.lpjs = [], None, {}
+        self.failed = 0
+        self.vmlinuz = None
+        self.progress = None
+        self.kvm = batch.kvm_state()
+
+    def prepare(self):
+        args = self.args
+        if shutil.which(QEMU) is None:
+            raise CannotRun(f"{QEMU} is not installed (make deps installs "
+                            "it)")
+        if not args.no_linux:
+            try:
+                self.vmlinuz = linuxref.ensure_vmlinuz(log=print)
+            except linuxref.LinuxError as err:
+                raise Fatal(str(err)) from None
+        if not args.no_hvprobe and not args.no_build:
+            done = subprocess.run(["make", "-s", "-C", str(ROOT), "all"],
+                                  stdin=subprocess.DEVNULL)
+            if done.returncode:
+                raise CannotRun(f"build failed (make exited "
+                                f"{done.returncode})")
+
+        self.rows = sidebyside.rows_for(args.specs)
+        self.machines = list(dict.fromkeys(r.machine for r in self.rows))
+        if args.no_linux:
+            for row in self.rows:
+                row.linux = None
+        # (machine, variant) -> the row that Linux run sits on.
+        self.linux_rows = {(r.machine, r.linux): r for r in self.rows
+                           if r.linux is not None}
+        if not self.rows or (args.no_hvprobe and not self.linux_rows):
+            raise Fatal("nothing to run with these options"
+                        + "".join(f"; skipped {why}" for why in args.skipped))
+        lx = None
+        if self.vmlinuz is not None:
+            lx = {"vmlinuz": str(self.vmlinuz), "package": linuxref.PACKAGE,
+                  "version": package_version(self.vmlinuz)}
+        self.meta = {
+            "schema": SCHEMA, "benchmark": "smp-bringup",
+            "started": datetime.datetime.now().isoformat(timespec="seconds"),
+            "method": "hvprobe: total_us of its smp DATA line (from the "
+                      "first INIT to the last AP online, by the guest's "
+                      "TSC); "
+                      "Linux: host-side timestamps of serial lines as they "
+                      "arrive, 'x86: Booting SMP configuration' (with one "
+                      "CPU: 'smp: Bringing up secondary CPUs') to 'smp: "
+                      "Brought up'",
+            "matrix": shown(MATRIX),
+            "host": {"machine": platform.node(), "cpus": os.cpu_count(),
+                     "qemu": qemu_version()},
+            "accel": args.accel, "qemu_machine": "q35, -smp N,sockets=M, "
+                                                 "one NUMA node per socket",
+            "mem_mib": args.mem_mib, "runs": args.runs,
+            "timeout_s": args.timeout, "cpus": args.cpu,
+            "vcpus": args.vcpus, "nodes": args.nodes,
+            "lpj_modes": args.lpj_modes, "bringups": args.bringup,
+            "skipped": args.skipped, "linux": lx,
+        }
+        for why in args.skipped:
+            print(f"skipped: {why}")
+        hv = 0 if args.no_hvprobe else len(self.rows)
+        self.total = args.runs * (hv + len(self.linux_rows))
+        print(f"{self.total} boots: {len(self.machines)} machines x "
+              f"{args.runs} run{'s' if args.runs > 1 else ''} x "
+              f"({hv} hvprobe + {len(self.linux_rows)} Linux configurations)"
+              f"; raw timings to {shown(args.output)}", flush=True)
+
+    def boot_hvprobe(self, spec):
+        """(record for the JSON, results document or {}) of one boot,
+        the way tools/run --matrix boots each of its runs."""
+        record, done = batch.run_one(spec, self.workdir, self.kvm)
+        if done is None:
+            rec = hvprobe_record(spec, None)
+            rec["error"] = f"not run: {record['reason']}"
+            return rec, {}
+        run_dir = self.workdir / record["run"]
+        rec = hvprobe_record(spec, done.doc,
+                             serial.Console(run_dir).stderr_lines())
+        if self.args.keep:
+            rec["run"] = str(run_dir)
+        return rec, done.doc
+
+    def learn_lpj(self, model):
+        """(lpj, source) for CPU model `model`: --lpj, or the BSP's value
+        from a 2-vCPU hvprobe run of the smp and lpj tests, or Linux's
+        own BSP line. Both kernels take lpj_fine = tsc_khz * 1000 / HZ
+        from a TSC, so either number suits both. The hvprobe run also
+        proves that hvprobe brings up an AP on this model at all, before
+        hours go into the sweep."""
+        args = self.args
+        lpj, source = args.lpj, "--lpj" if args.lpj else None
+        if not args.no_hvprobe:
+            spec = sweep(args, cpu=[model], vcpus=[2], numa=[1],
+                         lpj={"none": {}}, bringup={"serial": {}})[0][0]
+            spec.name = f"preflight-{spec.name}"
+            spec.cmdline = scen.merge_cmdline(spec.cmdline, [
+                "test=smp,lpj", "lpj_reuse=none", "bringup=serial"])
+            rec, doc = self.boot_hvprobe(spec)
+            if rec["ms"] is None:
+                raise Fatal(f"hvprobe on -cpu {model} with 2 vCPUs and "
+                            f"'{' '.join(spec.cmdline)}' gave no bring-up "
+                            f"time: {rec['error']} (--cpu picks other "
+                            "models, --no-hvprobe measures Linux alone)")
+            found, where = bsp_lpj(doc)
+            self.progress.note(f"{model}: hvprobe brings up an AP; "
+                               f"{where or 'no lpj'}={found}")
+            if lpj is None and found:
+                lpj, source = found, f"hvprobe {where}, 2 vCPUs"
+        if lpj is None and self.vmlinuz is not None and \
+                "preset" in args.lpj_modes:
+            one = Machine(model, 1, 1)
+            rec = run_linux(args, one, self.vmlinuz, None, self.workdir,
+                            f"preflight-linux-{scen.label(model)}")
+            said = f"Linux's BSP says lpj={rec['lpj']}" if rec["lpj"] else \
+                f"Linux printed no lpj: {rec['error'] or 'no such line'}"
+            self.progress.note(f"{model}: {said}")
+            if rec["lpj"]:
+                lpj, source = rec["lpj"], ("Linux's BSP 'Calibrating delay "
+                                           "loop' line, 1 vCPU")
+        return lpj, source
+
+    def run(self):
+        args = self.args
+        self.prepare()
+        with Progress(self.total) as self.progress:
+            for model in args.cpu:
+                lpj, source = self.learn_lpj(model)
+                if lpj is None and "preset" in args.lpj_modes:
+                    raise Fatal(f"found no lpj to preset on -cpu {model}; "
+                                "give --lpj N (tsc_khz * 1000 / 250)")
+                if lpj is not None:
+                    self.lpjs[model] = (lpj, source)
+                    self.progress.note(f"{model}: preset lpj={lpj} "
+                                       f"({source})")
+            for row in self.rows:
+                preset(row.spec, self.lpjs.get(row.machine.cpu,
+                                               (None, None))[0])
+            repeats = scen.repeated([r.spec for r in self.rows], args.runs)
+            self.repeats = {(s.name, s.repeat): s for s in repeats}
+            for machine in self.machines:
+                self.run_machine(machine)
+                # Saved after every machine: a long sweep that is stopped
+                # still leaves what it measured.
+                write_json(args.output, self.document(complete=False))
+
+    def run_machine(self, machine):
+        args = self.args
+        mine = [] if args.no_hvprobe else \
+            [r for r in self.rows if r.machine == machine]
+        linux = [(v, r) for (m, v), r in self.linux_rows.items()
+                 if m == machine]
+        lpj = self.lpjs.get(machine.cpu, (None, None))[0]
+        for r in range(args.runs):
+            # The kernels take turns run by run, so that both see the same
+            # spells of host noise.
+            for row in mine:
+                self.progress.started()
+                rec, _ = self.boot_hvprobe(
+                    self.repeats[(row.spec.name, r + 1)])
+                label = sidebyside.LPJ_LABELS.get(row.lpj_mode, row.lpj_mode)
+                self.record(row.hvprobe_runs, rec, r, describe(
+                    machine, "hvprobe", f"{label}/{row.bringup}", r,
+                    args.runs))
+            for variant, row in linux:
+                self.progress.started()
+                name = self.repeats[(row.spec.name, r + 1)].run_name
+                rec = run_linux(args, machine, self.vmlinuz,
+                                lpj if variant == "lpj" else None,
+                                self.workdir, f"linux-{name}")
+                self.record(row.linux_runs, rec, r, describe(
+                    machine, "Linux", linuxref.VARIANTS[variant], r,
+                    args.runs))
+
+    def record(self, runs, rec, r, what):
+        rec["attempt"] = r + 1
+        runs.append(rec)
+        self.failed += rec["ms"] is None
+        self.progress.finished(f"{what}: {outcome(rec)}",
+                               failed=rec["ms"] is None)
+
+    def document(self, complete):
+        rows = []
+        for row in self.rows:
+            lpj = self.lpjs.get(row.machine.cpu, (None, None))[0]
+            hv_cmd = " ".join(row.spec.cmdline)
+            if row.lpj_mode == "preset" and lpj is None:
+                hv_cmd = None       # stopped before the preset was known
+            lx_cmd = None
+            if row.linux is not None:
+                lx_cmd = linuxref.cmdline(lpj if row.linux == "lpj" else None)
+            rows.append(sidebyside.row_json(row, hv_cmd, lx_cmd))
+        return dict(self.meta, complete=complete,
+                    finished=datetime.datetime.now().isoformat(
+                        timespec="seconds"),
+                    lpj={m: {"value": v, "source": s}
+                         for m, (v, s) in self.lpjs.items()},
+                    rows=rows)
+
+    def finish(self, complete):
+        args, meta = self.args, self.meta
+        write_json(args.output, self.document(complete))
+        head = [f"SMP bring-up: {meta['host']['qemu'] or QEMU}, "
+                f"{args.accel.upper()}, q35, -m {args.mem_mib}M, one socket "
+                "per NUMA node"]
+        lx = meta["linux"]
+        if lx:
+            head.append(f"Linux: {Path(lx['vmlinuz']).name}"
+                        + (f" ({lx['version']})" if lx["version"] else ""))
+        for model, (value, source) in self.lpjs.items():
+            head.append(f"preset lpj on {model}: {value} ({source})")
+        if not complete:
+            head.append("INCOMPLETE: the sweep was stopped; rows without "
+                        "runs show -")
+        print("\n" + "\n".join(head + sidebyside.table(
+            self.rows, args.runs, hvprobe=not args.no_hvprobe,
+            linux=not args.no_linux)))
+        print(f"raw timings: {shown(args.output)}", flush=True)
+
+
+def bsp_lpj(doc):
+    """(lpj, where) for the preset rows from an hvprobe run's results
+    document, or (None, None). First choice is the lpj test's "lpj": the
+    BSP's value, which under a TSC is lpj_fine = tsc_khz * 1000 / hz, the
+    very number Linux prints and would preset; failing that, the first AP
+    the smp test lists with a calibrated lpj."""
+    def lpj_value(value):
+        if isinstance(value, int) and not isinstance(value, bool) \
+                and value > 0:
+            return value
+        return None
+    lpj = lpj_value((figures.data(doc, "lpj") or {}).get("lpj"))
+    if lpj:
+        return lpj, "lpj test: BSP lpj"
+    for ap in smp_data(doc)[1]:
+        if isinstance(ap, dict) and (v := lpj_value(ap.get("lpj"))):
+            return v, f"smp test: APIC ID {ap.get('apic_id')} lpj"
+    return None, None
+
+
+def main(argv):
+    args = parse_args(argv)
+    with tempfile.TemporaryDirectory(prefix="bench-smp-") as tmp:
+        workdir = Path(args.keep) if args.keep else Path(tmp)
+        try:
+            workdir.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            raise CannotRun(f"cannot make {workdir}: {err}") from None
+        bench = Bench(args, workdir)
+        try:
+            bench.run()
+        except KeyboardInterrupt:
+            if bench.meta is not None:
+                bench.finish(complete=False)
+            raise
+    bench.finish(complete=True)
+    if bench.failed:
+        print(f"bench/smp: {bench.failed} boot"
+              f"{'s' if bench.failed != 1 else ''} gave no bring-up time",
+              file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK

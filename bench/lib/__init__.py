@@ -1,0 +1,3 @@
+# SPDX-License-Identifier: MIT
+"""bench's own library: the Linux reference kernel (linuxref) and the
+side-by-side table (sidebyside)."""

@@ -1,0 +1,444 @@
+# SPDX-License-Identifier: MIT
+"""bench/smp's sweep (the bench-smp matrix narrowed to the options), its
+hvprobe figures read from DATA, the table and the Linux reference, against
+made-up serial logs (no QEMU needed)."""
+
+import contextlib
+import io
+import json
+import sys
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from bench.commands import smp
+from bench.lib import linuxref
+from bench.lib import sidebyside as sbs
+from tools.lib import resultset, serial
+
+SMP_DATA = {"test": "smp", "cpus": 16, "nodes": 4, "bringup": "serial",
+            "init_udelay_us": 10000, "lpj_source": "lpj_fine",
+            "lpj_reuse": "node", "calibrations": 4, "total_us": 1234567,
+            "per_ap_us": {"min": 1, "median": 2, "max": 3},
+            "aps": [{"apic_id": 1, "lpj": 9888161},
+                    {"apic_id": 2, "lpj": 9888161}]}
+
+
+def serial_log(smp=SMP_DATA, case="ok 1 all CPUs online",
+               lpj='{"test":"lpj","hz":250,"lpj":9802016}', more=()):
+    """An smp and lpj run as the kernel prints it. Its free-text markers
+    would say 1500 ms by the host's clock had they been stamped, the DATA
+    line says 1234.567 ms by the guest's: bench must take the DATA's."""
+    def subtest(number, name, lines):
+        body = ["KTAP version 1", f"# Subtest: {name}", *lines, "1..1"]
+        return [f"    {line}" for line in body] + [f"ok {number} {name}"]
+    return "\n".join([
+        "KTAP version 1", "1..2", '# hvprobe 0.1: multiboot1, loader "qemu"',
+        "# smp: booting 15 APs (bringup=serial, init_udelay=10000)",
+        "# smp: brought up 16 CPUs",
+        *subtest(1, "smp", [f"# DATA {json.dumps(smp)}",
+                            *(f"# DATA {json.dumps(d)}" for d in more),
+                            case]),
+        *subtest(2, "lpj", [f"# DATA {lpj}", "# DATA {not json",
+                            "ok 1 calibrations as predicted"]),
+        "# Totals: pass:2 fail:0 skip:0 error:0"]) + "\n"
+
+
+LINUX_LINES = [
+    (1.80, "[    0.000000] Linux version 6.1.0-57-cloud-amd64"),
+    (1.95, "[    0.004011] Calibrating delay loop (skipped), value "
+           "calculated using timer frequency.. 4890.80 BogoMIPS "
+           "(lpj=9781616)"),
+    (2.48, "[    0.529847] smp: Bringing up secondary CPUs ..."),
+    (2.49, "[    0.541113] x86: Booting SMP configuration:"),
+    (2.69, "[    0.541385] .... node  #0, CPUs:        #1  #2"),
+    (3.36, "[    0.000000] calibrate_delay_direct() failed to get a good "
+           "estimate for loops_per_jiffy."),
+    (5.18, "[    2.044605] smp: Brought up 4 nodes, 16 CPUs"),
+]
+
+
+def parse(*argv):
+    return smp.parse_args(list(argv))
+
+
+def spec_of(vcpus=16, nodes=4, mode="node", bringup="serial"):
+    """The spec of one row of the default sweep."""
+    args = parse("--vcpus", str(vcpus), "--nodes", str(nodes), "--cpu",
+                 "Skylake-Client", "--lpj-modes", mode, "--bringup", bringup)
+    return args.specs[0]
+
+
+def log_doc(text):
+    """The results document the package makes of a serial log."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "run.serial.log"
+        path.write_text(text)
+        return resultset.doc_from_log(path, [])
+
+
+class Plan(unittest.TestCase):
+    def test_constant_tsc(self):
+        c = linuxref.constant_tsc
+        self.assertTrue(c("Skylake-Client"))
+        self.assertTrue(c("Skylake-Client-v4,-hle"))
+        self.assertTrue(c("Cascadelake-Server"))
+        self.assertFalse(c("qemu64"))
+        self.assertFalse(c("EPYC"))
+        self.assertTrue(c("qemu64,+invtsc"))
+        self.assertTrue(c("EPYC,invtsc=on"))
+
+    def test_hvprobe_cmdlines(self):
+        # The matrix's base words, then the lpj and bring-up entries.
+        self.assertEqual(spec_of(4, 1, "none").cmdline,
+                         ["test=smp", "init_udelay=0", "lpj_reuse=none",
+                          "bringup=serial"])
+        self.assertEqual(spec_of(4, 1, "node", "parallel").cmdline,
+                         ["test=smp", "init_udelay=0", "lpj_reuse=node",
+                          "bringup=parallel"])
+        spec = smp.preset(spec_of(4, 1, "preset"), 9781616)
+        self.assertEqual(spec.cmdline, ["test=smp", "init_udelay=0",
+                                        "lpj=9781616", "bringup=serial"])
+        # Only the preset rows take the learned value.
+        self.assertEqual(smp.preset(spec_of(4, 1, "none"), 5).cmdline[2],
+                         "lpj_reuse=none")
+        spec = spec_of(16, 4)
+        self.assertEqual((spec.cpu, spec.vcpus, spec.numa, spec.mem_mib,
+                          spec.accel, spec.timeout), ("Skylake-Client", 16,
+                                                      4, 256, "tcg", 300))
+        self.assertEqual(spec.axes["lpj"], "node")
+
+    def test_linux_counterparts(self):
+        v = linuxref.variant_for
+        # Constant TSC: Linux reuses lpj within a package = per node.
+        self.assertEqual(v("node", "serial", "Skylake-Client"), "calibrate")
+        self.assertIsNone(v("none", "serial", "Skylake-Client"))
+        # No constant TSC: every Linux AP calibrates.
+        self.assertEqual(v("none", "serial", "qemu64"), "calibrate")
+        self.assertIsNone(v("node", "serial", "qemu64"))
+        for model in ("Skylake-Client", "qemu64"):
+            self.assertEqual(v("preset", "serial", model), "lpj")
+            for mode in sbs.LPJ_LABELS:
+                self.assertIsNone(v(mode, "parallel", model))
+
+    def test_machines_and_rows(self):
+        args = parse()
+        rows = sbs.rows_for(args.specs)
+        machines = list(dict.fromkeys(r.machine for r in rows))
+        self.assertEqual(len(machines), 2 * 9)
+        self.assertNotIn(sbs.Machine("qemu64", 1, 4), machines)
+        self.assertEqual(len(args.skipped), 1)
+        self.assertIn("1 vCPUs x 4 nodes", args.skipped[0])
+        self.assertEqual(len(rows), 18 * 6)
+        # Machine by machine, as the table shows them.
+        self.assertEqual(machines[:3], [sbs.Machine("Skylake-Client", 1, 1),
+                                        sbs.Machine("Skylake-Client", 4, 1),
+                                        sbs.Machine("Skylake-Client", 4, 4)])
+        # Each Linux run sits on exactly one row: two per machine.
+        linux = [(r.machine, r.linux) for r in rows if r.linux]
+        self.assertEqual(len(linux), 2 * len(machines))
+        self.assertEqual(len(set(linux)), len(linux))
+
+
+class HvprobeData(unittest.TestCase):
+    """hvprobe's figures come from its smp DATA line, not from the lines
+    it prints around the bring-up."""
+
+    def test_markers_and_data(self):
+        rec = smp.hvprobe_record(spec_of(), log_doc(serial_log()))
+        self.assertEqual(rec["ms"], 1234.567)
+        self.assertIsNone(rec["error"])
+        self.assertEqual((rec["cpus"], rec["aps"], rec["calibrations"]),
+                         (16, 2, 4))
+        self.assertEqual(rec["per_ap_us"], {"min": 1, "median": 2, "max": 3})
+        self.assertEqual([d["test"] for d in rec["data"]], ["smp", "lpj"])
+        self.assertNotIn("warning", rec)
+
+    def test_markers_alone_give_no_time(self):
+        smp_data = {k: v for k, v in SMP_DATA.items() if k != "total_us"}
+        doc = log_doc(serial_log(smp=smp_data))
+        rec = smp.hvprobe_record(spec_of(), doc)
+        self.assertIsNone(rec["ms"])
+        self.assertIn("no smp DATA line with total_us", rec["error"])
+
+    def test_no_smp_data(self):
+        doc = log_doc("KTAP version 1\n1..1\n"
+                      "not ok 1 cmdline # ERROR test: unknown test 'smp'\n"
+                      "# Totals: pass:0 fail:0 skip:0 error:1\n")
+        rec = smp.hvprobe_record(spec_of(), doc, ["qemu: warning: x",
+                                                  "qemu: no such CPU"])
+        self.assertIsNone(rec["ms"])
+        self.assertEqual(rec["error"], "no smp DATA line with total_us; "
+                         "cmdline: test: unknown test 'smp' (qemu: no such "
+                         "CPU)")
+
+    def test_cpus_short_and_not_a_pass(self):
+        rec = smp.hvprobe_record(spec_of(32, 4), log_doc(serial_log()))
+        self.assertIsNone(rec["ms"])
+        self.assertTrue(rec["error"].startswith("brought up 16 of 32 CPUs"))
+        text = serial_log(case="not ok 1 all CPUs online")
+        rec = smp.hvprobe_record(spec_of(), log_doc(text))
+        self.assertEqual(rec["ms"], 1234.567)       # the time stands
+        self.assertEqual(rec["warning"], "smp / 1 all CPUs online: fail")
+
+    def test_bsp_lpj(self):
+        doc = log_doc(serial_log())
+        self.assertEqual(smp.bsp_lpj(doc), (9802016, "lpj test: BSP lpj"))
+        no_lpj = log_doc(serial_log(lpj='{"test":"lpj","x":1}'))
+        self.assertEqual(smp.bsp_lpj(no_lpj),
+                         (9888161, "smp test: APIC ID 1 lpj"))
+        self.assertEqual(smp.bsp_lpj({"tests": []}), (None, None))
+        aps = [{"apic_id": 1, "lpj": 0}]
+        boolean = log_doc(serial_log(smp={**SMP_DATA, "aps": aps},
+                                     lpj='{"test":"lpj","lpj":true}'))
+        self.assertEqual(smp.bsp_lpj(boolean), (None, None))
+
+    def test_aps_on_lines_of_their_own(self):
+        summary = {k: v for k, v in SMP_DATA.items() if k != "aps"}
+        aps = [{"test": "smp", "record": "ap", "cpu": n, "apic_id": n,
+                "lpj": 0 if n == 1 else 9888161} for n in (1, 2, 3)]
+        doc = log_doc(serial_log(smp=summary, more=aps,
+                                 lpj='{"test":"lpj"}'))
+        rec = smp.hvprobe_record(spec_of(), doc)
+        self.assertEqual((rec["ms"], rec["aps"], rec["calibrations"]),
+                         (1234.567, 3, 4))
+        self.assertEqual(smp.bsp_lpj(doc), (9888161,
+                                            "smp test: APIC ID 2 lpj"))
+
+    def test_no_doc(self):
+        rec = smp.hvprobe_record(spec_of(), None)
+        self.assertIsNone(rec["ms"])
+        self.assertEqual(rec["cmdline"], " ".join(spec_of().cmdline))
+
+
+def row_with(vcpus, hv, lx, mode="preset", linux="lpj"):
+    row = sbs.Row(sbs.Machine("qemu64", vcpus, 1), mode, "serial", linux)
+    row.hvprobe_runs = [{"ms": v, "calibrations": 0} if v is not None
+                        else {"ms": None, "error": "boom"} for v in hv]
+    row.linux_runs = [{"ms": v} for v in lx]
+    return row
+
+
+class Table(unittest.TestCase):
+    def test_stats_and_ratio(self):
+        row = row_with(16, [30.0, 10.0, 20.0], [240.0, 200.0, 400.0])
+        s, total = sbs.summary(row.hvprobe_runs)
+        self.assertEqual((s.low, s.median, s.n, total), (10.0, 20.0, 3, 3))
+        self.assertAlmostEqual(sbs.ratio(row), 20.0 / 240.0)
+        self.assertEqual(sbs.summary([{"ms": None}]), (None, 1))
+        self.assertIsNone(sbs.ratio(row_with(16, [None], [1.0])))
+        self.assertIsNone(sbs.ratio(row_with(1, [1.0], [2.0])))
+
+    def test_calibrations(self):
+        self.assertEqual(sbs.calibrations([{"calibrations": 3}] * 2), "3")
+        self.assertEqual(sbs.calibrations([{"calibrations": 3},
+                                           {"calibrations": 4}]), "?")
+        self.assertEqual(sbs.calibrations([{"ms": None}]), "")
+
+    def test_rows_line_up(self):
+        rows = [row_with(16, [12.5, None, 13.0], [240.0, 250.0, 260.0]),
+                row_with(16, [None], [], mode="none", linux=None),
+                row_with(32, [], [1950.0])]
+        lines = sbs.table(rows, 3)
+        body = [line for line in lines if "|" in line]
+        self.assertEqual(len({line.index("|") for line in body}), 1)
+        self.assertEqual(len({line.rindex("|") for line in body}), 1)
+        first = body[2]
+        self.assertIn("12.5", first)
+        self.assertIn("12.8*", first)        # median of the two good runs
+        self.assertIn("lpj=", first)
+        self.assertTrue(first.rstrip().endswith("0.05"))
+        self.assertIn("FAIL", body[3])
+        self.assertTrue(any(line.startswith("*:") for line in lines))
+        self.assertIn("-cpu qemu64 (no constant TSC", lines[1])
+        self.assertTrue(any("smp DATA line" in line for line in lines))
+
+    def test_linux_only_table_hides_rows_without_linux(self):
+        rows = [row_with(16, [], [240.0]),
+                row_with(16, [], [], mode="none", linux=None)]
+        body = [line for line in sbs.table(rows, 1, hvprobe=False)
+                if "|" in line]
+        self.assertEqual(len(body), 3)
+
+    def test_row_json(self):
+        row = row_with(16, [10.0, 20.0, 30.0], [200.0])
+        doc = sbs.row_json(row, "test=smp lpj=1 bringup=serial",
+                           "console=ttyS0 panic=-1 lpj=1")
+        self.assertEqual(doc["hvprobe"]["median_ms"], 20.0)
+        self.assertEqual(doc["hvprobe"]["min_ms"], 10.0)
+        self.assertEqual((doc["hvprobe"]["ok"], doc["hvprobe"]["total"]),
+                         (3, 3))
+        self.assertEqual(doc["linux"]["variant"], "lpj")
+        self.assertEqual(doc["ratio_median"], 0.1)
+        self.assertEqual(len(doc["hvprobe"]["runs"]), 3)
+        self.assertFalse(doc["constant_tsc"])
+        self.assertIsNone(sbs.row_json(row_with(4, [None], []), "", "")
+                          ["hvprobe"]["median_ms"])
+
+
+class LinuxLog(unittest.TestCase):
+    def test_bringup(self):
+        b = linuxref.parse(LINUX_LINES)
+        self.assertAlmostEqual(b["ms"], 2690.0)
+        self.assertEqual((b["nodes"], b["cpus"], b["lpj"]), (4, 16, 9781616))
+        self.assertIsNone(b["fatal"])
+
+    def test_one_cpu_falls_back(self):
+        b = linuxref.parse([
+            (2.5188, "[    0.9489] smp: Bringing up secondary CPUs ..."),
+            (2.5205, "[    0.9492] smp: Brought up 1 node, 1 CPU")])
+        self.assertEqual(b["start_marker"], "smp: Bringing up secondary CPUs")
+        self.assertAlmostEqual(b["ms"], 1.7)
+
+    def test_no_end(self):
+        b = linuxref.parse(LINUX_LINES[:4] + [
+            (3.0, "[    1.0] Kernel panic - not syncing: VFS")])
+        self.assertIsNone(b["ms"])
+        self.assertTrue(b["fatal"].startswith("[    1.0] Kernel panic"))
+
+    def test_cmdline(self):
+        self.assertEqual(linuxref.cmdline(), "console=ttyS0 panic=-1")
+        self.assertEqual(linuxref.cmdline(5), "console=ttyS0 panic=-1 lpj=5")
+
+    def test_newest_vmlinuz(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            self.assertIsNone(linuxref.find_vmlinuz(tmp))
+            for name in ("vmlinuz-6.1.0-9-cloud-amd64",
+                         "vmlinuz-6.1.0-10-cloud-amd64",
+                         "vmlinuz-6.12.9-amd64"):
+                (Path(tmp) / name).write_bytes(b"")
+            self.assertEqual(linuxref.find_vmlinuz(tmp).name,
+                             "vmlinuz-6.1.0-10-cloud-amd64")
+
+    def test_missing_kernel_says_how_to_install(self):
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.object(linuxref, "can_install", lambda: False):
+            with self.assertRaises(linuxref.LinuxError) as cm:
+                linuxref.ensure_vmlinuz(tmp)
+        self.assertIn("apt-get install -y --no-install-recommends "
+                      "linux-image-cloud-amd64", str(cm.exception))
+
+    def test_same_machine_as_hvprobe(self):
+        spec = spec_of(16, 4)
+        argv = linuxref.qemu_argv(sbs.Machine("Skylake-Client", 16, 4), 256,
+                                  "tcg", "/boot/vmlinuz-x", 123)
+        hv = spec.qemu_machine("tcg")
+        self.assertEqual(argv[argv.index("-smp") + 1], "16,sockets=4")
+        self.assertEqual(argv[argv.index("-cpu") + 1], hv.cpu)
+        self.assertEqual(argv[-4:], ["-kernel", "/boot/vmlinuz-x", "-append",
+                                     "console=ttyS0 panic=-1 lpj=123"])
+
+
+FAKE_QEMU = """\
+import sys, time
+print("early line", flush=True)
+time.sleep(0.2)
+print("x86: Booting SMP configuration:", flush=True)
+time.sleep(0.3)
+print("smp: Brought up 1 node, 2 CPUs", flush=True)
+print("after the end", flush=True)
+time.sleep(float(sys.argv[1]))
+"""
+
+
+class LinuxBoot(unittest.TestCase):
+    """linuxref.boot against a stand-in for QEMU that prints on a clock,
+    in a run folder as tools/run writes one."""
+
+    def setUp(self):
+        self.dir = Path(self.enterContext(tempfile.TemporaryDirectory()))
+
+    def fake(self, *args):
+        return [sys.executable, "-c", FAKE_QEMU, *args]
+
+    def test_stops_at_the_end_marker_and_kills(self):
+        boot = linuxref.boot(self.fake("30"), self.dir, timeout=20)
+        self.assertFalse(boot.timed_out)
+        self.assertLess(boot.wall, 10)          # killed, not waited for
+        self.assertNotEqual(boot.exit_status, 0)
+        texts = [t for _, t in boot.lines()]
+        self.assertEqual(texts[-1], "smp: Brought up 1 node, 2 CPUs")
+        self.assertEqual(serial.read_times(
+            (self.dir / "serial.times").read_text()), boot.lines())
+        self.assertIn(b"early line", (self.dir / "serial.log").read_bytes())
+        b = linuxref.parse(boot.lines())
+        self.assertGreater(b["ms"], 250)
+        self.assertLess(b["ms"], 2000)
+
+    def test_timeout(self):
+        script = "import time; print('hello', flush=True); time.sleep(30)"
+        boot = linuxref.boot([sys.executable, "-c", script], self.dir,
+                             timeout=0.5)
+        self.assertTrue(boot.timed_out)
+        self.assertEqual(boot.lines()[0][1], "hello")
+
+    def test_stderr_is_kept(self):
+        script = "import sys; sys.stderr.write('qemu: bad -cpu\\n')"
+        boot = linuxref.boot([sys.executable, "-c", script], self.dir,
+                             timeout=10)
+        self.assertEqual(boot.stderr_lines(), ["qemu: bad -cpu"])
+        self.assertEqual(boot.exit_status, 0)
+        with self.assertRaises(serial.CannotStart):
+            linuxref.boot(["/nonexistent/qemu"], self.dir, timeout=10)
+
+
+class CommandLine(unittest.TestCase):
+    def error(self, *argv):
+        err = io.StringIO()
+        with contextlib.redirect_stderr(err), \
+                self.assertRaises(SystemExit) as cm:
+            parse(*argv)
+        self.assertEqual(cm.exception.code, 2)
+        self.assertNotIn("Traceback", err.getvalue())
+        return err.getvalue()
+
+    def test_defaults(self):
+        a = parse()
+        self.assertEqual((a.runs, a.vcpus, a.nodes), (3, [1, 4, 16, 32, 64],
+                                                      [1, 4]))
+        self.assertEqual(a.cpu, ["Skylake-Client", "qemu64"])
+        self.assertEqual(a.accel, "tcg")
+        self.assertEqual((a.lpj_modes, a.bringup, a.timeout),
+                         (["none", "node", "preset"], ["serial", "parallel"],
+                          300))
+
+    def test_quick_and_overrides(self):
+        a = parse("--quick")
+        self.assertEqual((a.runs, a.vcpus), (1, [1, 4, 16]))
+        self.assertEqual(len(a.specs), 2 * 5 * 6)
+        a = parse("--quick", "--runs", "2", "--vcpus", "8,8,2",
+                  "--cpu", "qemu64", "--lpj-modes", "preset,none",
+                  "--accel", "tcg", "--mem", "512M", "--timeout", "30")
+        self.assertEqual((a.runs, a.vcpus, a.cpu, a.lpj_modes),
+                         (2, [8, 2], ["qemu64"], ["preset", "none"]))
+        self.assertEqual([(s.vcpus, s.numa, s.axes["lpj"]) for s in
+                          a.specs[:3]], [(8, 1, "preset"), (8, 1, "preset"),
+                                         (8, 1, "none")])
+        self.assertEqual({(s.mem_mib, s.timeout) for s in a.specs},
+                         {(512, 30)})
+
+    def test_fresh_run_names(self):
+        # Run folders are named after the matrix's scenarios, whatever
+        # the CPU model holds.
+        a = parse("--cpu", "qemu64,+invtsc", "--vcpus", "4", "--nodes", "1",
+                  "--bringup", "serial", "--lpj-modes", "none")
+        self.assertEqual([s.name for s in a.specs],
+                         ["smp-cpuqemu64_+invtsc-vcpus4-numa1-none-serial"])
+        self.assertEqual(a.specs[0].cpu, "qemu64,+invtsc")
+
+    def test_user_errors(self):
+        self.assertIn("--runs", self.error("--runs", "0"))
+        self.assertIn("numbers", self.error("--vcpus", "4,x"))
+        self.assertIn(">= 1", self.error("--nodes", "0"))
+        self.assertIn("pick from", self.error("--lpj-modes", "sometimes"))
+        self.assertIn("whole MiB", self.error("--mem", "250M"))
+        self.assertIn("memory size", self.error("--mem", "lots"))
+        self.assertIn("not allowed", self.error("--no-linux", "--no-hvprobe"))
+        self.assertIn("CPU model", self.error("--cpu", "a b"))
+        self.assertIn("x2APIC", self.error("--vcpus", "300"))
+        self.assertIn("at most 64", self.error("--cpu", "x" * 40))
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,254 @@
+# SPDX-License-Identifier: MIT
+"""Run every hvprobe test there is and count the cases: the host unit test
+binary, the tools' own Python tests, a short run of each parser fuzz
+target, then the guest runs listed in check-runs.json (each one a
+tools/run command line), a few at a time.
+
+A case is one leaf KTAP result, one Python test method, one fuzz target,
+one host check of a guest run, one crash, or one negative run. Logs go to
+results/check-<date-time>/. The last line is `N passed, N failed, N
+skipped`; the exit status is 0 exactly when nothing failed, 2 for bad usage.
+"""
+
+import concurrent.futures
+import datetime
+import functools
+import io
+import json
+import re
+import subprocess
+import sys
+import time
+import unittest
+
+from tools import ROOT, TOOLS
+from tools.lib import batch, cli, ktap, qemu, results
+
+UNIT = ROOT / "build" / "unit" / "hvprobe-unit"
+RUNS = TOOLS / "check-runs.json"
+UNIT_TIMEOUT_S = 300
+# tools/run enforces each guest's own timeout; this only catches a runner
+# that itself got stuck.
+RUN_TIMEOUT_S = 900
+FUZZ = ROOT / "tests" / "fuzz" / "run"
+
+
+class UsageError(Exception):
+    pass
+
+
+def parse_args(argv):
+    p = cli.parser("tools/check", __doc__, epilog=None)
+    p.add_argument("-j", "--jobs", type=int, default=2, metavar="N",
+                   help="guest runs at a time (default: 2)")
+    cli.no_build(p, " (make check already did)")
+    cli.results_option(p, ROOT, "parent of the check-* log folder")
+    p.add_argument("--runs", metavar="FILE", default=str(RUNS),
+                   help="guest run list (default: tools/check-runs.json)")
+    args = p.parse_args(argv)
+    if args.jobs < 1:
+        p.error("-j needs at least 1")
+    try:
+        args.guest_runs = load_runs(args.runs)
+    except UsageError as err:
+        p.error(str(err))
+    return args
+
+
+def load_runs(path):
+    """The guest run list: [{"name": ..., "args": [tools/run args]}]."""
+    try:
+        with open(path) as f:
+            runs = json.load(f)
+    except (OSError, ValueError) as err:
+        raise UsageError(f"cannot read {path}: {err}") from None
+    if not isinstance(runs, list):
+        raise UsageError(f"{path}: expected a JSON list")
+    names = set()
+    for i, run in enumerate(runs):
+        if not (isinstance(run, dict) and isinstance(run.get("name"), str)
+                and isinstance(run.get("args"), list)
+                and all(isinstance(a, str) for a in run["args"])):
+            raise UsageError(f"{path}: entry {i} needs a \"name\" string "
+                             "and an \"args\" list of strings")
+        if not re.fullmatch(r"[\w.+-]+", run["name"]):
+            raise UsageError(f"{path}: bad run name {run['name']!r}")
+        if not isinstance(run.get("needs_kvm", False), bool):
+            raise UsageError(f"{path}: {run['name']}: needs_kvm must be "
+                             "true or false")
+        if "min_qemu" in run and not re.fullmatch(r"\d+\.\d+",
+                                                   str(run["min_qemu"])):
+            raise UsageError(f"{path}: {run['name']}: min_qemu must look "
+                             "like \"8.0\"")
+        if run["name"] in names:
+            raise UsageError(f"{path}: run name {run['name']!r} twice")
+        names.add(run["name"])
+    return runs
+
+
+def indented(text, limit=40):
+    lines = text.rstrip().splitlines()[-limit:]
+    return "".join(f"    {line}\n" for line in lines)
+
+
+def build():
+    """The default goal, the unit test binary, the fuzz targets; None when
+    all built, else the command that failed."""
+    for goal in ([], [str(UNIT.relative_to(ROOT))], ["fuzz-build"]):
+        cmd = ["make", "-s", *goal]
+        if subprocess.run(cmd, cwd=ROOT, stdin=subprocess.DEVNULL).returncode:
+            return " ".join(cmd)
+    return None
+
+
+def unit_binary(log_dir):
+    """The C host unit tests: their KTAP, counted with the guest's rules.
+    Returns (counts, verdict, text to show on failure)."""
+    if not UNIT.exists():
+        return results.Counts(failed=1), "missing", \
+            f"{UNIT.relative_to(ROOT)} was not built\n"
+    try:
+        done = subprocess.run([str(UNIT)], cwd=ROOT, capture_output=True,
+                              stdin=subprocess.DEVNULL,
+                              timeout=UNIT_TIMEOUT_S)
+        out, err, rc = done.stdout, done.stderr, done.returncode
+    except subprocess.TimeoutExpired as timeout:
+        out, err, rc = timeout.stdout or b"", timeout.stderr or b"", None
+    except OSError as error:
+        return results.Counts(failed=1), "error", f"cannot run it: {error}\n"
+    (log_dir / "unit.log").write_bytes(out + err)
+    report = ktap.parse(out.splitlines())
+    counts = results.count_unit(report, -1 if rc is None else rc)
+    status = f"timed out after {UNIT_TIMEOUT_S} s" if rc is None \
+        else f"exit status {rc}"
+    text = f"{status}\n{(out + err).decode(errors='replace')}"
+    return counts, "fail" if counts.failed else "pass", text
+
+
+def fuzz_targets(log_dir):
+    """Each fuzz target over the same fixed inputs on every machine
+    (tests/fuzz/run --check); it prints KTAP with one result per target,
+    counted like the unit tests'."""
+    cmd = [sys.executable, str(FUZZ), "--check"]
+    done = subprocess.run(cmd, cwd=ROOT, capture_output=True,
+                          stdin=subprocess.DEVNULL)
+    out = done.stdout + done.stderr
+    (log_dir / "fuzz.log").write_bytes(out)
+    counts = results.count_unit(ktap.parse(out.splitlines()),
+                                done.returncode)
+    return counts, "fail" if counts.failed else "pass", \
+        out.decode(errors="replace")
+
+
+def python_suite():
+    """The Python tests: what `python3 -m unittest` at the checkout's root
+    finds (the tests of the tools and bench packages), found the same
+    way."""
+    return unittest.defaultTestLoader.discover(str(ROOT),
+                                               top_level_dir=str(ROOT))
+
+
+def python_tests(log_dir):
+    """The Python tests, run here: one case per test method."""
+    stream = io.StringIO()
+    suite = python_suite()
+    result = unittest.TextTestRunner(stream=stream, verbosity=2).run(suite)
+    (log_dir / "python.log").write_text(stream.getvalue())
+    counts = results.count_unittest(result)
+    return counts, "fail" if counts.failed else "pass", stream.getvalue()
+
+
+@functools.lru_cache(maxsize=None)
+def qemu_version():
+    """QEMU's (major, minor), or (0, 0) when it cannot say."""
+    try:
+        out = subprocess.run(["qemu-system-x86_64", "--version"],
+                             capture_output=True, text=True).stdout
+    except OSError:
+        return (0, 0)
+    m = re.search(r"version (\d+)\.(\d+)", out)
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+def guest_run(run, log_dir):
+    """One tools/run, in its own folder under log_dir. A run that names a
+    newer QEMU than this one ("min_qemu": "8.0", e.g. for TCG's x2APIC)
+    is a skip that says so."""
+    if run.get("needs_kvm") and not qemu.kvm_usable():
+        return (results.Counts(skipped=1), "skip",
+                "needs KVM: /dev/kvm unusable or the CPU shows no VMX/SVM\n")
+    need = run.get("min_qemu")
+    if need:
+        want = tuple(int(x) for x in need.split("."))
+        have = qemu_version()
+        if have < want:
+            return (results.Counts(skipped=1), "skip",
+                    f"needs QEMU >= {need}, found {have[0]}.{have[1]}\n")
+    rc, text, doc = batch.run_process(run["args"], log_dir, run["name"],
+                                      RUN_TIMEOUT_S)
+    if doc is None:
+        return results.Counts(failed=1), "no result", text
+    counts = results.count_run(doc)
+    verdict = doc["verdict"]
+    if doc.get("expect_fail") is not None:
+        verdict = "expected" if doc.get("expected") else "unexpected"
+    if (rc == 0) != (counts.failed == 0):
+        # The runner and the counts disagree; the runner knows something.
+        counts.failed += 1
+        text += f"(tools/run exited {rc})\n"
+    return counts, verdict, text
+
+
+# The rows before the guest runs, in this order: a name and a function
+# of the log folder that returns (Counts, verdict, text shown when
+# something failed). A new row is one more line here.
+ROWS = (
+    ("unit", unit_binary),
+    ("python", python_tests),
+    ("fuzz", fuzz_targets),
+)
+
+
+def timed(step, *args):
+    start = time.monotonic()
+    return (*step(*args), time.monotonic() - start)
+
+
+def main(argv):
+    args = parse_args(argv)
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    try:
+        log_dir = results.new_dir(args.results, f"check-{stamp}")
+    except OSError as err:
+        print(f"tools/check: cannot make a log folder: {err}",
+              file=sys.stderr)
+        return 2
+    names = [name for name, _ in ROWS] + [r["name"] for r in args.guest_runs]
+    width = max(len(n) for n in names)
+    total = results.Counts()
+
+    failed = None if args.no_build else build()
+    if failed:
+        print(f"build: {failed} failed", flush=True)
+        total.failed += 1
+
+    def finished(name, counts, verdict, text, seconds):
+        # Not in the form of the total, which must stay alone on its line.
+        print(f"{name:{width}}  {verdict:10} {counts.passed:3} pass "
+              f"{counts.failed:3} fail {counts.skipped:3} skip  "
+              f"({seconds:.1f} s)", flush=True)
+        if counts.failed:
+            print(indented(text), end="", flush=True)
+        return counts
+
+    for name, step in ROWS:
+        total += finished(name, *timed(step, log_dir))
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        runs = {pool.submit(timed, guest_run, run, log_dir): run["name"]
+                for run in args.guest_runs}
+        for future in concurrent.futures.as_completed(runs):
+            total += finished(runs[future], *future.result())
+
+    print(f"logs: {log_dir}", flush=True)
+    print(total)
+    return 0 if total.failed == 0 else 1

@@ -1,0 +1,281 @@
+# SPDX-License-Identifier: MIT
+"""Build hvprobe, boot it in QEMU, and judge the run: once, or for every
+run of a scenario or a matrix, several at a time.
+
+A single run streams the serial log to the terminal as it arrives and
+parses it as KTAP; the run ends with the kernel's totals line, QEMU's exit,
+or the timeout. Everything lands in a run folder: serial.log (raw bytes),
+serial.times (host seconds since QEMU started, per line), qemu.stderr and
+results.json (the schema is docs/results.md).
+
+--scenario NAME and --matrix FILE run many: each run gets a folder in one
+batch folder (results/<name>-<date-time>/), listed in its index.json; a
+progress line counts done, running and failed runs, and the bring-up
+table (tools/report) ends the output.
+
+Exit status: 0 every run passed (or failed as --expect-fail wanted), 1 one
+failed or crashed, 2 bad usage (a bad scenario file too), 3 it could not
+run (build, media, QEMU).
+"""
+
+import datetime
+import os
+import re
+import subprocess
+from pathlib import Path
+
+from tools import ROOT, TOOLS
+from tools.lib import batch, cli, guest, media, qemu, report, results
+from tools.lib import scenario as scen
+from tools.lib.guest import CannotRun, shown
+
+MATRICES = TOOLS / "matrices"
+TIMEOUTS = {"kernel": 60, "bios": 60, "uefi": 120}
+EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_CANNOT_RUN = 0, 1, 2, 3
+# Options that describe one machine; a scenario names its own.
+MACHINE_OPTIONS = ("boot", "smp", "numa", "mem", "accel", "cpu", "machine",
+                   "qemu_arg", "expect_fail", "expect_status", "expect_line")
+
+
+def parse_args(argv):
+    p = cli.parser(
+        "tools/run", __doc__,
+        epilog="Words after -- form the kernel command line, joined with "
+               "single spaces.\nA QEMU argument that starts with a dash is "
+               "written --qemu-arg=-ARG.\nHVPROBE_OVMF_CODE and "
+               "HVPROBE_OVMF_VARS name other OVMF images.\n\n"
+               "With --scenario or --matrix the machine is the scenario's: "
+               "only --accel\nand --timeout override it, and words after -- "
+               "are merged into each\nrun's command line (key=value replaces "
+               "the scenario's value).\nShipped scenarios: "
+               + ", ".join(shipped(scen.SCENARIOS)) + "\nShipped matrices: "
+               + ", ".join(shipped(MATRICES)))
+    one = p.add_argument_group("one run")
+    one.add_argument("--boot", choices=qemu.BOOTS,
+                     help="QEMU's multiboot1 loader, or GRUB from a CD under "
+                          "SeaBIOS or OVMF (default: kernel)")
+    one.add_argument("--smp", type=int, metavar="N",
+                     help="vCPUs (default: 1)")
+    one.add_argument("--numa", type=int, metavar="N",
+                     help="split memory and vCPUs evenly into N NUMA nodes")
+    one.add_argument("--mem", metavar="SIZE",
+                     help="guest RAM, e.g. 256M or 2G (default: 256M)")
+    one.add_argument("--accel", choices=qemu.ACCELS,
+                     help="auto is KVM when /dev/kvm is usable, else TCG "
+                          "(default: $HVPROBE_ACCEL or auto)")
+    one.add_argument("--cpu", metavar="MODEL",
+                     help="CPU model (default: host under KVM, max under "
+                          "TCG)")
+    one.add_argument("--machine", metavar="TYPE",
+                     help="QEMU machine and its options (default: q35)")
+    one.add_argument("--qemu-arg", action="append", metavar="ARG",
+                     help="extra QEMU argument, repeatable")
+    one.add_argument("--timeout", type=float, metavar="S",
+                     help="seconds before a run counts as a crash "
+                          "(default: 60, 120 for uefi, or the scenario's)")
+    one.add_argument("--name", metavar="NAME",
+                     help="run (or batch) folder name (default: "
+                          "date-time-boot, or matrix-date-time); a numeric "
+                          "suffix keeps runs apart")
+    one.add_argument("--expect-fail", metavar="REGEX",
+                     help="negative test: succeed only if the run ends with "
+                          "its totals line and a not-ok line matches REGEX")
+    one.add_argument("--expect-line", metavar="REGEX", action="append",
+                     default=[],
+                     help="the serial log must have a line matching REGEX "
+                          "(repeatable): a diagnostic no KTAP result carries")
+    one.add_argument("--expect-status", metavar="N", type=int,
+                     help="QEMU's exit status must be N (0 for an ACPI "
+                          "power-off, exit=acpi)")
+    one.add_argument("--quiet", action="store_true",
+                     help="do not stream the serial log")
+    many = p.add_argument_group("many runs")
+    many.add_argument("--scenario", action="append", metavar="NAME",
+                      help="run a scenario: a name from tools/scenarios/ "
+                           "(NAME.VARIANT for one variant) or a .toml/.json "
+                           "path; repeatable")
+    many.add_argument("--matrix", metavar="FILE",
+                      help="run every scenario of a matrix: a path, or a "
+                           "name from tools/matrices/")
+    many.add_argument("-j", "--jobs", type=int, metavar="N",
+                      default=os.cpu_count() or 1,
+                      help="QEMU processes at a time (default: the host's "
+                           "cores, %(default)s here)")
+    many.add_argument("--repeat", type=int, metavar="N",
+                      help="boot each scenario N times (default: the "
+                           "matrix's repeat, else 1); tools/compare needs "
+                           "repeats to tell noise from change")
+    many.add_argument("--format", choices=report.FORMATS, default="text",
+                      help="the closing table's format (default: text)")
+    cli.results_option(p, ROOT, "where run folders go")
+    cli.no_build(p)
+    p.add_argument("cmdline", nargs="*", metavar="WORD",
+                   help="kernel command line")
+    args = p.parse_args(argv)
+    args.parser = p
+    if args.timeout is not None and args.timeout <= 0:
+        p.error("--timeout must be positive")
+    if args.name is not None and not re.fullmatch(r"[\w.+-]+", args.name):
+        p.error("--name may hold letters, digits and . _ + - only")
+    if args.scenario or args.matrix:
+        return many_args(args)
+    if args.repeat is not None or args.format != "text":
+        p.error("--repeat and --format go with --scenario or --matrix")
+    if args.accel is None:
+        args.accel = os.environ.get("HVPROBE_ACCEL", "auto")
+        if args.accel not in qemu.ACCELS:
+            p.error(f"HVPROBE_ACCEL={args.accel!r} is not one of "
+                    f"{', '.join(qemu.ACCELS)}")
+    args.boot = args.boot or "kernel"
+    args.smp = 1 if args.smp is None else args.smp
+    args.numa = args.numa or 0
+    args.machine = args.machine or "q35"
+    args.qemu_arg = args.qemu_arg or []
+    try:
+        args.mem_mib = qemu.parse_size(args.mem or "256M")
+    except qemu.ConfigError as err:
+        p.error(str(err))
+    if args.timeout is None:
+        args.timeout = TIMEOUTS[args.boot]
+    for pattern in args.expect_line:
+        try:
+            re.compile(pattern)
+        except re.error as err:
+            p.error(f"bad --expect-line regex: {err}")
+    if args.expect_fail is not None:
+        try:
+            re.compile(args.expect_fail)
+        except re.error as err:
+            p.error(f"bad --expect-fail regex: {err}")
+    return args
+
+
+def many_args(args):
+    p = args.parser
+    if args.scenario and args.matrix:
+        p.error("give --scenario or --matrix, not both")
+    given = [f"--{o.replace('_', '-')}" for o in MACHINE_OPTIONS
+             if getattr(args, o) not in (None, [])]
+    if args.quiet:
+        given.append("--quiet")
+    if given:
+        p.error(f"{', '.join(given)} cannot be combined with --scenario or "
+                "--matrix (the scenario names its machine)")
+    if args.jobs < 1:
+        p.error("-j needs at least 1")
+    if args.repeat is not None and not 1 <= args.repeat <= 100:
+        p.error("--repeat must be 1..100")
+    try:
+        if args.matrix:
+            path = Path(args.matrix)
+            if not path.exists() and not path.suffix:
+                found = [MATRICES / f"{args.matrix}{x}"
+                         for x in (".toml", ".json")]
+                path = next((f for f in found if f.exists()), path)
+            specs, left_out, name, repeat = scen.load_matrix(path)
+            args.about = {"name": name, "matrix": shown(path)}
+        else:
+            specs, left_out, repeat = [], [], 1
+            for ref in args.scenario:
+                specs += scen.load_scenario(ref)
+            name = specs[0].scenario if len(args.scenario) == 1 \
+                else "scenarios"
+            args.about = {"name": name, "scenarios": args.scenario}
+        for spec in specs:
+            if args.cmdline:
+                spec.cmdline = scen.merge_cmdline(spec.cmdline, args.cmdline)
+            if args.accel:
+                spec.accel = args.accel
+            if args.timeout:
+                spec.timeout = args.timeout
+        args.specs = scen.repeated(specs, args.repeat or repeat)
+    except scen.ScenarioError as err:
+        p.error(str(err))
+    args.left_out = left_out
+    args.batch_name = name
+    return args
+
+
+def shipped(directory):
+    """The names of the scenario or matrix files in directory."""
+    return sorted(f.stem for f in Path(directory).glob("*.toml")) + \
+        sorted(f.stem for f in Path(directory).glob("*.json"))
+
+
+def build():
+    if not (ROOT / "Makefile").exists():
+        raise CannotRun(f"no Makefile in {ROOT}")
+    try:
+        done = subprocess.run(["make", "-s"], cwd=ROOT,
+                              stdin=subprocess.DEVNULL)
+    except OSError as err:
+        raise CannotRun(f"cannot run make: {err}") from None
+    if done.returncode:
+        raise CannotRun(f"build failed (make -s exited {done.returncode})")
+
+
+def built_and_made(args, name, what):
+    """The build (unless --no-build), then the run or batch folder: --name,
+    else name with {stamp} the date and time."""
+    if not args.no_build:
+        build()
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    try:
+        return results.new_dir(args.results,
+                               args.name or name.replace("{stamp}", stamp))
+    except OSError as err:
+        raise CannotRun(f"cannot make the {what} folder: {err}") from None
+
+
+def main(argv):
+    args = parse_args(argv)
+    if getattr(args, "specs", None) is not None:
+        return run_many(args)
+    cmdline = " ".join(args.cmdline)
+    machine = qemu.Machine(boot=args.boot, smp=args.smp, numa=args.numa,
+                           mem_mib=args.mem_mib, accel=args.accel,
+                           cpu=args.cpu, machine=args.machine,
+                           extra=args.qemu_arg)
+    kvm_ok = guest.kvm_ok_for(machine.accel)
+    try:
+        # Refuse an impossible machine before building anything.
+        qemu.qemu_argv(machine, kvm_ok, kernel="", iso="", vars_file="")
+    except qemu.ConfigError as err:
+        args.parser.error(str(err))
+
+    run_dir = built_and_made(args, "{stamp}-" + args.boot, "run")
+    outcome = guest.run(machine, args.cmdline, run_dir, args.timeout,
+                        quiet=args.quiet, expect_status=args.expect_status,
+                        expect_fail=args.expect_fail, kvm_ok=kvm_ok,
+                        expect_lines=args.expect_line)
+    print("\n".join(outcome.lines))
+    return EXIT_PASS if outcome.ok else EXIT_FAIL
+
+
+def run_many(args):
+    """Every run of the scenarios or the matrix, args.jobs at a time, then
+    the table tools/report prints for the batch folder."""
+    for why in args.left_out:
+        print(f"left out {why}")
+    batch_dir = built_and_made(args, args.batch_name + "-{stamp}", "batch")
+    jobs = min(args.jobs, len(args.specs))
+    n = len(args.specs)
+    print(f"{n} run{'s' * (n != 1)}, {jobs} at a time, in "
+          f"{shown(batch_dir)}", flush=True)
+    index = batch.run_all(args.specs, batch_dir, jobs, args.about)
+    docs = report.load_docs([batch_dir])[0]
+    if docs:
+        print()
+        print(report.render(docs, fmt=args.format), end="")
+    tally = batch.tally(index)
+    print(f"\n{n} run{'s' * (n != 1)} in {index['elapsed_s']:.1f} s: "
+          + ", ".join(f"{n} {v}" for v, n in sorted(tally.items())))
+    print(f"results: {shown(batch_dir)}")
+    if tally.get("not run") and len(tally) == 1:
+        return EXIT_CANNOT_RUN
+    bad = sum(n for v, n in tally.items() if v not in ("pass", "skip"))
+    return EXIT_FAIL if bad else EXIT_PASS
+
+
+# What tools/entry.py turns into an exit status, with the message.
+EXITS = {CannotRun: EXIT_CANNOT_RUN, media.MediaError: EXIT_CANNOT_RUN}

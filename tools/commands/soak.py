@@ -1,0 +1,288 @@
+# SPDX-License-Identifier: MIT
+"""Boot the hvprobe suite many times on randomised machines and command
+lines, and report the runs that failed, grouped by the case that failed.
+
+Each run is drawn from (seed, index) alone: vCPU count, NUMA layout, boot
+path and kernel command line. The seed is printed first, and every failed
+run is printed as the exact tools/run command that repeats it, and as the
+tools/soak --seed S --index I that draws it again. Run folders go to
+results/soak-<date-time>/<index>/, with soak.json beside them.
+
+Exit status: 0 every run passed, 1 some run failed, 2 bad usage.
+"""
+
+import collections
+import concurrent.futures
+import datetime
+import json
+import os
+import random
+import re
+import shlex
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+
+from tools import ROOT
+from tools.lib import batch, cli, qemu, results
+
+MAX_CPUS = 64
+# The boot paths and how often each is drawn: OVMF takes ~5 s of the
+# ~6 s a UEFI boot lasts, so UEFI is drawn less often than the others.
+BOOT_WEIGHTS = {"kernel": 5, "bios": 3, "uefi": 1}
+NUMA_NODES = (0, 1, 2, 4)       # 0: no -numa at all, the plain machine
+# Command-line keys the soak varies, each left out (the kernel default)
+# half the time; values as kernel/cmdline.c accepts them. lpj_source
+# "cmdline" comes with an lpj= preset (without one it is an error by
+# design), and x2apic only where the QEMU can emulate it.
+CHOICES = {
+    "bringup": ("serial", "parallel"),
+    "calibrate": ("linux", "fast"),
+    "lpj_source": ("auto", "calibrate", "cmdline", "kvm", "kvmclock",
+                   "hyperv", "cpuid"),
+    "lpj_reuse": ("node", "package", "none"),
+    "timer": ("auto", "pit", "hpet", "pmtmr"),
+    "apic": ("auto", "xapic", "x2apic"),
+    "hz": ("100", "250", "1000"),
+    "init_udelay": ("0", "10000"),
+}
+# An lpj= preset is TSC cycles per jiffy; TCG's guest TSC is the host's.
+# 2450 MHz is the development machine's, where lpj=9800000 at HZ=250
+# passes the lpj test's udelay check; --tsc-mhz gives another host's.
+DEFAULT_TSC_MHZ = 2450
+# tools/run decides pass or fail; this only catches a runner that hangs.
+RUN_TIMEOUT_S = 900
+# tools/run's own timeouts, plus time per vCPU: an AP that calibrates takes
+# 80 ms at HZ=250 on an idle host and over a second on a loaded one, one
+# AP after another with bringup=serial (soak: 53 vCPUs ran past 60 s).
+BASE_TIMEOUT_S = {"kernel": 60, "bios": 60, "uefi": 120}
+PER_VCPU_TIMEOUT_S = 3
+
+
+@dataclass
+class Plan:
+    """One boot: what tools/run is asked for."""
+    index: int
+    boot: str
+    smp: int
+    numa: int
+    mem: str
+    cmdline: list = field(default_factory=list)
+
+    def run_args(self, accel):
+        args = ["--boot", self.boot, "--smp", str(self.smp)]
+        if self.numa:
+            args += ["--numa", str(self.numa)]
+        args += ["--mem", self.mem, "--accel", accel]
+        return args + (["--", *self.cmdline] if self.cmdline else [])
+
+    def timeout(self):
+        return BASE_TIMEOUT_S[self.boot] + PER_VCPU_TIMEOUT_S * self.smp
+
+    def describe(self):
+        nodes = f"/{self.numa}n" if self.numa else ""
+        return f"{self.boot:6} {self.smp:2}{nodes:3} {' '.join(self.cmdline)}"
+
+
+def draw_smp(rng):
+    """Small machines more often than big ones: most bugs show with a
+    few vCPUs, and a 64-vCPU TCG boot costs ten small ones."""
+    band = rng.choices(((1, 8), (9, 32), (33, MAX_CPUS)), (5, 3, 2))[0]
+    return rng.randint(*band)
+
+
+def plan(seed, index, x2apic=True, tsc_mhz=DEFAULT_TSC_MHZ):
+    """The run drawn for (seed, index). Every draw happens whatever the
+    outcome, so that one knob (x2apic) never shifts the others."""
+    rng = random.Random(f"hvprobe-soak:{seed}:{index}")
+    boot = rng.choices(list(BOOT_WEIGHTS), list(BOOT_WEIGHTS.values()))[0]
+    smp = draw_smp(rng)
+    numa = rng.choice([n for n in NUMA_NODES if n == 0 or smp % n == 0])
+    # The 64-vCPU runs of make check take 512M; per-CPU space grows.
+    mem = "512M" if smp > 16 else "256M"
+    words = []
+    for key, values in CHOICES.items():
+        present = rng.random() < 0.5
+        value = rng.choice(values)
+        if not present:
+            continue
+        if key == "apic" and value == "x2apic" and not x2apic:
+            value = "xapic"
+        words.append(f"{key}={value}")
+    hz = next((int(w[3:]) for w in words if w.startswith("hz=")), 250)
+    if "lpj_source=cmdline" in words:
+        words.append(f"lpj={tsc_mhz * 1000000 // hz}")
+    return Plan(index, boot, smp, numa, mem, words)
+
+
+def qemu_has_x2apic():
+    """TCG emulates x2APIC from QEMU 8 on (7.2 lacks it)."""
+    try:
+        out = subprocess.run(["qemu-system-x86_64", "--version"],
+                             capture_output=True, text=True).stdout
+    except OSError:
+        return False
+    m = re.search(r"version (\d+)\.", out)
+    return bool(m) and int(m.group(1)) >= 8
+
+
+def reproduce(p, accel):
+    return shlex.join(["tools/run", "--timeout", str(p.timeout()), *p.run_args(accel)])
+
+
+def _norm(text):
+    # Measured values differ from run to run; the case is the same.
+    return re.sub(r"\d+(\.\d+)?", "N", text).strip()
+
+
+def _bad_paths(test, prefix):
+    path = f"{prefix}{test['name']}"
+    bad = [c for c in test["cases"] if results.effective(c) in results.BAD]
+    for case in bad:
+        yield from _bad_paths(case, path + " / ")
+    if not bad and test["status"] in results.BAD:
+        yield path
+
+
+def failures(doc, rc):
+    """Why one run failed, as group keys (the failing case with numbers
+    made N); empty for a pass. doc is results.json, or None if none."""
+    if doc is None:
+        return [f"no results.json (tools/run exited {rc})"]
+    keys = []
+    if doc.get("crash"):
+        keys.append("crash: " + _norm(doc["crash"]))
+    for test in doc["tests"]:
+        keys += [_norm(p) for p in _bad_paths(test, "")]
+    keys += [f"host {c['name']}" for c in doc["host_checks"]
+             if c["status"] == "fail"]
+    if not keys and doc.get("verdict") != "pass":
+        keys.append(f"verdict {doc.get('verdict')}")
+    if not keys and rc != 0:
+        keys.append(f"tools/run exited {rc}")
+    return keys
+
+
+def boot_one(p, accel, out_dir, timeout):
+    """Run one plan; (failure keys, seconds, run folder)."""
+    name = f"{p.index:04d}"
+    start = time.monotonic()
+    rc, _, doc = batch.run_process(
+        ["--timeout", str(timeout or p.timeout()), *p.run_args(accel)],
+        out_dir, name, RUN_TIMEOUT_S)
+    return failures(doc, rc), time.monotonic() - start, out_dir / name
+
+
+def parse_args(argv):
+    p = cli.parser("tools/soak", __doc__)
+    p.add_argument("-n", "--runs", type=int, default=200, metavar="N",
+                   help="boots (default: 200)")
+    p.add_argument("--seed", type=int, metavar="S",
+                   help="seed (default: a random one, printed)")
+    p.add_argument("--index", type=int, action="append", metavar="I",
+                   help="only the run(s) with this index, repeatable")
+    p.add_argument("--repeat", type=int, default=1, metavar="K",
+                   help="boot each drawn run K times (default: 1)")
+    p.add_argument("-j", "--jobs", type=int, default=2, metavar="N",
+                   help="boots at a time (default: 2)")
+    p.add_argument("--accel", choices=("auto", "kvm", "tcg"),
+                   default=os.environ.get("HVPROBE_ACCEL", "auto"),
+                   help="passed to tools/run (default: $HVPROBE_ACCEL or "
+                        "auto)")
+    p.add_argument("--timeout", type=float, metavar="S",
+                   help="per-boot timeout for tools/run (default: its own)")
+    p.add_argument("--tsc-mhz", type=int, default=DEFAULT_TSC_MHZ,
+                   metavar="MHZ", help="host TSC rate for lpj= presets "
+                   f"(default: {DEFAULT_TSC_MHZ})")
+    p.add_argument("--list", action="store_true",
+                   help="print the drawn runs and boot nothing")
+    cli.no_build(p)
+    cli.results_option(p, ROOT, "parent of the soak-* folder")
+    args = p.parse_args(argv)
+    if args.runs < 1 or args.jobs < 1 or args.repeat < 1:
+        p.error("--runs, --jobs and --repeat need at least 1")
+    if args.index and any(i < 0 for i in args.index):
+        p.error("--index must not be negative")
+    if args.tsc_mhz < 1:
+        p.error("--tsc-mhz must be positive")
+    if args.seed is None:
+        args.seed = random.SystemRandom().randrange(1 << 32)
+    return args
+
+
+def summarise(outcomes, seed, accel):
+    """The summary lines: counts, then each failing case with the runs
+    that hit it, most frequent first."""
+    boots = len(outcomes)
+    failed = [(p, keys) for p, keys, _ in outcomes if keys]
+    lines = [f"soak seed {seed}: {boots} boots, {boots - len(failed)} "
+             f"passed, {len(failed)} failed"]
+    groups = collections.defaultdict(list)
+    for p, keys in failed:
+        for key in dict.fromkeys(keys):
+            groups[key].append(p)
+    for key, plans in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+        lines.append(f"  {len(plans)}x {key}")
+        for p in sorted(plans, key=lambda q: q.index)[:5]:
+            lines.append(f"     #{p.index}: {reproduce(p, accel)}")
+            lines.append(f"          or tools/soak --seed {seed} "
+                         f"--index {p.index}")
+        if len(plans) > 5:
+            lines.append(f"     ... and {len(plans) - 5} more in soak.json")
+    return lines
+
+
+def main(argv):
+    args = parse_args(argv)
+    # The accelerator auto would pick here, so that a printed command
+    # means the same machine on a host where auto picks otherwise.
+    if args.accel == "auto":
+        args.accel = "kvm" if qemu.kvm_usable() else "tcg"
+    x2apic = qemu_has_x2apic()
+    indices = args.index or range(args.runs)
+    plans = [plan(args.seed, i, x2apic, args.tsc_mhz)
+             for i in indices for _ in range(args.repeat)]
+    print(f"soak seed {args.seed}: {len(plans)} boots, -j {args.jobs}"
+          f"{'' if x2apic else ', no x2APIC in this QEMU'}", flush=True)
+    if args.list:
+        for p in plans:
+            print(f"#{p.index:<4} {reproduce(p, args.accel)}")
+        return 0
+    if not args.no_build and subprocess.run(
+            ["make", "-s"], cwd=ROOT, stdin=subprocess.DEVNULL).returncode:
+        print("tools/soak: build failed", file=sys.stderr)
+        return 1
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    out_dir = results.new_dir(args.results, f"soak-{stamp}")
+    print(f"runs: {out_dir}", flush=True)
+
+    outcomes, width = [], len(str(len(plans)))
+    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+        # With --repeat, one index boots several times: name them apart.
+        futures = {}
+        for n, p in enumerate(plans):
+            sub = out_dir if args.repeat == 1 else out_dir / f"r{n % args.repeat}"
+            futures[pool.submit(boot_one, p, args.accel, sub,
+                                args.timeout)] = p
+        for done, future in enumerate(
+                concurrent.futures.as_completed(futures), 1):
+            p = futures[future]
+            keys, seconds, run_dir = future.result()
+            outcomes.append((p, keys, run_dir))
+            verdict = "FAIL" if keys else "pass"
+            print(f"[{done:{width}}/{len(plans)}] {verdict} #{p.index:<4} "
+                  f"{seconds:5.1f}s  {p.describe()}", flush=True)
+            if keys:
+                print(f"        {'; '.join(keys)}\n        "
+                      f"{reproduce(p, args.accel)}", flush=True)
+
+    outcomes.sort(key=lambda o: o[0].index)
+    with open(out_dir / "soak.json", "w") as f:
+        json.dump({"seed": args.seed, "accel": args.accel,
+                   "runs": [{"index": p.index, "reproduce":
+                             reproduce(p, args.accel),
+                             "failures": keys, "dir": str(d)}
+                            for p, keys, d in outcomes]}, f, indent=1)
+    print("\n".join(summarise(outcomes, args.seed, args.accel)))
+    return 1 if any(keys for _, keys, _ in outcomes) else 0

@@ -1,0 +1,34 @@
+# SPDX-License-Identifier: MIT
+"""What the host commands' command lines share: a parser whose help is
+the command module's docstring (its first paragraph above the options,
+the rest below them, laid out as written), and the options several
+commands take."""
+
+import argparse
+
+from . import results
+
+_REST = object()
+
+
+def parser(prog, doc, epilog=_REST):
+    """An ArgumentParser for prog, described by doc; epilog (default:
+    doc's paragraphs after the first; None for none) below the options."""
+    first, _, rest = doc.partition("\n\n")
+    return argparse.ArgumentParser(
+        prog=prog, description=first,
+        epilog=rest if epilog is _REST else epilog,
+        formatter_class=argparse.RawDescriptionHelpFormatter)
+
+
+def no_build(p, why=""):
+    """--no-build: the command runs make first unless told not to."""
+    p.add_argument("--no-build", action="store_true",
+                   help=f"do not run make first{why}")
+
+
+def results_option(p, root, what):
+    """--results DIR: where the command puts its folders."""
+    p.add_argument("--results", metavar="DIR",
+                   default=results.results_dir(root),
+                   help=f"{what} (default: $HVPROBE_RESULTS or results/)")
