@@ -22,7 +22,7 @@ import time
 import unittest
 
 from tools import ROOT, TOOLS
-from tools.lib import batch, cli, ktap, qemu, results
+from tools.lib import batch, cli, ktap, layering, qemu, results
 
 UNIT = ROOT / "build" / "unit" / "hvprobe-unit"
 RUNS = TOOLS / "check-runs.json"
@@ -199,10 +199,24 @@ def guest_run(run, log_dir):
     return counts, verdict, text
 
 
+def layering_row(log_dir):
+    """The house plan (tools/lib/layering.py): one case for includes that
+    point one way, one for no cycle among folders."""
+    bad, loops = layering.check(ROOT)
+    text = "".join(f"{line}\n" for line in bad)
+    text += "".join(f"include cycle: {loop}\n" for loop in loops)
+    (log_dir / "layering.log").write_text(text or "the plan holds\n")
+    counts = results.Counts()
+    counts.add("fail" if bad else "pass")
+    counts.add("fail" if loops else "pass")
+    return counts, "fail" if counts.failed else "pass", text
+
+
 # The rows before the guest runs, in this order: a name and a function
 # of the log folder that returns (Counts, verdict, text shown when
 # something failed). A new row is one more line here.
 ROWS = (
+    ("layering", layering_row),
     ("unit", unit_binary),
     ("python", python_tests),
     ("fuzz", fuzz_targets),

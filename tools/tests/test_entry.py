@@ -20,6 +20,7 @@ COMMANDS = {
     "tools/check": "tools.commands.check",
     "tools/compare": "tools.commands.compare",
     "tools/host-cancel-probe": "tools.commands.host_cancel_probe",
+    "tools/layering": "tools.commands.layering",
     "tools/lava/run": "tools.commands.lava_run",
     "tools/plot": "tools.commands.plot",
     "tools/report": "tools.commands.report",

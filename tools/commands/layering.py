@@ -1,0 +1,31 @@
+# SPDX-License-Identifier: MIT
+"""Check that includes follow the house plan (tools/lib/layering.py):
+print every include the plan forbids and every cycle among folders, or
+with --graph what each folder includes.
+
+Exit status: 0 the plan holds, 1 it does not, 2 bad usage.
+"""
+
+from tools.lib import cli, layering
+from tools import ROOT
+
+PROG = "tools/layering"
+
+
+def main(argv):
+    p = cli.parser(PROG, __doc__)
+    p.add_argument("--graph", action="store_true",
+                   help="print what each folder includes, then check")
+    args = p.parse_args(argv)
+    if args.graph:
+        for src, dsts in layering.graph(ROOT).items():
+            print(f"{src} -> {', '.join(dsts)}")
+    bad, loops = layering.check(ROOT)
+    for line in bad:
+        print(line)
+    for loop in loops:
+        print(f"include cycle: {loop}")
+    if bad or loops:
+        return 1
+    print("includes follow the plan; no cycle among folders")
+    return 0
