@@ -17,6 +17,7 @@
 #include "kernel/time/clock.h"
 #include "kernel/lib/json.h"
 #include "kernel/kernel.h"
+#include "kernel/test/marker.h"
 #include "kernel/test/test.h"
 #include "kernel/test/watchdog.h"
 #include "kernel/x86/x86.h"
@@ -106,8 +107,10 @@ DEFINE_TEST(nmi_storm, "NMI IPIs between all CPUs are all accounted for", 0)
 	}
 
 	watchdog_extend(STORM_SECONDS);
+	host_mark(HOST_MARK_BEGIN, "nmi_storm");
 	s.end_tsc = rdtsc() + STORM_SECONDS * clock.tsc_hz;
 	finished = smp_run_all(storm_cpu, &s, STORM_SECONDS * 1000000 + STORM_SLACK_US);
+	host_mark(HOST_MARK_END, "nmi_storm");
 	drained = smp_wait(mail_drained, NULL, DRAIN_TIMEOUT_US);
 
 	for (u32 i = 0; i < cpu_count(); i++) {

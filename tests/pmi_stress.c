@@ -25,6 +25,7 @@
 #include "apic/apic.h"
 #include "kernel/lib/json.h"
 #include "kernel/test/ktap.h"
+#include "kernel/test/marker.h"
 #include "kernel/test/test.h"
 #include "kernel/test/watchdog.h"
 #include "pmu/options.h"
@@ -100,7 +101,9 @@ DEFINE_TEST(pmi_stress, "PMIs through LVTPC on every CPU, every overflow service
 	}
 
 	watchdog_extend(c.seconds);
+	host_mark(HOST_MARK_BEGIN, "pmi_stress");
 	finished = stress_run(&c);
+	host_mark(HOST_MARK_END, "pmi_stress");
 	stress_totals(&t, &c);
 	for (u32 k = 0; k < c.plan.narmed; k++)
 		expected += t.counter_expected[k];
