@@ -62,10 +62,21 @@ LOGIC := \
 	kernel/time/lpj.c \
 	kernel/time/options.c \
 	kernel/x86/nmi_account.c \
+	kernel/x86/percpu.c \
 	pmu/options.c \
 	pmu/pmu_math.c
 
+# The sources that touch the machine but run on the host too, in the
+# unit tests' model of a KVM guest's PMU, LVTPC and NMIs (tests/unit/model.c).
+MODELED := \
+	kernel/x86/cpuid.c \
+	kernel/x86/nmi.c \
+	pmu/pmi.c \
+	pmu/pmu.c \
+	pmu/stress.c
+
 KERNEL := \
+	$(MODELED) \
 	apic/apic.c \
 	apic/smp.c \
 	apic/timer.c \
@@ -86,15 +97,9 @@ KERNEL := \
 	kernel/time/pit.c \
 	kernel/time/pmtimer.c \
 	kernel/x86/alloc.c \
-	kernel/x86/cpuid.c \
 	kernel/x86/entry.S \
-	kernel/x86/nmi.c \
-	kernel/x86/percpu.c \
 	kernel/x86/pic.c \
 	kernel/x86/trap.c \
-	pmu/pmi.c \
-	pmu/pmu.c \
-	pmu/stress.c \
 	pmu/workload.S
 
 # The guest tests, tests/<name>.c each, in the order they run. A new test
@@ -132,6 +137,7 @@ $(TESTS:%=$(BUILD)/tests/%.o): Makefile
 UNIT_TESTS := \
 	tests/unit/acpi_build.c \
 	tests/unit/main.c \
+	tests/unit/model.c \
 	tests/unit/phys_buffer.c \
 	tests/unit/test_acpi.c \
 	tests/unit/test_boot_info.c \
@@ -145,13 +151,14 @@ UNIT_TESTS := \
 	tests/unit/test_lpj.c \
 	tests/unit/test_madt.c \
 	tests/unit/test_nmi_account.c \
+	tests/unit/test_pmi_model.c \
 	tests/unit/test_pmu.c \
 	tests/unit/test_printf.c \
 	tests/unit/test_pvclock.c \
 	tests/unit/test_srat.c \
 	tests/unit/test_stats.c
 
-UNIT_CFLAGS := -std=gnu11 -O1 -g -I. -DHOST_TEST \
+UNIT_CFLAGS := -std=gnu11 -O1 -g -I. -DHOST_TEST -pthread \
 	-fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer -Wall -Wextra -Werror
 
@@ -186,9 +193,9 @@ $(BUILD)/isodir/boot/hvprobe.elf: $(BUILD)/hvprobe.elf
 $(BUILD)/hvprobe.iso: $(BUILD)/isodir/boot/hvprobe.elf $(BUILD)/isodir/boot/grub/grub.cfg tools/mkiso
 	tools/mkiso $(BUILD)/isodir $@
 
-$(BUILD)/unit/hvprobe-unit: $(LOGIC) $(UNIT_TESTS) $(shell find apic boot hv kernel pmu tests -name '*.h')
+$(BUILD)/unit/hvprobe-unit: $(LOGIC) $(MODELED) $(UNIT_TESTS) $(shell find apic boot hv kernel pmu tests -name '*.h')
 	@mkdir -p $(dir $@)
-	$(CC) $(UNIT_CFLAGS) -o $@ $(LOGIC) $(UNIT_TESTS)
+	$(CC) $(UNIT_CFLAGS) -o $@ $(LOGIC) $(MODELED) $(UNIT_TESTS)
 
 unit: $(BUILD)/unit/hvprobe-unit
 	$(BUILD)/unit/hvprobe-unit

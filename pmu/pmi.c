@@ -31,30 +31,33 @@ static void keep(u64 *ring, u64 *taken, u32 cap, u64 value)
 /*
  * Service the PMU if it is armed. SDM Vol 3A 11.5.1: the APIC masks
  * LVTPC on each PMI, and KVM masks it too for Intel-compatible guests and
- * drops a PMI that finds it masked (kvm_apic_local_deliver()). So LVTPC
- * is unmasked first, whether or not this entry finds an overflow (a PMI
- * whose overflow an earlier NMI serviced still masked it): an overflow
- * from then on raises a PMI that waits behind this NMI, instead of being
- * lost while a counter counts on from 0. Then every overflow is serviced,
- * looking again until none is left, as Linux's intel_pmu_handle_irq()
- * does. Counter 0's value at entry gives the skid: from the NMI stub's
- * RDPMC (entry_value) less the stub's own instructions, else as read in
- * the handler.
+ * drops a PMI that finds it masked (kvm_apic_local_deliver()). So
+ * counting stops first (where there is global control), then LVTPC is
+ * unmasked, whether or not this entry finds an overflow (a PMI whose
+ * overflow an earlier NMI serviced still masked it): an overflow from
+ * then on raises a PMI that waits behind this NMI, never one lost while a
+ * counter counts on from 0. Then every overflow is serviced, looking
+ * again until none is left (on a PMU that counts meanwhile), as Linux's
+ * intel_pmu_handle_irq() does, and counting resumes last. Counter 0's
+ * value at entry gives the skid: from the NMI stub's RDPMC (entry_value)
+ * less the stub's own instructions, else as read in the handler.
  */
 static u64 poll_pmu(struct pmu_cpu *p, const struct trap_frame *f, u64 entry_tsc,
 		    const u64 *entry_value)
 {
-	u64 skid = NO_SKID, overflows = 0, found;
+	u64 skid = NO_SKID, overflows = 0, found, ctrl;
 	u32 looks = 0;
 
 	if (!p->pmu_armed)
 		return 0;
+	ctrl = pmu_pause();
 	apic_write(APIC_LVT_PMC, p->lvtpc);
 	while (looks < SERVICE_LOOKS &&
 	       (found = pmu_service(p->counter_overflows, &skid, looks ? NULL : entry_value))) {
 		overflows += found;
 		looks++;
 	}
+	pmu_resume(ctrl);
 	if (!overflows)
 		return 0;
 	p->pmis++;

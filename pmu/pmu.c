@@ -248,37 +248,57 @@ u32 pmu_leftover(void)
 	return pending;
 }
 
+/*
+ * Counting off while servicing, control restored last, as Linux's
+ * intel_pmu_handle_irq() does (SDM Vol 3B 21.2.2: clear GLOBAL_CTRL,
+ * then the status bits through GLOBAL_OVF_CTRL): nothing overflows
+ * behind the handler's back. A PMU without global control counts on.
+ */
+u64 pmu_pause(void)
+{
+	u64 ctrl;
+
+	if (!pmu.global_ctrl)
+		return 0;
+	ctrl = rdmsr(global_ctrl_msr());
+	wrmsr(global_ctrl_msr(), 0);
+	return ctrl;
+}
+
+void pmu_resume(u64 ctrl)
+{
+	if (pmu.global_ctrl)
+		wrmsr(global_ctrl_msr(), ctrl);
+}
+
 u32 pmu_service(u64 *per_counter, u64 *skid, const u64 *entry_value)
 {
-	u64 status = overflowed_bits(), ctrl = 0;
+	u64 status = overflowed_bits();
 	u32 serviced = 0;
 
 	if (!status)
 		return 0;
-	/*
-	 * Counting off while re-arming, control restored last, as Linux's
-	 * intel_pmu_handle_irq() does (SDM Vol 3B 21.2.2: clear GLOBAL_CTRL,
-	 * then the status bits through GLOBAL_OVF_CTRL).
-	 */
-	if (pmu.global_ctrl) {
-		ctrl = rdmsr(global_ctrl_msr());
-		wrmsr(global_ctrl_msr(), 0);
-	}
 	for (u32 i = 0; i < plan->narmed; i++) {
 		const struct pmu_counter *c = &plan->armed[i];
+		u64 since_wrap;
 
 		if (!(status & BIT(c->status_bit)))
 			continue;
+		since_wrap = pmu_read(c);
 		if (i == 0)
-			*skid = pmu_skid(entry_value ? *entry_value : pmu_read(c), c->width);
-		write_counter(c, c->armed_value);
+			*skid = pmu_skid(entry_value ? *entry_value : since_wrap, c->width);
+		/*
+		 * What counted since the wrap belongs to the next period, as
+		 * Linux's x86_perf_event_set_period() carries it over: without
+		 * it each period runs its skid and the handler long, and the
+		 * overflows fall short of the events counted over the period.
+		 */
+		write_counter(c, c->armed_value + MIN(since_wrap, c->period / 2));
 		per_counter[i]++;
 		serviced++;
 	}
-	if (pmu.global_ctrl) {
+	if (pmu.global_ctrl)
 		wrmsr(status_clear_msr(), status);
-		wrmsr(global_ctrl_msr(), ctrl);
-	}
 	return serviced;
 }
 

@@ -194,9 +194,16 @@ u64 pmu_read(const struct pmu_counter *c);
 /* The free-running reference GP counter's value, 0 without one. */
 u64 pmu_read_reference(void);
 /*
- * From the NMI (or PMI vector) handler: service every overflow there is
- * (KVM merges several overflows into one PMI), re-arming each counter
- * and putting global control back as it was. Returns the overflows
+ * Around servicing: global control off (what it was is returned), and
+ * back. Where there is none (AMD legacy and core, Intel v1) the counters
+ * keep counting meanwhile.
+ */
+u64 pmu_pause(void);
+void pmu_resume(u64 ctrl);
+/*
+ * From the NMI (or PMI vector) handler, between pmu_pause() and
+ * pmu_resume(): service every overflow there is (KVM merges several
+ * overflows into one PMI), re-arming each counter. Returns the overflows
  * serviced, 0 if the PMU did not cause this interrupt; each armed
  * counter's serviced overflows are added to per_counter, and counter 0's
  * skid (events past its wrap) goes to *skid: from entry_value, counter 0

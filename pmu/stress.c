@@ -224,11 +224,11 @@ static void prepare_samples(u32 cap)
 
 bool stress_prepare(struct stress_config *c, char *why, size_t whylen)
 {
-	u64 pmis = c->cost_pmis ? c->cost_pmis : COST_PMIS;
+	u64 iterations = COST_PMIS * c->period / WORKLOAD_INSNS_PER_ITERATION;
 
-	c->cost_iterations = MIN(MAX(pmis * c->period / WORKLOAD_INSNS_PER_ITERATION,
-				     (u64)COST_ITERATIONS_MIN),
-				 COST_ITERATIONS_MAX);
+	c->cost_iterations = MIN(MAX(iterations, (u64)COST_ITERATIONS_MIN), COST_ITERATIONS_MAX);
+	if (c->cost_pmis)
+		c->cost_iterations = c->cost_pmis * c->period / WORKLOAD_INSNS_PER_ITERATION;
 	return pmu_plan(&pmu, c->period, &c->plan, why, whylen);
 }
 
@@ -252,8 +252,14 @@ void stress_totals(struct stress_totals *t, const struct stress_config *c)
 	static u64 costs[MAX_CPUS];
 	u32 ncost = 0;
 
+	*t = (struct stress_totals){ 0 };
 	t->expected_from_reference = c->plan.has_reference;
-	t->strict = !c->nmi_ipi_rate;
+	/*
+	 * Strict needs NMIs from nowhere but the PMU, and a PMU that stops
+	 * while it is serviced: one that counts on can overflow in the
+	 * handler, whose PMI then waits for an NMI that finds it serviced.
+	 */
+	t->strict = !c->nmi_ipi_rate && pmu.global_ctrl;
 	for (u32 i = 0; i < cpu_count(); i++) {
 		const struct stress_cpu *r = stress_result(i);
 		bool short_counter = false;

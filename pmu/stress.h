@@ -23,7 +23,7 @@ struct stress_config {
 	u64 nmi_ipi_rate; /* NMI IPIs per second each CPU sends its neighbour; 0: none */
 	u32 lvtpc;	  /* APIC_LVT_DM_NMI, or APIC_VECTOR_PMI for the fixed baseline */
 	u32 sample_cap;	  /* PMIs per CPU whose gap and skid are kept */
-	u64 cost_pmis;	  /* PMIs the cost phase should take (0: the default) */
+	u64 cost_pmis;	  /* PMIs the cost phase takes, unbounded (0: COST_PMIS, bounded) */
 	/* Set by stress_run(). */
 	struct pmu_plan plan;
 	u64 cost_iterations;
@@ -63,9 +63,10 @@ struct stress_totals {
 	/* CPUs whose NMIs with no source exceed what merging explains. */
 	u32 unexplained_cpus;
 	/*
-	 * Strict mode (no NMI IPIs): CPUs that took an NMI with no source at
-	 * all, and CPUs on which a counter counting instructions serviced
-	 * fewer overflows than STRESS_STRICT_PERMILLE of its expected count.
+	 * Strict mode (no NMI IPIs, a PMU with global control): CPUs that
+	 * took an NMI with no source at all, and CPUs on which a counter
+	 * counting instructions serviced fewer overflows than
+	 * STRESS_STRICT_PERMILLE of its expected count.
 	 */
 	bool strict;
 	u32 strict_unknown_cpus, strict_short_cpus;

@@ -15,10 +15,11 @@
  * on every CPU, each NMI that found nothing is explained by an earlier
  * one that serviced several events (SDM Vol 3A 6.7.1); every NMI IPI was
  * seen; LVTPC ends unmasked though each PMI masks it; stopped counters
- * neither count nor overflow. With no NMI IPIs (strict) there is no NMI
- * without a source at all, and every counter counting instructions
- * serviced at least 98 % of the overflows its period predicts, so lost
- * or throttled PMIs fail. The figures a host is judged by (PMIs per
+ * neither count nor overflow. With no NMI IPIs, on a PMU that stops
+ * while it is serviced (global control: strict), there is no NMI without
+ * a source at all, and every counter counting instructions serviced at
+ * least 98 % of the overflows its period predicts, so lost or throttled
+ * PMIs fail. The figures a host is judged by (PMIs per
  * second, delivery gap, skid, cost per PMI) are DATA. No PMU (TCG) is a
  * SKIP that says what CPUID showed.
  */

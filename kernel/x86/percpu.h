@@ -103,6 +103,10 @@ u32 cpu_count(void);
 struct percpu *cpu_at(u32 index);
 u32 cpu_online_count(void);
 
+#ifdef HOST_TEST
+/* The host model's CPU that runs the calling thread. */
+struct percpu *this_cpu(void);
+#else
 static inline struct percpu *this_cpu(void)
 {
 	struct percpu *p;
@@ -110,6 +114,7 @@ static inline struct percpu *this_cpu(void)
 	asm volatile("movq %%gs:0, %0" : "=r"(p));
 	return p;
 }
+#endif
 
 #endif /* __ASSEMBLER__ */
 #endif

@@ -81,6 +81,21 @@ static inline u32 inl(u16 port)
 	return val;
 }
 
+#ifdef HOST_TEST
+/*
+ * Built for the host, what touches the machine is the host model's
+ * (tests/unit/model.c): the MSRs, the TSC and CPUID of modelled CPUs, and
+ * the points at which they take an NMI.
+ */
+u64 rdmsr(u32 msr);
+void wrmsr(u32 msr, u64 val);
+u64 rdtsc(void);
+struct cpuid_regs cpuid_count(u32 leaf, u32 subleaf);
+void cli(void);
+void sti(void);
+void hlt(void);
+void pause(void);
+#else
 static inline u64 rdmsr(u32 msr)
 {
 	u32 lo, hi;
@@ -115,6 +130,27 @@ static inline struct cpuid_regs cpuid_count(u32 leaf, u32 subleaf)
 	return r;
 }
 
+static inline void cli(void)
+{
+	asm volatile("cli" ::: "memory");
+}
+
+static inline void sti(void)
+{
+	asm volatile("sti" ::: "memory");
+}
+
+static inline void hlt(void)
+{
+	asm volatile("hlt" ::: "memory");
+}
+
+static inline void pause(void)
+{
+	asm volatile("pause" ::: "memory");
+}
+#endif /* HOST_TEST */
+
 static inline struct cpuid_regs cpuid(u32 leaf)
 {
 	return cpuid_count(leaf, 0);
@@ -145,26 +181,6 @@ static inline u64 read_rflags(void)
 static inline void barrier(void)
 {
 	asm volatile("" ::: "memory");
-}
-
-static inline void cli(void)
-{
-	asm volatile("cli" ::: "memory");
-}
-
-static inline void sti(void)
-{
-	asm volatile("sti" ::: "memory");
-}
-
-static inline void hlt(void)
-{
-	asm volatile("hlt" ::: "memory");
-}
-
-static inline void pause(void)
-{
-	asm volatile("pause" ::: "memory");
 }
 
 struct __attribute__((packed)) desc_ptr {

@@ -62,7 +62,7 @@ if __name__ == "__main__":
 class Rows(unittest.TestCase):
     def test_rows_before_the_guest_runs(self):
         self.assertEqual([name for name, _ in check.ROWS],
-                         ["unit", "python", "fuzz"])
+                         ["layering", "unit", "python", "fuzz"])
         self.assertTrue(all(callable(step) for _, step in check.ROWS))
 
     def test_python_row_finds_both_packages(self):

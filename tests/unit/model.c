@@ -1,0 +1,797 @@
+// SPDX-License-Identifier: MIT
+/* The host model of a KVM guest's PMU, LVTPC and NMIs; see model.h. */
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "apic/apic.h"
+#include "apic/smp.h"
+#include "kernel/time/clock.h"
+#include "kernel/time/delay.h"
+#include "kernel/x86/alloc.h"
+#include "kernel/x86/cpuid.h"
+#include "kernel/x86/nmi.h"
+#include "kernel/x86/trap.h"
+#include "kernel/x86/x86.h"
+#include "pmu/pmi.h"
+#include "pmu/workload.h"
+#include "tests/unit/model.h"
+
+#define MAX_INJECTIONS 4
+#define FIXED_SHIFT 32
+#define IDLE_STEP 64 /* model cycles an idle point or a wait step takes */
+
+struct mcpu {
+	u32 index;
+	struct percpu percpu;
+	pthread_t thread;
+	bool has_thread;
+	void (*fn)(void *arg);
+	void *arg;
+	bool fn_done;
+	/* The APIC and NMI state. */
+	u32 lvtpc;
+	bool nmi_pending, in_nmi, irq_pending, in_irq, in_workload;
+	/* The PMU. */
+	u64 gp[MODEL_COUNTERS], evtsel[MODEL_COUNTERS], fixed[3];
+	u64 fixed_ctrl, global_ctrl, global_status, perf_capabilities;
+	struct model_truth truth;
+	u64 stall_from, stall_until; /* model time this vCPU is descheduled */
+};
+
+static struct {
+	struct model_config c;
+	struct mcpu cpu[MODEL_CPUS];
+	trap_handler handlers[X86_NR_VECTORS];
+	struct model_injection inject[MAX_INJECTIONS];
+	u32 ninject;
+	s32 overflow_at_stop; /* the CPU, or -1 */
+	u64 now, rng;
+	pthread_mutex_t lock;
+	pthread_cond_t turn;
+	u32 current;
+	bool stopping, registered;
+} m = { .lock = PTHREAD_MUTEX_INITIALIZER, .turn = PTHREAD_COND_INITIALIZER };
+
+static __thread struct mcpu *self;
+
+/* The symbols the modelled sources need from outside them. */
+struct clock_state clock;
+/* Where the modelled workload loop "is": its bounds, one object apart. */
+#define WORKLOAD_LOOP_SIZE 64
+const u8 workload_loop[WORKLOAD_LOOP_SIZE + 1];
+asm(".globl workload_loop_end\n.set workload_loop_end, workload_loop + 64");
+
+static __noreturn void model_bug(const char *what, u64 value)
+{
+	fprintf(stderr, "model: %s (0x%llx) on CPU %u\n", what, value, self ? self->index : 0);
+	abort();
+}
+
+static u64 rnd(void)
+{
+	/* xorshift64*: seeded, so a run repeats. */
+	m.rng ^= m.rng >> 12;
+	m.rng ^= m.rng << 25;
+	m.rng ^= m.rng >> 27;
+	return m.rng * 0x2545f4914f6cdd1dULL;
+}
+
+static struct mcpu *me(void)
+{
+	if (!self)
+		self = &m.cpu[0];
+	return self;
+}
+
+/* ---- The PMU ---- */
+
+static bool intel(void)
+{
+	return m.c.vendor == PMU_INTEL;
+}
+
+static bool has_global(void)
+{
+	return intel() ? m.c.version >= 2 : m.c.version >= 2;
+}
+
+static u64 mask(u32 width)
+{
+	return width >= 64 ? ~0ULL : (1ULL << width) - 1;
+}
+
+static bool gp_enabled(const struct mcpu *c, u32 i)
+{
+	return (c->evtsel[i] & EVTSEL_EN) && (!has_global() || (c->global_ctrl & BIT(i)));
+}
+
+static bool fixed_enabled(const struct mcpu *c, u32 i)
+{
+	return ((c->fixed_ctrl >> (4 * i)) & 3) && (c->global_ctrl & BIT(FIXED_SHIFT + i));
+}
+
+static bool any_select_on(const struct mcpu *c)
+{
+	for (u32 i = 0; i < m.c.gp_counters; i++)
+		if (c->evtsel[i] & EVTSEL_EN)
+			return true;
+	return (c->fixed_ctrl & 0x333) != 0;
+}
+
+static void raise_nmi(struct mcpu *c)
+{
+	if (c->nmi_pending)
+		c->truth.nmis_merged++;
+	c->nmi_pending = true;
+}
+
+static void fire(struct model_injection *i)
+{
+	struct mcpu *t = &m.cpu[i->target];
+
+	if (i->skip) {
+		i->skip--;
+		return;
+	}
+	i->times--;
+	if (i->hook)
+		i->hook();
+	t->truth.injected++;
+	if (!i->spurious)
+		__atomic_fetch_add(&nmi_cpu(i->target)->mail, 1, __ATOMIC_RELEASE);
+	raise_nmi(t);
+}
+
+static void injections_after_pmi(struct mcpu *c)
+{
+	for (u32 k = 0; k < m.ninject; k++)
+		if (m.inject[k].times && m.inject[k].on == MODEL_AFTER_PMI &&
+		    m.inject[k].cpu == c->index)
+			fire(&m.inject[k]);
+}
+
+/* An overflow: its status bit, and with INT a PMI through LVTPC, KVM's way. */
+static void overflow(struct mcpu *c, u32 bit, bool interrupt)
+{
+	c->truth.overflows[bit]++;
+	if (has_global())
+		c->global_status |= BIT(bit);
+	if (!interrupt)
+		return;
+	if (c->lvtpc & APIC_LVT_MASKED) {
+		c->truth.pmis_dropped++;
+		return;
+	}
+	c->truth.pmis_raised++;
+	if ((c->lvtpc & APIC_LVT_DELIVERY_MODE) == APIC_LVT_DM_NMI)
+		raise_nmi(c);
+	else
+		c->irq_pending = true;
+	/* KVM masks LVTPC on delivery to Intel-compatible guests only (since 6.9). */
+	if (intel())
+		c->lvtpc |= APIC_LVT_MASKED;
+	injections_after_pmi(c);
+}
+
+static void count(struct mcpu *c, u64 *value, u32 width, u64 events, u32 bit, bool interrupt)
+{
+	u64 room = mask(width) - *value + 1;
+
+	if (events >= room) {
+		*value = (events - room) & mask(width);
+		overflow(c, bit, interrupt);
+	} else {
+		*value += events;
+	}
+}
+
+/* n instructions retire on c: the enabled counters count them. */
+static void retire(struct mcpu *c, u64 n)
+{
+	m.now += n;
+	for (u32 i = 0; i < m.c.gp_counters; i++)
+		if (gp_enabled(c, i))
+			count(c, &c->gp[i], m.c.gp_width, n, i, c->evtsel[i] & EVTSEL_INT);
+	for (u32 i = 0; i < m.c.fixed_counters; i++)
+		if (fixed_enabled(c, i))
+			count(c, &c->fixed[i], m.c.fixed_width, n, FIXED_SHIFT + i,
+			      (c->fixed_ctrl >> (4 * i)) & 8);
+}
+
+/* ---- Running CPUs one at a time ---- */
+
+static void wait_turn(struct mcpu *c)
+{
+	while (m.current != c->index && !m.stopping)
+		pthread_cond_wait(&m.turn, &m.lock);
+}
+
+static bool stalled(const struct mcpu *c)
+{
+	return m.now >= c->stall_from && m.now < c->stall_until;
+}
+
+static bool runnable(u32 i)
+{
+	return i < m.c.cpus && (i == 0 || m.cpu[i].has_thread) && !stalled(&m.cpu[i]);
+}
+
+static void hand_over(struct mcpu *c, u32 next)
+{
+	m.current = next;
+	pthread_cond_broadcast(&m.turn);
+	wait_turn(c);
+}
+
+/*
+ * Now and then the baton passes to another CPU, drawn from the seed; a
+ * stalled CPU (a descheduled vCPU) passes it on whenever another can run.
+ */
+static void maybe_switch(struct mcpu *c)
+{
+	u32 next;
+
+	if (m.c.cpus < 2)
+		return;
+	if (stalled(c)) {
+		for (u32 k = 1; k < m.c.cpus; k++)
+			if (runnable((c->index + k) % m.c.cpus)) {
+				hand_over(c, (c->index + k) % m.c.cpus);
+				return;
+			}
+		return;
+	}
+	if (rnd() % 1000 >= m.c.switch_permille)
+		return;
+	next = rnd() % m.c.cpus;
+	if (next != c->index && runnable(next))
+		hand_over(c, next);
+}
+
+static void take_interrupts(struct mcpu *c)
+{
+	struct trap_frame f;
+
+	while ((c->nmi_pending && !c->in_nmi) || (c->irq_pending && !c->in_irq && !c->in_nmi)) {
+		memset(&f, 0, sizeof(f));
+		f.rip = c->in_workload ? (u64)(uintptr_t)workload_loop + 8 : 0x1000;
+		if (c->nmi_pending && !c->in_nmi) {
+			c->nmi_pending = false;
+			c->in_nmi = true;
+			c->truth.nmis_taken++;
+			retire(c, NMI_PMC_STUB_INSNS);
+			if (c->percpu.nmi_pmc)
+				c->percpu.nmi_pmc_value = c->gp[c->percpu.nmi_pmc - 1];
+			retire(c, m.c.entry_events - NMI_PMC_STUB_INSNS);
+			f.vector = X86_TRAP_NMI;
+			if (m.handlers[X86_TRAP_NMI])
+				m.handlers[X86_TRAP_NMI](&f);
+			c->in_nmi = false;
+		} else {
+			c->irq_pending = false;
+			c->in_irq = true;
+			retire(c, m.c.entry_events);
+			f.vector = APIC_VECTOR_PMI;
+			if (m.handlers[APIC_VECTOR_PMI])
+				m.handlers[APIC_VECTOR_PMI](&f);
+			c->in_irq = false;
+		}
+	}
+}
+
+/* Where modelled code touches the machine: interrupts, and maybe another CPU. */
+static void point(struct mcpu *c)
+{
+	take_interrupts(c);
+	maybe_switch(c);
+	take_interrupts(c);
+}
+
+static struct mcpu *cpu_by_apic_id(u32 id)
+{
+	for (u32 i = 0; i < m.c.cpus; i++)
+		if (m.cpu[i].percpu.apic_id == id)
+			return &m.cpu[i];
+	return NULL;
+}
+
+static void send_nmi(const struct percpu *to)
+{
+	struct mcpu *t = cpu_by_apic_id(to->apic_id);
+
+	if (t)
+		raise_nmi(t);
+}
+
+static void injections_after(struct mcpu *c, u32 msr, bool read)
+{
+	enum model_trigger on = read ? MODEL_AFTER_READ : MODEL_AFTER_WRITE;
+
+	for (u32 k = 0; k < m.ninject; k++) {
+		struct model_injection *i = &m.inject[k];
+
+		if (i->times && i->on == on && i->cpu == c->index && i->msr == msr &&
+		    !(i->counters_off && any_select_on(c)))
+			fire(i);
+	}
+}
+
+/* ---- MSRs ---- */
+
+static u64 *gp_counter(struct mcpu *c, u32 msr, bool *legacy)
+{
+	*legacy = false;
+	if (intel()) {
+		if (msr >= MSR_IA32_PMC0 && msr < MSR_IA32_PMC0 + m.c.gp_counters) {
+			*legacy = true;
+			return &c->gp[msr - MSR_IA32_PMC0];
+		}
+		if (m.c.fw_write && msr >= MSR_IA32_A_PMC0 && msr < MSR_IA32_A_PMC0 + m.c.gp_counters)
+			return &c->gp[msr - MSR_IA32_A_PMC0];
+		if (msr >= MSR_IA32_FIXED_CTR0 && msr < MSR_IA32_FIXED_CTR0 + m.c.fixed_counters)
+			return &c->fixed[msr - MSR_IA32_FIXED_CTR0];
+		return NULL;
+	}
+	if (m.c.version >= 1) {
+		if (msr >= MSR_F15H_PERF_CTL0 && msr < MSR_F15H_PERF_CTL0 + 2 * m.c.gp_counters &&
+		    (msr - MSR_F15H_PERF_CTL0) % 2)
+			return &c->gp[(msr - MSR_F15H_PERF_CTL0) / 2];
+		return NULL;
+	}
+	if (msr >= MSR_K7_PERFCTR0 && msr < MSR_K7_PERFCTR0 + m.c.gp_counters)
+		return &c->gp[msr - MSR_K7_PERFCTR0];
+	return NULL;
+}
+
+static u64 *evtsel(struct mcpu *c, u32 msr)
+{
+	if (intel())
+		return msr >= MSR_IA32_PERFEVTSEL0 && msr < MSR_IA32_PERFEVTSEL0 + m.c.gp_counters
+			       ? &c->evtsel[msr - MSR_IA32_PERFEVTSEL0]
+			       : NULL;
+	if (m.c.version >= 1)
+		return msr >= MSR_F15H_PERF_CTL0 && msr < MSR_F15H_PERF_CTL0 + 2 * m.c.gp_counters &&
+				       !((msr - MSR_F15H_PERF_CTL0) % 2)
+			       ? &c->evtsel[(msr - MSR_F15H_PERF_CTL0) / 2]
+			       : NULL;
+	return msr >= MSR_K7_EVNTSEL0 && msr < MSR_K7_EVNTSEL0 + m.c.gp_counters
+		       ? &c->evtsel[msr - MSR_K7_EVNTSEL0]
+		       : NULL;
+}
+
+static u32 status_msr(void)
+{
+	return intel() ? MSR_IA32_PERF_GLOBAL_STATUS : MSR_AMD_PERF_CNTR_GLOBAL_STATUS;
+}
+
+static u32 ctrl_msr(void)
+{
+	return intel() ? MSR_IA32_PERF_GLOBAL_CTRL : MSR_AMD_PERF_CNTR_GLOBAL_CTL;
+}
+
+static u32 clear_msr(void)
+{
+	return intel() ? MSR_IA32_PERF_GLOBAL_OVF_CTRL : MSR_AMD_PERF_CNTR_GLOBAL_STATUS_CLR;
+}
+
+/* The MSR's value; false for one this machine does not have (#GP). */
+static bool msr_read(struct mcpu *c, u32 msr, u64 *val)
+{
+	bool legacy;
+	u64 *p;
+
+	if ((p = gp_counter(c, msr, &legacy)) || (p = evtsel(c, msr))) {
+		*val = *p;
+		return true;
+	}
+	if (has_global() && msr == status_msr()) {
+		*val = c->global_status;
+		return true;
+	}
+	if (has_global() && msr == ctrl_msr()) {
+		*val = c->global_ctrl;
+		return true;
+	}
+	if (intel() && m.c.version >= 2 && msr == MSR_IA32_FIXED_CTR_CTRL) {
+		*val = c->fixed_ctrl;
+		return true;
+	}
+	if (intel() && msr == MSR_IA32_PERF_CAPABILITIES) {
+		*val = c->perf_capabilities;
+		return true;
+	}
+	return false;
+}
+
+static bool msr_write(struct mcpu *c, u32 msr, u64 val)
+{
+	bool legacy, was_on = any_select_on(c);
+	u64 *p;
+
+	if ((p = gp_counter(c, msr, &legacy))) {
+		bool fixed = intel() && msr >= MSR_IA32_FIXED_CTR0 && msr < MSR_IA32_FIXED_CTR0 + 3;
+
+		/* A legacy write takes bits 31:0 and sign-extends bit 31 (SDM Vol 3B 21.2.2). */
+		*p = (legacy ? (u64)(s64)(s32)val : val) &
+		     mask(fixed ? m.c.fixed_width : m.c.gp_width);
+	} else if ((p = evtsel(c, msr))) {
+		*p = val;
+	} else if (has_global() && msr == ctrl_msr()) {
+		c->global_ctrl = val;
+	} else if (has_global() && msr == clear_msr()) {
+		c->global_status &= ~val;
+	} else if (intel() && m.c.version >= 2 && msr == MSR_IA32_FIXED_CTR_CTRL) {
+		c->fixed_ctrl = val;
+	} else {
+		return false;
+	}
+	if (was_on && !any_select_on(c) && m.overflow_at_stop == (s32)c->index) {
+		m.overflow_at_stop = -1;
+		c->truth.overflows[0]++;
+		c->global_status |= BIT(0);
+		c->gp[0] = 1; /* wrapped: top bit clear, for PMUs without a status register */
+	}
+	return true;
+}
+
+u64 rdmsr(u32 msr)
+{
+	struct mcpu *c = me();
+	u64 val;
+
+	retire(c, m.c.access_events);
+	if (!msr_read(c, msr, &val))
+		model_bug("rdmsr of an MSR the model does not have", msr);
+	injections_after(c, msr, true);
+	point(c);
+	return val;
+}
+
+void wrmsr(u32 msr, u64 val)
+{
+	struct mcpu *c = me();
+
+	retire(c, m.c.access_events);
+	if (!msr_write(c, msr, val))
+		model_bug("wrmsr of an MSR the model does not have", msr);
+	injections_after(c, msr, false);
+	point(c);
+}
+
+/* As ASM_TRY does: the recovery point armed around the access, the vector recorded. */
+int rdmsr_safe(u32 msr, u64 *val)
+{
+	struct mcpu *c = me();
+	bool ok;
+
+	retire(c, m.c.access_events);
+	c->percpu.fault_vector = -1;
+	ok = msr_read(c, msr, val);
+	if (!ok) {
+		*val = 0;
+		c->percpu.fault_vector = X86_TRAP_GP;
+	}
+	point(c);
+	return ok ? 0 : X86_TRAP_GP;
+}
+
+int wrmsr_safe(u32 msr, u64 val)
+{
+	struct mcpu *c = me();
+	bool ok;
+
+	retire(c, m.c.access_events);
+	c->percpu.fault_vector = -1;
+	ok = msr_write(c, msr, val);
+	if (!ok)
+		c->percpu.fault_vector = X86_TRAP_GP;
+	point(c);
+	return ok ? 0 : X86_TRAP_GP;
+}
+
+u64 rdtsc(void)
+{
+	struct mcpu *c = me();
+
+	retire(c, 1);
+	point(c);
+	return m.now;
+}
+
+void pause(void)
+{
+	struct mcpu *c = me();
+
+	m.now += IDLE_STEP;
+	point(c);
+}
+
+void cli(void)
+{
+}
+
+void sti(void)
+{
+}
+
+void hlt(void)
+{
+	pause();
+}
+
+/* ---- CPUID ---- */
+
+static struct cpuid_regs vendor_leaf(u32 max)
+{
+	/* The 12 bytes in EBX, EDX, ECX order. */
+	const char *v = intel() ? "GenuineIntel" : "AuthenticAMD";
+	struct cpuid_regs r = { .eax = max };
+
+	memcpy(&r.ebx, v, 4);
+	memcpy(&r.edx, v + 4, 4);
+	memcpy(&r.ecx, v + 8, 4);
+	return r;
+}
+
+struct cpuid_regs cpuid_count(u32 leaf, u32 subleaf)
+{
+	struct cpuid_regs r = { 0 };
+
+	(void)subleaf;
+	switch (leaf) {
+	case CPUID_LEAF_VENDOR: return vendor_leaf(CPUID_LEAF_ARCH_PERFMON);
+	case CPUID_LEAF_FEATURES:
+		r.eax = intel() ? 0x000506e3 : 0x00a00f11; /* Skylake, EPYC */
+		r.ecx = intel() ? BIT(15) : 0;		  /* PDCM */
+		return r;
+	case CPUID_LEAF_ARCH_PERFMON:
+		if (!intel())
+			return r;
+		r.eax = m.c.version | m.c.gp_counters << 8 | m.c.gp_width << 16 | 7u << 24;
+		r.edx = m.c.version >= 2 ? (m.c.fixed_counters | m.c.fixed_width << 5) : 0;
+		return r;
+	case CPUID_LEAF_EXT_MAX: r.eax = CPUID_LEAF_AMD_PERFMON; return r;
+	case CPUID_LEAF_EXT_FEATURES:
+		r.ecx = !intel() && m.c.version >= 1 ? BIT(23) : 0;
+		return r;
+	case CPUID_LEAF_AMD_PERFMON:
+		r.eax = !intel() && m.c.version >= 2;
+		r.ebx = !intel() && m.c.version >= 2 ? m.c.gp_counters : 0;
+		return r;
+	default: return r;
+	}
+}
+
+/* ---- The APIC, the rest of the kernel ---- */
+
+u32 apic_read(u32 reg)
+{
+	struct mcpu *c = me();
+
+	retire(c, m.c.apic_events);
+	point(c);
+	return reg == APIC_LVT_PMC ? c->lvtpc : 0;
+}
+
+void apic_write(u32 reg, u32 val)
+{
+	struct mcpu *c = me();
+
+	retire(c, m.c.apic_events);
+	if (reg == APIC_LVT_PMC)
+		c->lvtpc = val;
+	point(c);
+}
+
+void apic_eoi(void)
+{
+	apic_write(APIC_EOI, 0);
+}
+
+void trap_set_handler(u8 vector, trap_handler h)
+{
+	m.handlers[vector] = h;
+}
+
+struct percpu *this_cpu(void)
+{
+	return &me()->percpu;
+}
+
+void *boot_alloc(u64 size, u64 align)
+{
+	(void)align;
+	return calloc(1, size);
+}
+
+void udelay(u64 us)
+{
+	u64 until = m.now + us * (m.c.tsc_hz / 1000000);
+
+	while (m.now < until)
+		pause();
+}
+
+bool smp_wait(bool (*done)(void *arg), void *arg, u64 timeout_us)
+{
+	u64 until = m.now + timeout_us * (m.c.tsc_hz / 1000000);
+
+	while (!done(arg))
+		if (m.now > until)
+			return false;
+		else
+			pause();
+	return true;
+}
+
+void workload_run(volatile u64 *stamp, u64 iterations)
+{
+	struct mcpu *c = me();
+
+	for (u64 i = 0; i < iterations; i++) {
+		c->in_workload = true;
+		retire(c, WORKLOAD_INSNS_PER_ITERATION);
+		*stamp = m.now;
+		point(c);
+		c->in_workload = false;
+	}
+}
+
+void model_run(u64 n)
+{
+	struct mcpu *c = me();
+
+	retire(c, n);
+	point(c);
+}
+
+static void *cpu_thread(void *arg)
+{
+	struct mcpu *c = arg;
+
+	pthread_mutex_lock(&m.lock);
+	self = c;
+	wait_turn(c);
+	if (!m.stopping) {
+		c->fn(c->arg);
+		c->fn_done = true;
+		/* Idle, but an NMI still finds the CPU, until the run ends. */
+		while (!m.stopping)
+			pause();
+	}
+	pthread_mutex_unlock(&m.lock);
+	return NULL;
+}
+
+static bool all_done(void)
+{
+	for (u32 i = 1; i < m.c.cpus; i++)
+		if (!m.cpu[i].fn_done)
+			return false;
+	return true;
+}
+
+bool smp_run_all(void (*fn)(void *arg), void *arg, u64 timeout_us)
+{
+	(void)timeout_us;
+	for (u32 i = 1; i < m.c.cpus; i++) {
+		struct mcpu *c = &m.cpu[i];
+
+		c->fn = fn;
+		c->arg = arg;
+		c->fn_done = false;
+		if (pthread_create(&c->thread, NULL, cpu_thread, c))
+			model_bug("pthread_create", i);
+		c->has_thread = true;
+	}
+	self = &m.cpu[0];
+	fn(arg);
+	while (!all_done())
+		pause();
+	m.stopping = true;
+	pthread_cond_broadcast(&m.turn);
+	pthread_mutex_unlock(&m.lock);
+	for (u32 i = 1; i < m.c.cpus; i++) {
+		pthread_join(m.cpu[i].thread, NULL);
+		m.cpu[i].has_thread = false;
+	}
+	pthread_mutex_lock(&m.lock);
+	m.stopping = false;
+	m.current = 0;
+	return true;
+}
+
+/* ---- Starting and steering ---- */
+
+struct model_config model_intel_v2(u32 cpus, u64 seed)
+{
+	return (struct model_config){
+		.vendor = PMU_INTEL, .version = 2, .gp_counters = 4, .gp_width = 48,
+		.fixed_counters = 3, .fixed_width = 48, .fw_write = true, .cpus = cpus,
+		.tsc_hz = 1000000, .access_events = 5, .apic_events = 8, .entry_events = 40,
+		.switch_permille = 50, .seed = seed,
+	};
+}
+
+void model_start(const struct model_config *c)
+{
+	static bool locked;
+
+	if (!locked) {
+		/* The unit tests' own thread is CPU 0 and holds the baton from here on. */
+		pthread_mutex_lock(&m.lock);
+		locked = true;
+	}
+	m.c = *c;
+	m.ninject = 0;
+	m.overflow_at_stop = -1;
+	m.now = 0;
+	m.rng = c->seed * 2 + 1;
+	m.current = 0;
+	self = &m.cpu[0];
+	clock.tsc_hz = c->tsc_hz;
+	for (u32 i = 0; i < MODEL_CPUS; i++) {
+		struct mcpu *cpu = &m.cpu[i];
+		struct percpu saved = cpu->percpu;
+
+		memset(&cpu->truth, 0, sizeof(cpu->truth));
+		memset(cpu->gp, 0, sizeof(cpu->gp));
+		memset(cpu->evtsel, 0, sizeof(cpu->evtsel));
+		memset(cpu->fixed, 0, sizeof(cpu->fixed));
+		cpu->fixed_ctrl = cpu->global_ctrl = cpu->global_status = 0;
+		cpu->perf_capabilities = c->fw_write ? PERF_CAP_FW_WRITE : 0;
+		cpu->lvtpc = APIC_LVT_MASKED;
+		cpu->nmi_pending = cpu->in_nmi = cpu->irq_pending = cpu->in_irq = false;
+		cpu->index = i;
+		cpu->stall_from = cpu->stall_until = 0;
+		cpu->percpu = saved;
+		cpu->percpu.fault_vector = -1;
+		cpu->percpu.fault_resume = 0;
+		cpu->percpu.nmi_pmc = 0;
+		cpu->percpu.apic_id = i;
+		cpu->percpu.state = i < c->cpus ? CPU_ONLINE : CPU_OFFLINE;
+		cpu->percpu.work = NULL;
+		if (!m.registered)
+			cpu_add(&cpu->percpu);
+	}
+	m.registered = true;
+	nmi_init();
+	nmi_set_sender(send_nmi);
+	pmi_init();
+	pmu_discover();
+}
+
+void model_inject(const struct model_injection *i)
+{
+	if (m.ninject == MAX_INJECTIONS)
+		model_bug("too many injections", m.ninject);
+	m.inject[m.ninject++] = *i;
+}
+
+void model_overflow_at_stop(u32 cpu)
+{
+	m.overflow_at_stop = (s32)cpu;
+}
+
+void model_spurious_nmi(u32 cpu)
+{
+	raise_nmi(&m.cpu[cpu]);
+}
+
+const struct model_truth *model_truth(u32 cpu)
+{
+	return &m.cpu[cpu].truth;
+}
+
+void model_stall(u32 cpu, u64 from, u64 cycles)
+{
+	m.cpu[cpu].stall_from = from;
+	m.cpu[cpu].stall_until = from + cycles;
+}
+
+u64 model_now(void)
+{
+	return m.now;
+}
