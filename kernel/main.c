@@ -73,13 +73,14 @@ __noreturn void kmain(const struct boot_info *bi)
 	options_reset();			/* every key at its default */
 
 	if (!cmdline_parse(bi->cmdline, err, sizeof(err)) ||
-	    !tests_check_selection(test_options.test, err, sizeof(err)))
+	    !tests_check_selection("test", test_options.test, err, sizeof(err)) ||
+	    !tests_check_selection("skip", test_options.skip, err, sizeof(err)))
 		power_exit(tests_fail_setup("cmdline", err));
 	power_init(kernel_options.exit, fadt_ok ? &fadt : NULL);
 
 	snprintf(banner, sizeof(banner), "hvprobe %s: %s, loader \"%s\"", HVPROBE_VERSION,
 		 bi->protocol, bi->loader);
-	tests_start(test_options.test, banner);
+	tests_start(test_options.test, test_options.skip, banner);
 	if (!setup(err, sizeof(err)))
 		power_exit(tests_abort_setup(err));
 	power_exit(tests_run());

@@ -9,6 +9,7 @@
 
 struct test_options {
 	char test[TEST_SELECTION_MAX]; /* test=: "all" or a comma list of names */
+	char skip[TEST_SELECTION_MAX]; /* skip=: names planned, reported skipped, not run */
 	u64 watchdog;		       /* watchdog=: seconds a test may run, 0 for ever */
 };
 

@@ -16,6 +16,7 @@ static struct ktap ktap_main;
 
 static struct {
 	const char *selection;
+	const char *skip; /* planned, but reported as skipped, not run */
 	const struct test *running;
 	u32 next; /* the run order's place after the last test started */
 	u64 seq; /* tests started so far */
@@ -77,7 +78,7 @@ static bool selected(const struct test *t, const char *selection)
 	return list_has(selection, "all") && !(t->flags & TEST_EXPLICIT);
 }
 
-bool tests_check_selection(const char *selection, char *err, size_t errlen)
+bool tests_check_selection(const char *key, const char *selection, char *err, size_t errlen)
 {
 	for (const char *p = selection; *p;) {
 		const char *end = strchr(p, ',');
@@ -87,8 +88,8 @@ bool tests_check_selection(const char *selection, char *err, size_t errlen)
 		for (u32 i = 0; !known && tests_at(i); i++)
 			known = strlen(tests_at(i)->name) == len && !strncmp(p, tests_at(i)->name, len);
 		if (!known) {
-			snprintf(err, errlen, "test: unknown test '%.*s' (accepted: all", (int)len,
-				 p);
+			snprintf(err, errlen, "%s: unknown test '%.*s' (accepted: all", key,
+				 (int)len, p);
 			for (u32 i = 0; tests_at(i); i++) {
 				str_append(err, ", ", errlen);
 				str_append(err, tests_at(i)->name, errlen);
@@ -103,12 +104,13 @@ bool tests_check_selection(const char *selection, char *err, size_t errlen)
 	return true;
 }
 
-void tests_start(const char *selection, const char *banner)
+void tests_start(const char *selection, const char *skip, const char *banner)
 {
 	struct ktap *k = &ktap_main;
 	u32 planned = 0;
 
 	run.selection = selection;
+	run.skip = skip;
 	for (u32 i = 0; tests_at(i); i++)
 		planned += selected(tests_at(i), selection);
 	run.started = true;
@@ -140,8 +142,12 @@ enum result tests_run(void)
 
 		if (!selected(t, run.selection))
 			continue;
-		run.running = t;
 		run.next = i + 1;
+		if (list_has(run.skip, t->name)) {
+			ktap_test_result(k, t->name, RESULT_SKIP, "skip= on the command line");
+			continue;
+		}
+		run.running = t;
 		run.seq++;
 		ktap_test_begin(k, t->name);
 		t->run();

@@ -54,12 +54,16 @@ const struct test *tests_at(u32 i);
 void tests_init(void (*write_line)(const char *line), __noreturn void (*exit)(enum result r));
 
 /*
- * Check a comma-separated selection ("all" or names). On an unknown name,
- * writes a message listing the tests and returns false.
+ * Check a comma-separated selection ("all" or names) given as key=. On an
+ * unknown name, writes a message listing the tests and returns false.
  */
-bool tests_check_selection(const char *selection, char *err, size_t errlen);
-/* Print the plan for the selection; set-up diagnostics may follow. */
-void tests_start(const char *selection, const char *banner);
+bool tests_check_selection(const char *key, const char *selection, char *err, size_t errlen);
+/*
+ * Print the plan for the selection; set-up diagnostics may follow. The
+ * tests skip names stay in the plan, each a SKIP that is not run: a host
+ * that knows a test cannot run here (int3 under some KVMs) says so.
+ */
+void tests_start(const char *selection, const char *skip, const char *banner);
 /* Set-up after tests_start() failed: every planned test is an error. */
 enum result tests_abort_setup(const char *reason);
 /* Run the planned tests and print the totals; returns the worst result. */

@@ -32,10 +32,10 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	tests_init(write_line, end);
-	if (!tests_check_selection(selection, err, sizeof(err))) {
+	if (!tests_check_selection("test", selection, err, sizeof(err))) {
 		fprintf(stderr, "%s\n", err);
 		return 2;
 	}
-	tests_start(selection, "hvprobe host unit tests");
+	tests_start(selection, "", "hvprobe host unit tests");
 	return tests_run() > RESULT_SKIP;
 }

@@ -25,8 +25,8 @@
 /* Sorted: the keys come from every folder's table, in the linker's order. */
 #define ACCEPTED_KEYS                                                                              \
 	" (accepted: apic, bringup, calibrate, cpus, exit, fault, hz, init_udelay, lpj, "          \
-	"lpj_reuse, lpj_source, pmu.lvtpc, pmu.nmi_ipi, pmu.period, pmu.seconds, test, timer, "  \
-	"watchdog)"
+	"lpj_reuse, lpj_source, pmu.lvtpc, pmu.nmi_ipi, pmu.period, pmu.seconds, skip, test, "   \
+	"timer, watchdog)"
 #define CMDLINE_TEST_MAX TEST_SELECTION_MAX
 
 /* Every option's value, one after the other: what a parse may change. */
@@ -104,6 +104,7 @@ DEFINE_TEST(unit_cmdline_defaults, "defaults, and an empty line keeps them", 0)
 	options_reset();
 	def_len = snapshot(def, sizeof(def));
 	report_str_eq(test_options.test, "all", "test defaults to all");
+	report_str_eq(test_options.skip, "", "skip defaults to none");
 	report_eq(time_options.lpj, 0, "lpj defaults to 0 (measure)");
 	report_eq(time_options.lpj_source, LPJ_SOURCE_AUTO, "lpj_source defaults to auto");
 	report_eq(time_options.calibrate, CALIBRATE_LINUX, "calibrate defaults to linux");
@@ -159,6 +160,8 @@ DEFINE_TEST(unit_cmdline_keys, "every key with a good value", 0)
 	report_eq(pmu_options.lvtpc, PMU_LVTPC_FIXED, "pmu.lvtpc=fixed");
 	report_eq(test_options.watchdog, 0, "watchdog=0");
 	report_eq(kernel_options.fault, FAULT_AP_SILENT, "fault=ap_silent");
+	parse_ok("skip=exceptions,hv");
+	report_str_eq(test_options.skip, "exceptions,hv", "skip=exceptions,hv");
 
 	/* Each enum table, every name in it, by its index. */
 	for (u32 i = 0; i < LPJ_SOURCE_COUNT; i++) {
@@ -287,6 +290,7 @@ DEFINE_TEST(unit_cmdline_errors, "each bad word is refused with its message", 0)
 				 "halt)");
 
 	parse_bad("test=", "test: value must be 1..255 characters");
+	parse_bad("skip=", "skip: value must be 1..255 characters");
 	memset(line + 5, 'x', CMDLINE_TEST_MAX);
 	line[5 + CMDLINE_TEST_MAX] = '\0';
 	parse_bad(line, "test: value must be 1..255 characters");
