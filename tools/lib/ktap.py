@@ -15,9 +15,14 @@ import json
 import re
 from dataclasses import dataclass, field
 
-# Worst wins: a skip hides a pass, an error hides a skip, a fail hides all.
+# Ranked for the worst of several: a skip above a pass, an error above a
+# skip, a fail above all. A test's own result follows ktap.rst instead
+# (rollup()): a skipped case lowers nothing.
 STATUSES = ("pass", "skip", "error", "fail")
 _RANK = {status: rank for rank, status in enumerate(STATUSES)}
+BAD = ("error", "fail")
+# A directive's status; TIMEOUT (the watchdog) is an error with its reason.
+_DIRECTIVE_STATUS = {"skip": "skip", "error": "error", "timeout": "error"}
 
 # Serial logs are capped so that a guest printing garbage in a loop cannot
 # grow results.json without bound.
@@ -28,9 +33,10 @@ _VERSION = re.compile(r"K?TAP version (\d{1,9})$")
 _VERSION_AT_END = re.compile(r"K?TAP version \d{1,9}$")
 _PLAN = re.compile(r"1\.\.(\d{1,9})(?:\s+#.*)?$")
 _RESULT = re.compile(r"(not ok|ok)\s+(\d{1,9})(?!\d)\s*(.*)$")
-_DIRECTIVE = re.compile(r"(?:^|\s)#\s*(SKIP|ERROR)\b:?\s*(.*)$", re.IGNORECASE)
+_DIRECTIVE = re.compile(r"(?:^|\s)#\s*(SKIP|ERROR|TIMEOUT)\b:?\s*(.*)$", re.IGNORECASE)
 _DATA = re.compile(r"#\s*DATA\s+(.*)$")
 _TOTALS = re.compile(r"#\s*Totals:(.*)$")
+_CASES = re.compile(r"#\s*Cases:(.*)$")
 _COUNT = re.compile(r"(\w+):(\d{1,18})\b")
 _SUBTEST = re.compile(r"#\s*Subtest:\s*(.*)$")
 # CSI and two-byte escapes (GRUB and OVMF paint the serial console), then
@@ -42,6 +48,20 @@ _ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|[@-_])"
 def worst(*statuses):
     """The worst of the given statuses, "pass" for none."""
     return max(statuses, key=_RANK.__getitem__, default="pass")
+
+
+def rollup(own, cases):
+    """A test's result from its own line and its cases' results, as
+    ktap.rst has it: a fail or error anywhere is the test's; else a pass
+    when its line or any case passed; a skip only when every case
+    skipped, or the test skipped with none ("skipped tests do not affect
+    the result of the parent test")."""
+    bad = [s for s in (own, *cases) if s in BAD]
+    if bad:
+        return worst(*bad)
+    if cases:
+        return "pass" if "pass" in cases else "skip"
+    return own
 
 
 @dataclass
@@ -57,9 +77,10 @@ class Test:
     time: float | None = None
 
     def effective_status(self):
-        """The worst status in this test and all its cases: a test that
-        says ok over a failing case has still failed."""
-        return worst(self.status, *(c.effective_status() for c in self.cases))
+        """This test's result with its cases' folded in (rollup()): a test
+        that says ok over a failing case has still failed, and one with a
+        skipped case among passing ones has passed."""
+        return rollup(self.status, [c.effective_status() for c in self.cases])
 
     def walk(self):
         yield self
@@ -81,6 +102,7 @@ class Report:
     tests: list = field(default_factory=list)
     plan: int | None = None
     totals: dict | None = None
+    cases: dict | None = None   # the "# Cases:" line: leaf results by kind
     data: list = field(default_factory=list)
     problems: list = field(default_factory=list)
     crash_reason: str | None = None
@@ -234,7 +256,7 @@ class Parser:
             status = "fail"
         directive = _DIRECTIVE.search(name)
         if directive:
-            status = directive.group(1).lower()
+            status = _DIRECTIVE_STATUS[directive.group(1).lower()]
             name, reason = name[:directive.start()], directive.group(2)
         elif " # " in f" {name} ":
             name, _, reason = f" {name} ".partition(" # ")
@@ -257,6 +279,10 @@ class Parser:
         data = _DATA.match(body)
         if data:
             self._data_line(data.group(1))
+            return
+        cases = _CASES.match(body)
+        if cases and self._depth(indent) == 0:
+            self.report.cases = parse_totals(cases.group(1))
             return
         totals = _TOTALS.match(body)
         if totals and self._depth(indent) == 0:
@@ -349,6 +375,16 @@ class Parser:
         if any(totals[s] != counted[s] for s in STATUSES):
             self._problem(f"totals {totals} disagree with the top-level "
                           f"results {counted}")
+        if report.cases is not None:
+            leaves = {status: 0 for status in STATUSES}
+            for test in report.tests:
+                for case in test.cases:
+                    for leaf in case.walk():
+                        if not leaf.cases:
+                            leaves[leaf.status] += 1
+            if any(report.cases.get(s) != leaves[s] for s in STATUSES):
+                self._problem(f"cases line {report.cases} disagrees with "
+                              f"the cases printed {leaves}")
 
     def _reboot(self):
         self._problem("second KTAP version line at the top level")

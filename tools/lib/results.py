@@ -15,7 +15,7 @@ from . import ktap
 from .qemu import EXIT_FAILED, EXIT_PASSED
 
 SCHEMA = 2
-BAD = ("error", "fail")
+BAD = ktap.BAD
 
 # The kernel counts the RAM the boot loader's memory map calls usable, and
 # the firmware keeps some of -m for itself. Measured with QEMU 10, q35 and
@@ -45,8 +45,9 @@ def new_dir(parent, base):
 
 
 def effective(test):
-    """A test's status with its cases' statuses folded in, worst wins."""
-    return ktap.worst(test["status"], *(effective(c) for c in test["cases"]))
+    """A test's status with its cases' folded in, as ktap.rst has it
+    (ktap.rollup())."""
+    return ktap.rollup(test["status"], [effective(c) for c in test["cases"]])
 
 
 def leaves(test):
@@ -255,18 +256,28 @@ _LABEL = {"pass": "PASS", "skip": "SKIP", "error": "ERROR", "fail": "FAIL"}
 def summary(doc, log_tail=()):
     """The lines tools/run prints after a run."""
     out = []
+    notes = doc.get("host_notes") or {}
     for test in doc["tests"]:
         status = effective(test)
         n = sum(1 for _ in leaves(test))
+        skipped = sum(1 for leaf in leaves(test) if leaf["status"] == "skip")
         line = f"{_LABEL[status]:5} {test['name']}"
         if test["reason"]:
             line += f": {test['reason']}"
+        if status == "skip" and test["name"] in notes:
+            line += f" (host: {notes[test['name']]})"
         if test["cases"]:
-            line += f"  ({n} case{'s' * (n != 1)})"
+            line += f"  ({n} case{'s' * (n != 1)}"
+            # A skipped case lowers nothing, but is no pass either: say so.
+            if skipped and status != "skip":
+                line += f", {skipped} skipped"
+            line += ")"
         out.append(line.rstrip())
         for case in _bad_leaves(test):
             out.append(f"        {_LABEL[case['status']]} {case['path']}"
                        + (f": {case['reason']}" if case["reason"] else ""))
+    for item in doc.get("not_runnable") or []:
+        out.append(f"NOT RUN {item['test']}: {item['reason']}")
     for check in doc["host_checks"]:
         out.append(f"{_LABEL[check['status']]:5} host {check['name']}: "
                    f"{check['detail']}")
