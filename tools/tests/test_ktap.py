@@ -98,6 +98,30 @@ class GoodLog(unittest.TestCase):
         self.assertNotIn("data", doc[0]["cases"][0])
 
 
+class Rollup(unittest.TestCase):
+    """A test's result from its cases, as ktap.rst has it."""
+
+    def test_a_skipped_case_lowers_nothing(self):
+        self.assertEqual(ktap.rollup("pass", ["pass", "skip"]), "pass")
+
+    def test_skip_only_when_every_case_skipped(self):
+        self.assertEqual(ktap.rollup("pass", ["skip", "skip"]), "skip")
+        self.assertEqual(ktap.rollup("skip", []), "skip")
+
+    def test_a_bad_case_is_the_tests(self):
+        self.assertEqual(ktap.rollup("pass", ["pass", "fail", "skip"]), "fail")
+        self.assertEqual(ktap.rollup("pass", ["error", "pass"]), "error")
+        self.assertEqual(ktap.rollup("error", ["pass"]), "error")
+        self.assertEqual(ktap.rollup("skip", ["skip", "fail"]), "fail")
+
+    def test_effective_status_of_a_parsed_test(self):
+        report = parse("KTAP version 1\n1..1\n    KTAP version 1\n"
+                       "    # Subtest: timers\n    ok 1 pit\n"
+                       "    ok 2 apic # SKIP rate not stated\nok 1 timers\n"
+                       "# Totals: pass:1 fail:0 skip:0 error:0\n")
+        self.assertEqual(report.tests[0].effective_status(), "pass")
+
+
 class Shapes(unittest.TestCase):
     def test_deep_nesting_and_odd_indents(self):
         report = parse("""KTAP version 1
@@ -152,6 +176,18 @@ not ok 5 plain # some diagnostic
             ("", "skip", "skipped without name"),
             ("cpu #3 counted", "pass", ""),
             ("plain", "fail", "some diagnostic")])
+        self.assertEqual(report.problems, [])
+
+    def test_timeout_is_an_error_with_its_reason(self):
+        report = parse("KTAP version 1\n1..1\n    KTAP version 1\n"
+                       "    # Subtest: hang\n    ok 1 started\n"
+                       "    not ok 2 the test ran to its end # TIMEOUT watchdog: 2 s\n"
+                       "not ok 1 hang # TIMEOUT watchdog: 2 s\n"
+                       "# Cases: pass:1 fail:0 skip:0 error:1\n"
+                       "# Totals: pass:0 fail:0 skip:0 error:1\n")
+        hang = report.tests[0]
+        self.assertEqual((hang.status, hang.reason), ("error", "watchdog: 2 s"))
+        self.assertEqual(hang.cases[1].status, "error")
         self.assertEqual(report.problems, [])
 
     def test_kernel_handled_crash(self):
@@ -277,6 +313,17 @@ ok 2 other
                        "# Totals: pass:2 fail:0 skip:0 error:0\n")
         self.assertFalse(report.crashed)
         self.assertEqual(len(report.problems), 2)   # plan and counts
+
+    def test_cases_line_must_match_the_cases(self):
+        head = ("KTAP version 1\n1..1\n    KTAP version 1\n    # Subtest: t\n"
+                "    ok 1 a\n    ok 2 b # SKIP none\nok 1 t\n")
+        tail = "# Totals: pass:1 fail:0 skip:0 error:0\n"
+        good = parse(head + "# Cases: pass:1 fail:0 skip:1 error:0\n" + tail)
+        self.assertEqual(good.problems, [])
+        self.assertEqual(good.cases, {"pass": 1, "fail": 0, "skip": 1, "error": 0})
+        bad = parse(head + "# Cases: pass:2 fail:0 skip:1 error:0\n" + tail)
+        self.assertEqual(len(bad.problems), 1)
+        self.assertIn("cases line", bad.problems[0])
 
     def test_lines_after_totals_are_ignored(self):
         report = parse(GOOD + "not ok 9 late\nKTAP version 1\n")

@@ -254,6 +254,20 @@ class Summary(unittest.TestCase):
         self.assertIn("CRASH: timed out", lines)
         self.assertEqual(lines[-1], "  | last line")
 
+    def test_partly_skipped_test_says_so(self):
+        tests = [test(1, "timers", "pass", cases=[case(1, "pit", "pass"),
+                                                   case(2, "apic", "skip", "x")]),
+                 test(2, "pmi_stress", "skip", "no PMU",
+                      cases=[case(1, "no PMU", "skip", "no PMU")])]
+        lines = results.summary(doc(tests, host_notes={
+            "pmi_stress": "KVM on this host has enable_pmu=N"},
+            not_runnable=[{"test": "exceptions", "reason": "INT3 hangs"}]))
+        self.assertEqual(lines[0], "PASS  timers  (2 cases, 1 skipped)")
+        self.assertEqual(lines[1], "SKIP  pmi_stress: no PMU (host: KVM on this "
+                                   "host has enable_pmu=N)  (1 case)")
+        self.assertEqual(lines[2], "NOT RUN exceptions: INT3 hangs")
+        self.assertEqual(results.effective(tests[0]), "pass")
+
     def test_first_problem(self):
         nested = case(2, "sub", "fail", cases=[case(1, "a", "pass"),
                                                case(2, "b", "fail", "why")])
