@@ -17,7 +17,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from tools.lib import qemu, serial
+from tools.lib import guest, qemu, serial
 
 PACKAGE = "linux-image-cloud-amd64"
 APT_INSTALL = ["apt-get", "install", "-y", "--no-install-recommends", PACKAGE]
@@ -178,7 +178,7 @@ def qemu_argv(machine, mem_mib, accel, vmlinuz, lpj=None):
     very machine tools/run gives hvprobe, from the same module."""
     m = qemu.Machine(boot="kernel", smp=machine.vcpus, numa=machine.nodes,
                      mem_mib=mem_mib, accel=accel, cpu=machine.cpu)
-    kvm_ok = qemu.kvm_device_ok() if accel == "kvm" else qemu.kvm_usable()
+    kvm_ok = guest.kvm_ok_for(accel)
     return qemu.qemu_argv(m, kvm_ok, kernel=str(vmlinuz),
                           cmdline=cmdline(lpj))[0]
 

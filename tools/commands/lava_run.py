@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 
 from tools import ROOT, TOOLS
-from tools.lib import cli, ktap, lavalog, qemu, results
+from tools.lib import cli, guest, ktap, lavalog, qemu, results
 
 LAVA = TOOLS / "lava"
 
@@ -144,8 +144,7 @@ def write_files(folder, accel, args):
 
 
 def pick_accel(requested):
-    kvm_ok = (qemu.kvm_device_ok() if requested == "kvm"
-              else qemu.kvm_usable())
+    kvm_ok = guest.kvm_ok_for(requested)
     try:
         return qemu.resolve_accel(requested, kvm_ok)[0]
     except qemu.ConfigError as err:

@@ -236,14 +236,16 @@ def main(argv):
                            mem_mib=args.mem_mib, accel=args.accel,
                            cpu=args.cpu, machine=args.machine,
                            extra=args.qemu_arg)
-    kvm_ok = guest.kvm_ok_for(machine.accel)
     try:
-        # Refuse an impossible machine before building anything.
-        qemu.qemu_argv(machine, kvm_ok, kernel="", iso="", vars_file="")
+        # Refuse an impossible machine before building anything; whether
+        # auto means KVM is known only once there is a kernel to try.
+        qemu.qemu_argv(machine, qemu.kvm_device_ok(), kernel="", iso="",
+                       vars_file="")
     except qemu.ConfigError as err:
         args.parser.error(str(err))
 
     run_dir = built_and_made(args, "{stamp}-" + args.boot, "run")
+    kvm_ok = guest.kvm_ok_for(machine.accel)
     outcome = guest.run(machine, args.cmdline, run_dir, args.timeout,
                         quiet=args.quiet, expect_status=args.expect_status,
                         expect_fail=args.expect_fail, kvm_ok=kvm_ok,

@@ -25,7 +25,7 @@ import time
 from dataclasses import dataclass, field
 
 from tools import ROOT
-from tools.lib import batch, cli, qemu, results
+from tools.lib import batch, cli, guest, qemu, results
 
 MAX_CPUS = 64
 # The boot paths and how often each is drawn: OVMF takes ~5 s of the
@@ -238,7 +238,7 @@ def main(argv):
     # The accelerator auto would pick here, so that a printed command
     # means the same machine on a host where auto picks otherwise.
     if args.accel == "auto":
-        args.accel = "kvm" if qemu.kvm_usable() else "tcg"
+        args.accel = "kvm" if guest.kvm_ok_for("auto") else "tcg"
     x2apic = qemu_has_x2apic()
     indices = args.index or range(args.runs)
     plans = [plan(args.seed, i, x2apic, args.tsc_mhz)

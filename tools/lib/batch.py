@@ -17,7 +17,7 @@ import threading
 import time
 from pathlib import Path
 
-from . import guest, media, qemu, results
+from . import guest, hostinfo, kvm, media, qemu, results
 from .progress import Progress
 
 INDEX = "index.json"
@@ -31,8 +31,7 @@ def run_one(spec, batch_dir, kvm):
               "verdict": None, "reason": None, "wall_s": None}
     if spec.needs_kvm and not kvm["usable"]:
         record["verdict"] = "skip"
-        record["reason"] = "needs KVM: /dev/kvm unusable or the CPU shows " \
-                           "no VMX/SVM"
+        record["reason"] = f"needs KVM: {kvm['reason']}"
         return record, None
     start = time.monotonic()
     try:
@@ -80,9 +79,11 @@ def run_process(args, out_dir, name, timeout):
 
 def kvm_state():
     """KVM's availability, looked up once: index False is what accel=auto
-    sees (device and VMX/SVM), True what an explicit accel=kvm needs."""
-    return {"usable": qemu.kvm_usable(), True: qemu.kvm_device_ok(),
-            False: qemu.kvm_usable()}
+    sees (KVM tried and working), True what an explicit accel=kvm needs;
+    reason says why KVM works or not."""
+    ok, why = kvm.works(str(guest.ROOT), hostinfo.qemu_version())
+    return {"usable": ok, "reason": why, True: qemu.kvm_device_ok(),
+            False: ok}
 
 
 def run_all(specs, batch_dir, jobs, about, stream=None, live=None):

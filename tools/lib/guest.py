@@ -13,7 +13,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import hostinfo, ktap, media, qemu, results, serial
+from . import hostinfo, ktap, kvm, media, qemu, results, serial
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 BUILD = ROOT / "build"
@@ -119,8 +119,11 @@ def rounded(seconds):
 
 def kvm_ok_for(accel):
     """Whether KVM counts as available for a run asking for accel: an
-    explicit kvm needs only the device, auto also wants VMX or SVM."""
-    return qemu.kvm_device_ok() if accel == "kvm" else qemu.kvm_usable()
+    explicit kvm needs only the device; auto wants KVM to have passed
+    tools/lib/kvm.py's ioctls and probe boot on this host."""
+    if accel == "kvm":
+        return qemu.kvm_device_ok()
+    return kvm.usable(ROOT, hostinfo.qemu_version())
 
 
 @dataclass
@@ -136,9 +139,16 @@ def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
     write run_dir/results.json and return the Outcome. Raises CannotRun
     (or media.MediaError, or qemu.ConfigError) when no guest could be
     started."""
-    cmdline = " ".join(words)
     if kvm_ok is None:
         kvm_ok = kvm_ok_for(machine.accel)
+    accel, _ = qemu.resolve_accel(machine.accel, kvm_ok)
+    host = hostinfo.host(accel, kvm_ok)
+    not_runnable, notes = [], {}
+    if accel == "kvm":
+        flavour = host["kvm"]
+        words, not_runnable = kvm.leave_out(words, flavour["module"])
+        notes = kvm.host_notes(flavour["module"], flavour["enable_pmu"])
+    cmdline = " ".join(words)
     started = datetime.datetime.now(datetime.timezone.utc)
     argv, accel = qemu.qemu_argv(machine, kvm_ok, cmdline=cmdline,
                                  **boot_media(machine.boot, words, run_dir))
@@ -158,7 +168,7 @@ def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
         "started_at": started.isoformat(timespec="seconds"),
         "scenario": scenario, "boot": machine.boot,
         "cmdline": cmdline, "qemu": argv, "accel": accel,
-        "host": hostinfo.host(accel, kvm_ok),
+        "host": host, "not_runnable": not_runnable, "host_notes": notes,
         "hvprobe": {"version": hostinfo.hvprobe_version(),
                     "banner": guest.banner},
         "exit_status": guest.exit_status,

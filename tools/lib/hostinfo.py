@@ -13,6 +13,8 @@ import re
 import subprocess
 from pathlib import Path
 
+from . import kvm
+
 ROOT = Path(__file__).resolve().parent.parent.parent
 
 
@@ -63,6 +65,9 @@ def _static():
 
 
 def host(accel, kvm_usable):
-    """The host block of results.json for a run under accel."""
+    """The host block of results.json for a run under accel; kvm is the
+    host's KVM (tools/lib/kvm.py's state()) whether this run used it or
+    not."""
     return {**_static(), "accel": accel, "kvm_usable": kvm_usable,
+            "kvm": kvm.state(ROOT, qemu_version()),
             "qemu_version": qemu_version()}

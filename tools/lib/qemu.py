@@ -3,8 +3,9 @@
 layout, and the three boot paths (QEMU's multiboot1 loader, GRUB from a CD
 under SeaBIOS, GRUB from a CD under OVMF).
 
-Everything here is pure so that the tests can pin the exact argv; the only
-look at the host is kvm_usable(), whose answer the caller passes in.
+Everything here is pure so that the tests can pin the exact argv: whether
+KVM is there to use (tools/lib/kvm.py finds out) is the caller's to pass
+in.
 """
 
 import os
@@ -58,23 +59,6 @@ def kvm_device_ok(path="/dev/kvm"):
     except OSError:
         return False
     return True
-
-
-def kvm_usable(path="/dev/kvm", cpuinfo="/proc/cpuinfo"):
-    """Whether --accel auto should pick KVM: the device opens and the CPU
-    says it has VMX or SVM. Some sandboxes pass a /dev/kvm through to
-    CPUs that show neither; KVM there fails in ways TCG does not (QEMU
-    aborts setting MSRs, INT3 fails to emulate), so auto means TCG there,
-    while an explicit --accel kvm still gets it."""
-    if not kvm_device_ok(path):
-        return False
-    try:
-        with open(cpuinfo, encoding="ascii", errors="replace") as f:
-            flags = {w for line in f if line.startswith("flags")
-                     for w in line.split(":", 1)[1].split()}
-    except OSError:
-        return False
-    return bool(flags & {"vmx", "svm"})
 
 
 # The host's CPU, less IA32_ARCH_CAPABILITIES: hvprobe never reads it, and

@@ -85,6 +85,7 @@ def doc_from_log(path, problems):
         "tests": [t.to_json() for t in report.tests],
         "host_checks": [], "problems": log_problems,
         "expect_fail": None, "expected": None,
+        "not_runnable": [], "host_notes": {},
     }
     doc["verdict"] = results.verdict(doc)
     return doc

@@ -7,6 +7,7 @@ import json
 import re
 import tempfile
 import unittest
+from unittest import mock
 from pathlib import Path
 
 from tools import ROOT
@@ -125,8 +126,10 @@ class Logs(unittest.TestCase):
         scenario = guest.adhoc_scenario(machine, "", 60)
         self.assertEqual(set(documented_keys("### `scenario`")),
                          set(scenario))
-        self.assertEqual(set(documented_keys("### `host`")),
-                         set(hostinfo.host("tcg", False)))
+        # No probe boot from a unit test: the keys are what matter.
+        with mock.patch.object(hostinfo.kvm, "state", return_value={}):
+            host = hostinfo.host("tcg", False)
+        self.assertEqual(set(documented_keys("### `host`")), set(host))
         self.assertEqual(doc["schema"], results.SCHEMA)
 
 

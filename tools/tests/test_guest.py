@@ -1,0 +1,101 @@
+# SPDX-License-Identifier: MIT
+"""tools/lib/guest.py end to end over a stand-in QEMU: what a run under a
+KVM flavour leaves out, says and records."""
+
+import json
+import os
+import stat
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from tools.lib import guest, kvm, qemu
+
+# Answers like hvprobe: every test the kernel's skip= names reports SKIP
+# by name, the others pass, the boot test echoes the command line.
+FAKE_QEMU = r"""#!/usr/bin/env python3
+import json, sys
+args = sys.argv[1:]
+cmdline = args[args.index("-append") + 1]
+tests = ["boot", "exceptions", "pmi_stress"]
+skip = [w[5:].split(",") for w in cmdline.split() if w.startswith("skip=")]
+skip = skip[-1] if skip else []
+print("KTAP version 1")
+print(f"1..{len(tests)}")
+for n, name in enumerate(tests, 1):
+    if name in skip:
+        print(f"ok {n} {name} # SKIP skip= on the command line")
+    elif name == "pmi_stress":
+        print("    KTAP version 1")
+        print("    # Subtest: pmi_stress")
+        print("    ok 1 no PMU # SKIP no PMU")
+        print(f"ok {n} pmi_stress # SKIP no PMU")
+    else:
+        print("    KTAP version 1")
+        print(f"    # Subtest: {name}")
+        print(f"    ok 1 {name} works")
+        if name == "boot":
+            print("    # DATA " + json.dumps({"test": "boot", "cmdline": cmdline,
+                                               "mem_extent_kib": 262144}))
+        print(f"ok {n} {name}")
+print("# Totals: pass:%d fail:0 skip:%d error:0" % (3 - 1 - len(skip), 1 + len(skip)))
+sys.exit(1)
+"""
+
+
+class UnderAFlavour(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(self.tmp.cleanup)
+        bin_dir = Path(self.tmp.name) / "bin"
+        bin_dir.mkdir()
+        fake = bin_dir / "qemu-system-x86_64"
+        fake.write_text(FAKE_QEMU)
+        fake.chmod(fake.stat().st_mode | stat.S_IXUSR)
+        path = f"{bin_dir}{os.pathsep}{os.environ['PATH']}"
+        self.enterContext(mock.patch.dict(os.environ, {"PATH": path}))
+
+    def run_under(self, module, enable_pmu, accel, words):
+        state = {"module": module, "enable_pmu": enable_pmu,
+                 "kernel": "6.18.44", "works": True, "reason": "probed"}
+        run_dir = Path(self.tmp.name) / f"run-{accel}"
+        run_dir.mkdir()
+        with mock.patch.object(kvm, "state", return_value=state), \
+                mock.patch.object(guest, "need", side_effect=lambda p, *a: p):
+            outcome = guest.run(qemu.Machine(accel=accel), words, run_dir,
+                                timeout=30, kvm_ok=True)
+        saved = json.loads((run_dir / "results.json").read_text())
+        self.assertEqual(saved["cmdline"], outcome.doc["cmdline"])
+        return outcome
+
+    def test_pvm_leaves_out_int3_and_says_why(self):
+        out = self.run_under("kvm_pvm", False, "kvm", ["test=all"])
+        doc = out.doc
+        self.assertEqual(doc["cmdline"], "test=all skip=exceptions")
+        self.assertEqual([x["test"] for x in doc["not_runnable"]], ["exceptions"])
+        self.assertEqual(doc["host"]["kvm"]["module"], "kvm_pvm")
+        self.assertEqual(doc["host_notes"],
+                         {"pmi_stress": "KVM on this host has enable_pmu=N"})
+        exceptions = next(t for t in doc["tests"] if t["name"] == "exceptions")
+        self.assertEqual(exceptions["status"], "skip", "never a pass")
+        self.assertTrue(out.ok, out.lines)
+        self.assertIn("NOT RUN exceptions: INT3 in a guest hangs the vCPU under "
+                      "kvm_pvm (its #BP case)", out.lines)
+        self.assertTrue(any(line.startswith("SKIP  pmi_stress: no PMU (host: KVM "
+                                            "on this host has enable_pmu=N)")
+                            for line in out.lines), out.lines)
+
+    def test_tcg_runs_everything_it_was_given(self):
+        doc = self.run_under("kvm_pvm", False, "tcg", ["test=all"]).doc
+        self.assertEqual(doc["cmdline"], "test=all")
+        self.assertEqual((doc["not_runnable"], doc["host_notes"]), ([], {}))
+
+    def test_a_full_kvm_leaves_nothing_out(self):
+        doc = self.run_under("kvm_intel", True, "kvm", ["test=all"]).doc
+        self.assertEqual(doc["cmdline"], "test=all")
+        self.assertEqual((doc["not_runnable"], doc["host_notes"]), ([], {}))
+
+
+if __name__ == "__main__":
+    unittest.main()
