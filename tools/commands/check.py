@@ -10,11 +10,13 @@ results/check-<date-time>/. The last line is `N passed, N failed, N
 skipped`; the exit status is 0 exactly when nothing failed, 2 for bad usage.
 """
 
+import collections
 import concurrent.futures
 import datetime
 import functools
 import io
 import json
+import os
 import re
 import subprocess
 import sys
@@ -22,7 +24,8 @@ import time
 import unittest
 
 from tools import ROOT, TOOLS
-from tools.lib import batch, cli, ktap, layering, qemu, results
+from tools.lib import (batch, cli, coverage, hostinfo, ktap, kvm, layering,
+                       results)
 
 UNIT = ROOT / "build" / "unit" / "hvprobe-unit"
 RUNS = TOOLS / "check-runs.json"
@@ -161,33 +164,49 @@ def python_tests(log_dir):
 @functools.lru_cache(maxsize=None)
 def qemu_version():
     """QEMU's (major, minor), or (0, 0) when it cannot say."""
-    try:
-        out = subprocess.run(["qemu-system-x86_64", "--version"],
-                             capture_output=True, text=True).stdout
-    except OSError:
-        return (0, 0)
-    m = re.search(r"version (\d+)\.(\d+)", out)
+    m = re.match(r"(\d+)\.(\d+)", hostinfo.qemu_version() or "")
     return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
-def guest_run(run, log_dir):
-    """One tools/run, in its own folder under log_dir. A run that names a
-    newer QEMU than this one ("min_qemu": "8.0", e.g. for TCG's x2APIC)
-    is a skip that says so."""
-    if run.get("needs_kvm") and not qemu.kvm_usable():
-        return (results.Counts(skipped=1), "skip",
-                "needs KVM: /dev/kvm unusable or the CPU shows no VMX/SVM\n")
+@functools.lru_cache(maxsize=None)
+def kvm_works():
+    """(ok, reason) of tools/lib/kvm.py, asked once, before the runs
+    start, so that parallel runs find its probe boot cached."""
+    return kvm.works(str(ROOT), hostinfo.qemu_version())
+
+
+def too_old_qemu(run):
+    """Why this QEMU cannot take run ("min_qemu": "8.0", e.g. for TCG's
+    x2APIC), or None."""
     need = run.get("min_qemu")
-    if need:
-        want = tuple(int(x) for x in need.split("."))
-        have = qemu_version()
-        if have < want:
-            return (results.Counts(skipped=1), "skip",
-                    f"needs QEMU >= {need}, found {have[0]}.{have[1]}\n")
+    have = qemu_version()
+    if need and have < tuple(int(x) for x in need.split(".")):
+        return f"needs QEMU >= {need}, found {have[0]}.{have[1]}"
+    return None
+
+
+def guest_run(run, log_dir, seen):
+    """One tools/run, in its own folder under log_dir; its results.json
+    goes into seen[run name]. A run this host cannot take is a skip that
+    says why: without a working KVM, always; for want of a newer QEMU
+    only outside CI: .ci/run installs one, and under CI=true losing the
+    run is a failure, not a quiet skip."""
+    missing = None
+    if run.get("needs_kvm") and not kvm_works()[0]:
+        missing = f"needs KVM: {kvm_works()[1]}"
+    elif too_old_qemu(run):
+        missing = too_old_qemu(run)
+        if os.environ.get("CI") == "true":
+            return (results.Counts(failed=1), "lost",
+                    f"CI=true and this run cannot take place: {missing}\n")
+    if missing:
+        seen[run["name"]] = missing
+        return results.Counts(skipped=1), "skip", missing + "\n"
     rc, text, doc = batch.run_process(run["args"], log_dir, run["name"],
                                       RUN_TIMEOUT_S)
     if doc is None:
         return results.Counts(failed=1), "no result", text
+    seen[run["name"]] = doc
     counts = results.count_run(doc)
     verdict = doc["verdict"]
     if doc.get("expect_fail") is not None:
@@ -221,6 +240,29 @@ ROWS = (
     ("python", python_tests),
     ("fuzz", fuzz_targets),
 )
+
+
+# The rows after the guest runs, over what they wrote.
+AFTER_RUNS = ()
+
+
+def machine_lines(seen):
+    """What this machine ran the guests on and what it could not exercise:
+    the lines before the total."""
+    docs = [d for d in seen.values() if isinstance(d, dict)]
+    skipped = sorted((n, d) for n, d in seen.items() if isinstance(d, str))
+    accels = collections.Counter(d["accel"] for d in docs)
+    used = ", ".join(f"{a} ({n} run{'s' * (n != 1)})"
+                     for a, n in sorted(accels.items())) or "none"
+    ok, why = kvm_works()
+    f = kvm.flavour()
+    pmu = {None: "enable_pmu unknown", True: "enable_pmu=Y",
+           False: "enable_pmu=N"}[f["enable_pmu"]]
+    lines = [f"qemu: {hostinfo.qemu_version() or 'version unknown'}",
+             f"accelerators: {used}",
+             f"kvm: {f['module'] or 'no vendor module'}, {pmu}, host "
+             f"kernel {f['kernel']}: {'works' if ok else 'not used'} ({why})"]
+    return lines + coverage.lines(docs, skipped)
 
 
 def timed(step, *args):
@@ -257,12 +299,18 @@ def main(argv):
 
     for name, step in ROWS:
         total += finished(name, *timed(step, log_dir))
+    kvm_works()
+    seen = {}
     with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
-        runs = {pool.submit(timed, guest_run, run, log_dir): run["name"]
+        runs = {pool.submit(timed, guest_run, run, log_dir, seen): run["name"]
                 for run in args.guest_runs}
         for future in concurrent.futures.as_completed(runs):
             total += finished(runs[future], *future.result())
+    for name, step in AFTER_RUNS:
+        total += finished(name, *timed(step, log_dir))
 
     print(f"logs: {log_dir}", flush=True)
+    for line in machine_lines(seen):
+        print(line)
     print(total)
     return 0 if total.failed == 0 else 1

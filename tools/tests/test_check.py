@@ -3,8 +3,10 @@
 and its rows."""
 
 import json
+import os
 import tempfile
 import unittest
+from unittest import mock
 
 from tools.commands import check
 from tools.lib import ktap, results
@@ -55,10 +57,6 @@ class RunList(unittest.TestCase):
             check.load_runs("/nonexistent/runs.json")
 
 
-if __name__ == "__main__":
-    unittest.main()
-
-
 class Rows(unittest.TestCase):
     def test_rows_before_the_guest_runs(self):
         self.assertEqual([name for name, _ in check.ROWS],
@@ -78,3 +76,61 @@ class Rows(unittest.TestCase):
         self.assertIn("bench.test_smp", found)
         self.assertFalse([i for i in ids(check.python_suite())
                           if "_FailedTest" in i or "ModuleImportFailure" in i])
+
+
+class LostRuns(unittest.TestCase):
+    """A run this host cannot take: a skip with the reason, except that CI
+    must not lose a run for want of the QEMU .ci/run installs."""
+
+    def guest_run(self, run, ci, kvm=(False, "/dev/kvm cannot be opened")):
+        seen = {}
+        env = {"CI": "true"} if ci else {}
+        with mock.patch.dict(os.environ, env, clear=False), \
+                mock.patch.object(check, "qemu_version", return_value=(7, 2)), \
+                mock.patch.object(check, "kvm_works", return_value=kvm):
+            if not ci:
+                os.environ.pop("CI", None)
+            counts, verdict, text = check.guest_run(run, "/nonexistent", seen)
+        return counts, verdict, text, seen
+
+    def test_old_qemu_skips_outside_ci(self):
+        counts, verdict, text, seen = self.guest_run(
+            {"name": "x2apic-300", "min_qemu": "8.0", "args": []}, ci=False)
+        self.assertEqual((counts.skipped, counts.failed, verdict), (1, 0, "skip"))
+        self.assertEqual(seen, {"x2apic-300": "needs QEMU >= 8.0, found 7.2"})
+
+    def test_old_qemu_fails_under_ci(self):
+        counts, verdict, text, _ = self.guest_run(
+            {"name": "x2apic-300", "min_qemu": "8.0", "args": []}, ci=True)
+        self.assertEqual((counts.failed, verdict), (1, "lost"))
+        self.assertIn("needs QEMU >= 8.0, found 7.2", text)
+
+    def test_no_kvm_skips_even_under_ci(self):
+        counts, verdict, text, seen = self.guest_run(
+            {"name": "kvm-4", "needs_kvm": True, "args": []}, ci=True)
+        self.assertEqual((counts.skipped, counts.failed), (1, 0))
+        self.assertEqual(text, "needs KVM: /dev/kvm cannot be opened\n")
+
+
+class MachineLines(unittest.TestCase):
+    def test_accelerators_flavour_and_what_was_not_exercised(self):
+        docs = {"kernel": {"accel": "tcg", "tests": [], "host": {}},
+                "kvm-4": {"accel": "kvm", "tests": [], "host": {
+                    "kvm": {"module": "kvm_pvm"}},
+                    "not_runnable": [{"test": "exceptions", "reason": "INT3"}]},
+                "x2apic-300": "needs QEMU >= 8.0, found 7.2"}
+        flavour = {"module": "kvm_pvm", "enable_pmu": False, "kernel": "6.18"}
+        with mock.patch.object(check, "kvm_works", return_value=(True, "probed")), \
+                mock.patch.object(check.kvm, "flavour", return_value=flavour), \
+                mock.patch.object(check.hostinfo, "qemu_version", return_value="7.2.0"):
+            lines = check.machine_lines(docs)
+        self.assertEqual(lines, [
+            "qemu: 7.2.0",
+            "accelerators: kvm (1 run), tcg (1 run)",
+            "kvm: kvm_pvm, enable_pmu=N, host kernel 6.18: works (probed)",
+            "not run under KVM (kvm_pvm): exceptions: INT3",
+            "not run: x2apic-300: needs QEMU >= 8.0, found 7.2"])
+
+
+if __name__ == "__main__":
+    unittest.main()
