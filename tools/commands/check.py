@@ -24,8 +24,8 @@ import time
 import unittest
 
 from tools import ROOT, TOOLS
-from tools.lib import (batch, cli, coverage, hostinfo, ktap, kvm, layering,
-                       results)
+from tools.lib import (batch, cli, coverage, hostinfo, ktap, kunit, kvm,
+                       layering, results)
 
 UNIT = ROOT / "build" / "unit" / "hvprobe-unit"
 RUNS = TOOLS / "check-runs.json"
@@ -34,6 +34,7 @@ UNIT_TIMEOUT_S = 300
 # that itself got stuck.
 RUN_TIMEOUT_S = 900
 FUZZ = ROOT / "tests" / "fuzz" / "run"
+KUNIT_CACHE = ROOT / "build" / "kunit"
 
 
 class UsageError(Exception):
@@ -242,8 +243,41 @@ ROWS = (
 )
 
 
+def kunit_row(log_dir):
+    """Linux's kunit.py parse (6.1 and 6.12, tools/lib/kunit.py) over the
+    serial log of every guest run in log_dir: a case per log and version,
+    passed when kunit.py reads it in time, without complaint, with the
+    exit status hvprobe's verdict implies and ktap.py's leaf counts. A
+    version that cannot be had here is one skipped case, with the reason."""
+    counts, text, lines = results.Counts(), "", []
+    logs = sorted(p for p in log_dir.glob("*/serial.log")
+                  if (p.parent / "results.json").exists())
+    for package in kunit.PACKAGES:
+        try:
+            kunit_py = kunit.fetch(KUNIT_CACHE, package)
+        except kunit.Unavailable as err:
+            counts.add("skip")
+            lines.append(f"{package}: SKIP {err}")
+            continue
+        for log in logs:
+            doc = json.loads((log.parent / "results.json").read_text())
+            verdict = kunit.parse(kunit_py, log)
+            problems = kunit.judge(verdict, kunit.report_of(log),
+                                   doc["verdict"] == "pass")
+            counts.add("fail" if problems else "pass")
+            lines.append(f"{package} {log.parent.name}: "
+                         f"{verdict.summary or 'no summary'}, exit "
+                         f"{verdict.exit_status}, {verdict.seconds:.2f} s")
+            text += "".join(f"{package} {log.parent.name}: {p}\n"
+                            for p in problems)
+    (log_dir / "kunit.log").write_text("".join(f"{x}\n" for x in lines))
+    return counts, "fail" if counts.failed else "pass", text
+
+
 # The rows after the guest runs, over what they wrote.
-AFTER_RUNS = ()
+AFTER_RUNS = (
+    ("kunit", kunit_row),
+)
 
 
 def machine_lines(seen):
@@ -279,7 +313,8 @@ def main(argv):
         print(f"tools/check: cannot make a log folder: {err}",
               file=sys.stderr)
         return 2
-    names = [name for name, _ in ROWS] + [r["name"] for r in args.guest_runs]
+    names = [name for name, _ in ROWS + AFTER_RUNS] + \
+        [r["name"] for r in args.guest_runs]
     width = max(len(n) for n in names)
     total = results.Counts()
 

@@ -62,6 +62,7 @@ class Rows(unittest.TestCase):
         self.assertEqual([name for name, _ in check.ROWS],
                          ["layering", "unit", "python", "fuzz"])
         self.assertTrue(all(callable(step) for _, step in check.ROWS))
+        self.assertEqual([name for name, _ in check.AFTER_RUNS], ["kunit"])
 
     def test_python_row_finds_both_packages(self):
         def ids(suite):

@@ -1,0 +1,167 @@
+# SPDX-License-Identifier: MIT
+"""Linux's own KTAP parser, `kunit.py parse`, as a referee of hvprobe's
+serial logs: a reader hvprobe did not write must see the verdict and the
+counts that tools/lib/ktap.py sees.
+
+kunit.py comes out of Debian's linux-source-6.1 and linux-source-6.12
+packages at test time: `apt-get download` of the package, then only
+tools/testing/kunit/*.py out of the source tarball inside it, kept under
+build/kunit/PACKAGE/. It is never part of this tree.
+"""
+
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import ktap
+
+PACKAGES = ("linux-source-6.1", "linux-source-6.12")
+TIMEOUT_S = 5
+FETCH_TIMEOUT_S = 600
+INNER = "./usr/src/linux-source-*.tar.xz"
+WANTED = "*/tools/testing/kunit/*.py"
+_SUMMARY = re.compile(r"Testing complete\. Ran (\d+) tests?:?(.*)$")
+_COUNT = re.compile(r"(passed|failed|crashed|skipped|errors): (\d+)")
+# kunit_printer colours its output only on a terminal; strip it anyway.
+_COLOUR = re.compile(r"\x1b\[[0-9;]*m")
+
+
+class Unavailable(Exception):
+    """kunit.py could not be had here; the reason is the message."""
+
+
+def cached(cache, package):
+    """kunit.py of package under cache, or None."""
+    found = sorted(Path(cache, package).glob("*/tools/testing/kunit/kunit.py"))
+    return found[0] if found else None
+
+
+def _pipeline(deb, into):
+    """dpkg-deb's filesystem tar, the source tarball out of it, and the
+    kunit tool's files out of that, into the folder into."""
+    outer = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(deb)],
+                             stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
+    inner = subprocess.Popen(["tar", "-xO", "--wildcards", INNER],
+                             stdin=outer.stdout, stdout=subprocess.PIPE)
+    outer.stdout.close()
+    files = subprocess.run(["tar", "-xJ", "-C", str(into), "--wildcards", WANTED],
+                           stdin=inner.stdout, capture_output=True,
+                           timeout=FETCH_TIMEOUT_S)
+    inner.stdout.close()
+    statuses = (outer.wait(), inner.wait(), files.returncode)
+    if any(statuses):
+        raise Unavailable(f"cannot unpack {deb.name}: exit statuses {statuses} "
+                          f"({files.stderr.decode(errors='replace').strip()[:200]})")
+
+
+def fetch(cache, package):
+    """kunit.py of package, from the cache or fetched into it now."""
+    found = cached(cache, package)
+    if found:
+        return found
+    if not shutil.which("apt-get") or not shutil.which("dpkg-deb"):
+        raise Unavailable("no apt-get or dpkg-deb on this machine")
+    Path(cache).mkdir(parents=True, exist_ok=True)
+    with tempfile.TemporaryDirectory(dir=cache) as work:
+        # apt's download user must be able to write here.
+        os.chmod(work, 0o777)
+        try:
+            got = subprocess.run(["apt-get", "download", "-q", package], cwd=work,
+                                 capture_output=True, text=True,
+                                 timeout=FETCH_TIMEOUT_S, stdin=subprocess.DEVNULL)
+        except subprocess.TimeoutExpired:
+            raise Unavailable(f"apt-get download {package} took over "
+                              f"{FETCH_TIMEOUT_S} s") from None
+        debs = list(Path(work).glob(f"{package}_*.deb"))
+        if got.returncode or not debs:
+            why = (got.stderr.strip().splitlines() or ["no package"])[-1]
+            raise Unavailable(f"apt-get download {package} failed: {why}")
+        unpacked = Path(work) / "unpacked"
+        unpacked.mkdir()
+        _pipeline(debs[0], unpacked)
+        version = debs[0].name.split("_")[1]
+        target = Path(cache) / package
+        shutil.rmtree(target, ignore_errors=True)
+        target.mkdir()
+        for tree in unpacked.iterdir():
+            os.replace(tree, target / f"{tree.name}-{version}")
+    found = cached(cache, package)
+    if not found:
+        raise Unavailable(f"{package} has no tools/testing/kunit/kunit.py")
+    return found
+
+
+@dataclass
+class Verdict:
+    """What kunit.py parse said of one log."""
+    exit_status: int | None         # None: it ran past the time limit
+    counts: dict                    # passed, failed, crashed, skipped, errors
+    complaints: list                # its [ERROR] and [WARNING] lines
+    summary: str | None             # its "Ran N tests: ..." line
+    seconds: float
+
+
+def parse(kunit_py, log, timeout=TIMEOUT_S):
+    """Run kunit.py parse over log (it wants an absolute path)."""
+    argv = [sys.executable, str(kunit_py), "parse", str(Path(log).resolve())]
+    start = time.monotonic()
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True,
+                              errors="replace", timeout=timeout,
+                              stdin=subprocess.DEVNULL)
+    except subprocess.TimeoutExpired:
+        return Verdict(None, {}, [], None, time.monotonic() - start)
+    counts, summary, complaints = {}, None, []
+    for line in _COLOUR.sub("", done.stdout + done.stderr).splitlines():
+        if "[ERROR]" in line or "[WARNING]" in line:
+            complaints.append(line.strip())
+        match = _SUMMARY.search(line)
+        if match:
+            summary = match.group(0)[len("Testing complete. "):]
+            counts = {k: int(v) for k, v in _COUNT.findall(match.group(2))}
+            counts["total"] = int(match.group(1))
+    return Verdict(done.returncode, counts, complaints, summary, time.monotonic() - start)
+
+
+def leaf_counts(report):
+    """What kunit.py should count in a ktap.Report: its leaves (a test
+    with no cases is one), an error or timeout being a failure to it."""
+    counts = {"passed": 0, "failed": 0, "skipped": 0}
+    name = {"pass": "passed", "skip": "skipped", "fail": "failed", "error": "failed"}
+    for test in report.tests:
+        for leaf in test.walk():
+            if not leaf.cases:
+                counts[name[leaf.status]] += 1
+    return counts
+
+
+def judge(verdict, report, hvprobe_passed):
+    """Problems (strings) with kunit.py's reading of one log, given its
+    ktap.Report and whether hvprobe's own verdict was a pass."""
+    if verdict.exit_status is None:
+        return [f"kunit.py parse ran past {TIMEOUT_S} s"]
+    problems = [f"kunit.py: {c}" for c in verdict.complaints[:3]]
+    if (verdict.exit_status == 0) != hvprobe_passed:
+        problems.append(f"kunit.py exit status {verdict.exit_status}, but "
+                        f"hvprobe's verdict is {'pass' if hvprobe_passed else 'not a pass'}")
+    want = leaf_counts(report)
+    got = {"passed": verdict.counts.get("passed", 0),
+           "failed": verdict.counts.get("failed", 0) + verdict.counts.get("crashed", 0),
+           "skipped": verdict.counts.get("skipped", 0)}
+    if verdict.summary is None:
+        problems.append("kunit.py printed no summary line")
+    elif got != want:
+        problems.append(f"kunit.py counted {got}, tools/lib/ktap.py {want}")
+    return problems
+
+
+def report_of(log):
+    """tools/lib/ktap.py's reading of a serial log."""
+    with open(log, "rb") as f:
+        return ktap.parse(f.read().splitlines())
