@@ -25,7 +25,7 @@ import unittest
 
 from tools import ROOT, TOOLS
 from tools.lib import (batch, cli, coverage, hostinfo, ktap, kunit, kvm,
-                       layering, results)
+                       layering, probecheck, results)
 
 UNIT = ROOT / "build" / "unit" / "hvprobe-unit"
 RUNS = TOOLS / "check-runs.json"
@@ -240,6 +240,7 @@ ROWS = (
     ("unit", unit_binary),
     ("python", python_tests),
     ("fuzz", fuzz_targets),
+    ("host-probe", probecheck.row),
 )
 
 

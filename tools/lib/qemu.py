@@ -24,6 +24,8 @@ OVMF_VARS = os.environ.get("HVPROBE_OVMF_VARS",
 # status (v << 1) | 1: 1 means the kernel passed, 3 that something failed.
 DEBUG_EXIT = "isa-debug-exit,iobase=0xf4,iosize=0x04"
 EXIT_PASSED, EXIT_FAILED = 1, 3
+# The guest's name, and its threads named after what they run.
+THREAD_NAMES = "hvprobe,debug-threads=on"
 
 
 class ConfigError(Exception):
@@ -136,8 +138,11 @@ def qemu_argv(m, kvm_ok, kernel=None, cmdline="", iso=None, vars_file=None,
         argv += numa_args(m.mem_mib, m.smp, m.numa)
     # -nodefaults drops the NIC (and its option ROM's boot delay), VGA and
     # the default CD drive; -serial then adds COM1 back at 0x3f8.
+    # debug-threads names each vCPU thread "CPU n/KVM" (or /TCG), so that
+    # a host probe can tell which thread runs which vCPU.
     argv += ["-nodefaults", "-display", "none", "-monitor", "none",
-             "-serial", "stdio", "-no-reboot", "-device", DEBUG_EXIT]
+             "-serial", "stdio", "-no-reboot", "-name", THREAD_NAMES,
+             "-device", DEBUG_EXIT]
     if m.boot == "kernel":
         argv += ["-kernel", kernel, "-append", cmdline]
     else:

@@ -23,6 +23,7 @@ COMMANDS = {
     "tools/layering": "tools.commands.layering",
     "tools/lava/run": "tools.commands.lava_run",
     "tools/plot": "tools.commands.plot",
+    "tools/pmi-verdict": "tools.commands.pmi_verdict",
     "tools/report": "tools.commands.report",
     "tools/run": "tools.commands.run",
     "tools/soak": "tools.commands.soak",

@@ -1,307 +1,165 @@
 # SPDX-License-Identifier: MIT
-"""tools/host-cancel-probe without a KVM host: its reading of perf stat's
-CSV, its per-vCPU arithmetic and the join with the guest's DATA, and,
-with a fake perf first on PATH and a fake /proc, the commands it runs and
-the probe it always removes, Ctrl-C included."""
+"""tools/host-cancel-probe against the fake host (tools/tests/fakehost.py):
+it finds QEMU and its vCPU threads, records until the duration ends or
+the guest's serial log says its window ended, prints each window per
+vCPU beside the guest's DATA, and removes its probes, Ctrl-C included."""
 
 import contextlib
 import io
 import json
 import os
-import stat
 import subprocess
 import sys
 import tempfile
 import textwrap
+import threading
+import time
 import unittest
 from pathlib import Path
-from unittest import mock
 
 from tools import ROOT
-from tools.commands import host_cancel_probe as probe
+from tools.commands import host_cancel_probe as hcp
+from tools.lib import hostprobe
+from tools.tests.fakehost import (QEMU_PID, STORM_KTAP, VCPU_TIDS, FakeHost,
+                                  storm_script)
 
 EV = "probe:hvprobe_cancel"
-# perf stat -x ';' -I 1000 --per-thread -t ... as perf-stat(1)'s CSV
-# FORMAT lays it out: time; comm-tid; count; unit; event; run time; %.
-# The second interval is cut short, as by Ctrl-C or the sleep ending.
-PER_THREAD = f"""\
-# started on Sat Nov 30 05:00:00 2026
-
-     1.000500000;CPU 0/KVM-4242;1200;;{EV};1000400000;100.00;;
-     1.000500000;CPU 1/KVM-4243;900;;{EV};1000400000;100.00;;
-     2.000500000;CPU 0/KVM-4242;1400;;{EV};1000000000;100.00;;
-     2.000500000;CPU 1/KVM-4243;<not counted>;;{EV};0;0.00;;
-     2.500500000;CPU 0/KVM-4242;300;;{EV};500000000;100.00;;
-     2.500500000;CPU 1/KVM-4243;450;;{EV};500000000;100.00;;
-"""
-# -a: no identifier field; a pre-5.10 perf adds a summary without a time.
-TOTAL = f"""\
-1.001000000;3000;;{EV};8008000000;100.00;;
-2.002000000;5000;;{EV};8008000000;100.00;;
-8000;;{EV};16016000000;100.00;;
-"""
-DATA = {"test": "pmi_stress", "vendor": "intel", "pmu_version": 5,
-        "lvtpc": "nmi", "period": 10000, "seconds": 60, "cpus": 2,
-        "pmis": 144000, "pmis_per_s_per_cpu": 1200}
-
-# Logs its arguments one call a line, answers `probe -l` from $FAKE_LIST,
-# fails a plain `probe -a` when $FAKE_NEED_M is set (as perf with a
-# vmlinux but no module path does), and makes `stat` write $FAKE_STAT to
-# its -o file, sending SIGINT to its parent first when $FAKE_SIGINT is set.
-FAKE_PERF = r"""#!/bin/sh
-echo "$*" >> "$FAKE_LOG"
-case "$1" in
-probe)
-	case "$*" in
-	*" -l"*) [ -n "$FAKE_LIST" ] && cat "$FAKE_LIST"; exit 0 ;;
-	*" -m "*) exit 0 ;;
-	*" -a "*) [ -n "$FAKE_NEED_M" ] && { echo "no symbol" >&2; exit 1; }
-		exit 0 ;;
-	esac
-	exit 0 ;;
-stat)
-	out=
-	while [ $# -gt 0 ]; do
-		[ "$1" = -o ] && out=$2
-		shift
-	done
-	cp "$FAKE_STAT" "$out"
-	if [ -n "$FAKE_SIGINT" ]; then
-		kill -INT $PPID
-		sleep 1
-		exit 130
-	fi
-	exit 0 ;;
-esac
-exit 1
-"""
+PMI_DATA = {"test": "pmi_stress", "lvtpc": "nmi", "cpus": 2, "pmis": 3000,
+            "pmis_per_s_per_cpu": 1, "nmi_ipi_rate": 0}
 
 
-class Parsing(unittest.TestCase):
-    def test_per_thread_csv(self):
-        samples = probe.parse_stat(PER_THREAD)
-        self.assertEqual(len(samples), 5, "the <not counted> line is left")
-        self.assertEqual(samples[0], (1.0005, "CPU 0/KVM-4242", 1200))
-        self.assertEqual(probe.thread_id("CPU 0/KVM-4242"), 4242)
-        self.assertIsNone(probe.thread_id("qemu-system-x86"))
-
-    def test_total_csv_and_summary(self):
-        samples = probe.parse_stat(TOTAL)
-        self.assertEqual(samples, [(1.001, None, 3000), (2.002, None, 5000)])
-
-    def test_other_events_and_junk_are_ignored(self):
-        self.assertEqual(probe.parse_stat(
-            "1.0;5;;cycles;1;100.00;;\nnonsense\n\n;;;" + EV + ";\n"), [])
-
-    def test_rates_per_interval(self):
-        r = probe.rates(probe.parse_stat(PER_THREAD))
-        total, seconds, mean, peak = r["CPU 0/KVM-4242"]
-        self.assertEqual(total, 2900)
-        self.assertAlmostEqual(seconds, 2.5005)
-        self.assertAlmostEqual(mean, 2900 / 2.5005)
-        # 1400 in 1.0 s, 300 in 0.5 s: the first is the peak.
-        self.assertAlmostEqual(peak, 1400.0)
-        total, _, _, peak = r["CPU 1/KVM-4243"]
-        self.assertEqual(total, 1350)
-        self.assertAlmostEqual(peak, 900.0, delta=1.0)  # 450 in 0.5 s
-        self.assertEqual(probe.rates([]), {})
-
-    def test_vendor_and_symbol(self):
-        self.assertEqual(probe.vendor("vendor_id\t: GenuineIntel\n"), "intel")
-        self.assertEqual(probe.vendor("vendor_id\t: AuthenticAMD\n"), "amd")
-        with self.assertRaises(probe.CannotRun):
-            probe.vendor("vendor_id\t: CentaurHauls\n")
-        kallsyms = ("ffffffffc0a01230 t vmx_cancel_injection\t[kvm_intel]\n"
-                    "ffffffff81000000 T _stext\n")
-        self.assertEqual(probe.symbol_module(kallsyms,
-                                             "vmx_cancel_injection"),
-                         "kvm_intel")
-        self.assertEqual(probe.symbol_module(kallsyms, "_stext"), "")
-        self.assertIsNone(probe.symbol_module(kallsyms,
-                                              "svm_cancel_injection"))
-
-    def test_stat_argv(self):
-        base = ["perf", "stat", "-x", ";", "-I", "1000", "-e", EV, "-o", "f"]
-        self.assertEqual(probe.stat_argv("perf", 5, "f", [7, 8], 6),
-                         base + ["--per-thread", "-t", "7,8",
-                                 "--", "sleep", "5"])
-        self.assertEqual(probe.stat_argv("perf", 5, "f", [], 6),
-                         base + ["-p", "6", "--", "sleep", "5"])
-        self.assertEqual(probe.stat_argv("perf", 5, "f"),
-                         base + ["-a", "--", "sleep", "5"])
-
-
-class Guest(unittest.TestCase):
-    def write(self, text):
-        f = tempfile.NamedTemporaryFile("w", delete=False)
-        self.addCleanup(os.unlink, f.name)
-        with f:
-            f.write(text)
-        return f.name
-
-    def test_serial_log(self):
-        log = ("KTAP version 1\n1..1\n    KTAP version 1\n"
-               "    # Subtest: pmi_stress\n    ok 1 counted\n"
-               f"    # DATA {json.dumps(DATA)}\n    1..1\nok 1 pmi_stress\n"
-               "# Totals: pass:1 fail:0 skip:0 error:0\n")
-        self.assertEqual(probe.guest_data(self.write(log)), DATA)
-
-    def test_results_json(self):
-        doc = {"tests": [{"name": "boot", "data": [{"test": "boot"}]},
-                         {"name": "pmi_stress", "data": [DATA]}]}
-        self.assertEqual(probe.guest_data(self.write(json.dumps(doc))), DATA)
-
-    def test_no_stress(self):
-        self.assertIsNone(probe.guest_data(self.write("KTAP version 1\n")))
-
-
-class Report(unittest.TestCase):
-    def test_per_vcpu_rows_and_join(self):
-        threads = {4242: 0, 4243: 1}
-        rows = probe.rows_for(probe.rates(probe.parse_stat(PER_THREAD)),
-                              threads)
-        self.assertEqual([r[0] for r in rows], ["CPU 0", "CPU 1"])
-        text = "\n".join(probe.report(rows, 2, DATA))
-        mean = (2900 + 1350) / 2.5005 / 2
-        self.assertIn(f"per second per vCPU: {mean:.1f} (mean of 2 vCPU "
-                      "threads)", text)
-        self.assertIn("2 CPUs, 144000 PMIs, 1200 PMIs/s per CPU", text)
-        self.assertIn(f"per guest PMI: {mean / 1200:.3f}", text)
-
-    def test_total_shared_over_vcpus(self):
-        rows = probe.rows_for(probe.rates(probe.parse_stat(TOTAL)), {})
-        self.assertEqual(rows[0][0], "total")
-        text = "\n".join(probe.report(rows, 4, None))
-        self.assertIn(f"{8000 / 2.002 / 4:.1f} (total / 4 vCPUs)", text)
-        text = "\n".join(probe.report(rows, None, None))
-        self.assertIn("per vCPU: ? (vCPU count unknown", text)
-
-    def test_vcpu_order_is_numeric(self):
-        per = {f"CPU {i}/KVM-{100 + i}": (1, 1.0, 1.0, 1.0)
-               for i in (10, 2, 1)}
-        rows = probe.rows_for(per, {110: 10, 102: 2, 101: 1})
-        self.assertEqual([r[0] for r in rows], ["CPU 1", "CPU 2", "CPU 10"])
-
-    def test_nothing_counted(self):
-        self.assertEqual(probe.report([], 2, None),
-                         ["perf printed no intervals"])
-
-
-class FakeHost(unittest.TestCase):
-    """main() against a fake /proc and a fake perf on PATH."""
-
+class Base(unittest.TestCase):
     def setUp(self):
         tmp = tempfile.TemporaryDirectory()
         self.addCleanup(tmp.cleanup)
         self.dir = Path(tmp.name)
-        proc = self.dir / "proc"
-        (proc / "77" / "task").mkdir(parents=True)
-        (proc / "cpuinfo").write_text("processor\t: 0\n"
-                                      "vendor_id\t: GenuineIntel\n")
-        (proc / "kallsyms").write_text(
-            "ffffffffc0a01230 t vmx_cancel_injection\t[kvm_intel]\n")
-        for tid, comm in ((77, "qemu-system-x86"), (4242, "CPU 0/KVM"),
-                          (4243, "CPU 1/KVM"), (80, "IO mon_iothread")):
-            (proc / "77" / "task" / str(tid)).mkdir()
-            (proc / "77" / "task" / str(tid) / "comm").write_text(comm + "\n")
-        bindir = self.dir / "bin"
-        bindir.mkdir()
-        perf = bindir / "perf"
-        perf.write_text(FAKE_PERF)
-        perf.chmod(perf.stat().st_mode | stat.S_IXUSR)
-        (self.dir / "stat.csv").write_text(PER_THREAD)
-        (self.dir / "guest.json").write_text(json.dumps(
-            {"tests": [{"name": "pmi_stress", "data": [DATA]}]}))
-        self.log = self.dir / "perf.log"
-        self.env = {"PATH": f"{bindir}:{os.environ.get('PATH', '')}",
-                    "FAKE_LOG": str(self.log),
-                    "FAKE_STAT": str(self.dir / "stat.csv")}
-        self.proc = proc
+        self.host = FakeHost(tmp.name)
+        self.host.script.write_text(storm_script())
 
-    def main(self, *argv, euid=0, **env):
-        out = io.StringIO()
-        with mock.patch.dict(os.environ, {**self.env, **env}), \
-                mock.patch.object(probe, "PROC", self.proc), \
-                mock.patch.object(probe, "geteuid", lambda: euid), \
-                contextlib.redirect_stdout(out), \
-                contextlib.redirect_stderr(io.StringIO()):
-            rc = probe.main(list(argv))
-        return rc, out.getvalue()
+    def main(self, *argv, **env):
+        out, err = io.StringIO(), io.StringIO()
+        with self.host.patched(**env), contextlib.redirect_stdout(out), \
+                contextlib.redirect_stderr(err):
+            rc = hcp.main(list(argv))
+        return rc, out.getvalue(), err.getvalue()
 
-    def calls(self):
-        return self.log.read_text().splitlines() if self.log.exists() else []
 
-    def test_vcpu_threads(self):
-        with mock.patch.object(probe, "PROC", self.proc):
-            self.assertEqual(probe.vcpu_threads(77), {4242: 0, 4243: 1})
+class Pieces(Base):
+    def test_qemu_processes(self):
+        with self.host.patched():
+            self.assertEqual(hcp.qemu_processes(), {QEMU_PID: 2})
 
-    def test_per_vcpu_run(self):
-        rc, out = self.main("-d", "3", "-p", "77", "--guest",
-                            str(self.dir / "guest.json"))
-        self.assertEqual(rc, 0, out)
-        calls = self.calls()
-        self.assertEqual(calls[0], "probe -l")
-        self.assertEqual(calls[1], "probe -q -a hvprobe_cancel="
-                                   "vmx_cancel_injection")
-        self.assertTrue(calls[2].startswith(f"stat -x ; -I 1000 -e {EV} -o "))
-        self.assertTrue(calls[2].endswith(
-            "--per-thread -t 4242,4243 -- sleep 3"), calls[2])
-        self.assertEqual(calls[3], f"probe -q -d {EV}")
-        self.assertEqual(len(calls), 4)
-        self.assertIn("on 2 vCPU threads of process 77", out)
-        self.assertRegex(out, r"CPU 0 +2900 ")
-        self.assertRegex(out, r"CPU 1 +1350 ")
-        self.assertIn("per guest PMI: ", out)
+    def test_guest_documents(self):
+        log = self.dir / "serial.log"
+        log.write_text(STORM_KTAP)
+        text, data = hcp.guest_doc(log)
+        self.assertEqual(text, STORM_KTAP)
+        self.assertEqual(hcp.main_data(data, "nmi_storm")["sent"], 10)
+        self.assertEqual(hcp.ends(text), 1)
+        doc = self.dir / "results.json"
+        doc.write_text(json.dumps({"tests": [{"name": "pmi_stress", "data": [
+            PMI_DATA, {"test": "pmi_stress", "record": "counter"}]}]}))
+        text, data = hcp.guest_doc(doc)
+        self.assertIsNone(text)
+        self.assertEqual(hcp.main_data(data, "pmi_stress"), PMI_DATA)
 
-    def test_module_retry(self):
-        rc, _ = self.main("-d", "1", FAKE_NEED_M="1")
-        self.assertEqual(rc, 0)
-        calls = self.calls()
-        self.assertIn("probe -q -m kvm_intel -a hvprobe_cancel="
-                      "vmx_cancel_injection", calls)
-        self.assertTrue(calls[-2].endswith("-a -- sleep 1"), calls)
+    def test_usage(self):
+        for argv in (["-d", "0"], ["-p", "999999"],
+                     ["--guest", "/nonexistent"], ["--kprobes", "maybe"]):
+            with self.subTest(argv=argv), self.host.patched(), \
+                    contextlib.redirect_stderr(io.StringIO()), \
+                    self.assertRaises(SystemExit) as cm:
+                hcp.parse_args(argv)
+            self.assertEqual(cm.exception.code, 2)
+
+
+class Runs(Base):
+    def test_counts_per_vcpu_and_removes_its_probes(self):
+        log = self.dir / "serial.log"
+        log.write_text(STORM_KTAP)
+        out_dir = self.dir / "keep"
+        rc, out, err = self.main("-p", str(QEMU_PID), "-d", "0.3",
+                                 "--out", str(out_dir))
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn(f"probing process {QEMU_PID}: kprobe mode (cancels: "
+                      "kprobe on vmx_cancel_injection)", out)
+        self.assertIn("vCPU threads: 2, by thread names (CPU n/KVM)", out)
+        self.assertIn("window ?: 1.000 s between the guest's marks", out)
+        self.assertRegex(out, rf"CPU 0 +{VCPU_TIDS[0]} .* 1\.0 ")
+        calls = self.host.calls()
         self.assertEqual(calls[-1], f"probe -q -d {EV}")
+        self.assertEqual((self.host.tracefs / "kprobe_events").read_text(),
+                         "")
+        self.assertTrue((out_dir / "perf.data").exists())
+        saved = json.loads((out_dir / "host-probe.json").read_text())
+        self.assertEqual(saved["pid"], QEMU_PID)
+        self.assertEqual(saved["probe"]["mode"], "kprobe")
 
-    def test_probe_already_there(self):
-        listed = self.dir / "list"
-        listed.write_text(f"  {EV}      (on vmx_cancel_injection in "
-                          "kvm_intel)\n")
-        with self.assertRaisesRegex(probe.CannotRun, "already exists.*-d"):
-            self.main("-d", "1", FAKE_LIST=str(listed))
-        self.assertEqual(self.calls(), ["probe -l"], "nothing added or "
-                         "removed: the probe is not ours to delete")
+    def test_guest_log_names_windows_and_ends_the_recording(self):
+        log = self.dir / "serial.log"
+        log.write_text(STORM_KTAP.split("    # host mark 0xb1")[0])
 
-    def test_refusals(self):
-        with self.assertRaisesRegex(probe.CannotRun, "root"):
-            self.main("-d", "1", euid=1000)
-        with self.assertRaisesRegex(probe.CannotRun, "not found"):
-            self.main("-d", "1", "--perf", "no-such-perf")
-        (self.proc / "kallsyms").write_text("ffffffff81000000 T _stext\n")
-        with self.assertRaisesRegex(probe.CannotRun,
-                                    "vmx_cancel_injection.*kvm_intel"):
-            self.main("-d", "1")
-        self.assertEqual(self.calls(), [], "perf never ran")
+        def window_ends():
+            time.sleep(0.5)
+            log.write_text(STORM_KTAP)
+        threading.Thread(target=window_ends).start()
+        start = time.monotonic()
+        rc, out, err = self.main("-d", "30", "--guest", str(log))
+        self.assertLess(time.monotonic() - start, 15,
+                        "stopped at the end mark, not after 30 s")
+        self.assertEqual(rc, 0, out + err)
+        self.assertIn("window nmi_storm: 1.000 s", out)
+        self.assertIn("guest nmi_storm: sent 10 NMI IPIs; host counted 10",
+                      out)
 
-    def test_ctrl_c_removes_the_probe(self):
+    def test_cancels_per_pmi_beside_the_guest(self):
+        doc = self.dir / "results.json"
+        doc.write_text(json.dumps({"tests": [{"name": "pmi_stress",
+                                              "data": [PMI_DATA]}]}))
+        rc, out, _ = self.main("-p", str(QEMU_PID), "-d", "0.2",
+                               "--guest", str(doc))
+        self.assertEqual(rc, 0, out)
+        self.assertIn("guest pmi_stress: LVTPC=nmi, 2 vCPUs, 3000 PMIs", out)
+        # 1 cancel in 1 s on one of 2 vCPUs, 1 PMI/s per vCPU.
+        self.assertIn("cancelled VM-entries per guest PMI: 0.500", out)
+
+    def test_tracepoint_mode_says_what_it_cannot_count(self):
+        rc, out, _ = self.main("-p", str(QEMU_PID), "-d", "0.2",
+                               "--kprobes", "off")
+        self.assertEqual(rc, 0, out)
+        self.assertIn("tracepoint mode", out)
+        self.assertIn("note: cancelled VM-entries: not counted", out)
+        self.assertFalse([c for c in self.host.calls()
+                          if c.startswith("probe")])
+
+    def test_which_qemu(self):
+        self.host.add_process(88, "qemu-system-x86",
+                              {88: "qemu-system-x86", 90: "CPU 0/KVM"})
+        with self.assertRaisesRegex(hostprobe.CannotProbe,
+                                    "pass -p: .*77 \\(2 vCPUs\\), 88 "
+                                    "\\(1 vCPUs\\)"):
+            self.main("-d", "0.1")
+        self.assertEqual(self.host.calls(), [])
+
+    def test_ctrl_c_removes_the_probes(self):
         # A process of its own: the fake perf sends SIGINT to its parent.
         code = textwrap.dedent(f"""
             import sys
             from pathlib import Path
+            from tools.tests.fakehost import FakeHost
             from tools.commands import host_cancel_probe as p
-            p.PROC = Path({str(self.proc)!r})
-            p.geteuid = lambda: 0
-            try:
-                sys.exit(p.main(["-d", "5", "-p", "77"]))
-            except KeyboardInterrupt:
-                sys.exit(99)
+            host = FakeHost.existing({str(self.dir)!r})
+            with host.patched():
+                sys.exit(p.main(["-d", "20", "-p", "{QEMU_PID}"]))
             """)
-        done = subprocess.run(
-            [sys.executable, "-c", code], cwd=ROOT, capture_output=True,
-            text=True, timeout=60,
-            env={**os.environ, **self.env, "FAKE_SIGINT": "1"})
+        env = {**os.environ, **self.host.env, "FAKE_SIGINT_PARENT": "1"}
+        done = subprocess.run([sys.executable, "-c", code], cwd=ROOT,
+                              capture_output=True, text=True, timeout=60,
+                              env=env)
         self.assertEqual(done.returncode, 130, done.stdout + done.stderr)
-        self.assertEqual(self.calls()[-1], f"probe -q -d {EV}")
-        self.assertRegex(done.stdout, r"CPU 0 +2900 ", "partial counts shown")
+        self.assertEqual(self.host.calls()[-1], f"probe -q -d {EV}")
+        self.assertIn("between the guest's marks", done.stdout,
+                      "what was counted is still shown")
 
 
 if __name__ == "__main__":

@@ -10,6 +10,7 @@ from tools.lib.qemu import ConfigError, Machine
 
 COMMON = ["-nodefaults", "-display", "none", "-monitor", "none",
           "-serial", "stdio", "-no-reboot",
+          "-name", "hvprobe,debug-threads=on",
           "-device", "isa-debug-exit,iobase=0xf4,iosize=0x04"]
 
 

@@ -1,0 +1,506 @@
+# SPDX-License-Identifier: MIT
+"""Does this KVM host notice the NMI a guest's PMI raises too late on
+VM-entry, and cancel the entry for it? One command, run as root on the
+host: it boots hvprobe under KVM with the host probe attached, in both
+LVTPC modes, and prints the verdict.
+
+The runs, each in its own folder of results/pmi-verdict-<date-time>/:
+
+  1. probe check: nmi_storm (no vPMU needed). The guest's NMI IPIs sent
+     must equal what the host counted (kvm:kvm_apic_ipi) over the
+     guest's marked window: the probe counts this host right.
+  2. calibration: pmi_stress with LVTPC on a fixed vector and a long
+     period, to learn the guest's PMI rate per period.
+  3. the comparison, at --rate PMIs/s per vCPU (the report's ~1.5k):
+     pmi_stress with pmu.lvtpc=nmi, then pmu.lvtpc=fixed, both with
+     pmu.nmi_ipi=0 (NMI IPIs cancel VM-entries on fixed hosts too), on
+     the same host: per vCPU the guest's PMIs/s, the host's PMIs/s,
+     VM-entries/s and cancelled VM-entries/s, and cancels per PMI.
+  4. a rate sweep (LVTPC=nmi) from --rate upwards, doubling, until the
+     host no longer sustains the rate asked for: achieved vs asked.
+
+Where the host lacks a vPMU (kvm.enable_pmu=N, or the guest's CPUID
+shows none) or kprobe events (no cancel count), what can run runs and
+the rest SKIPs with the reason.
+"""
+
+import datetime
+import json
+import re
+import subprocess
+
+from tools import ROOT
+from tools.lib import (cli, guest, hostprobe, kvm, probecount, probedrun,
+                       qemu, results)
+
+EXIT_VERDICT, EXIT_FAILED, EXIT_USAGE, EXIT_CANNOT, EXIT_NO_VERDICT = \
+    0, 1, 2, 3, 4
+EPILOG = """\
+exit status: 0 a verdict, 1 a run or the probe check failed, 2 bad usage,
+3 cannot probe here (no KVM, not root, no perf or tracefs), 4 ran what
+it could but reached no verdict (no vPMU or no kprobes: the SKIPs say).
+
+what the figures mean:
+  guest PMIs/s   pmi_stress's pmis_per_s_per_cpu: PMIs that found an
+                 overflow, per second per vCPU (mean over the vCPUs)
+  host PMIs/s    PMIs the host delivered to that vCPU: kprobe on
+                 kvm_pmu_deliver_pmi, else the LVTPC interrupts its local
+                 APIC accepted (kvm:kvm_apic_accept_irq; with nmi_ipi=0
+                 every NMI is a PMI)
+  entries/s      VM-entries (kvm:kvm_entry), where the vendor traces them
+  cancels/s      VM-entries prepared and cancelled (kprobe on the
+                 vendor's *_cancel_injection): a request (KVM_REQ_NMI,
+                 ...), a signal or need-resched arrived at the last check
+  cancels/PMI    cancels/s / host PMIs/s (guest PMIs/s if the host has no
+                 PMI count): about 1 with LVTPC=nmi where KVM services
+                 the NMI request before the PMI request (before Linux 6.7,
+                 fad505b2cb83), near 0 after, and near 0 with a fixed
+                 vector on every host: the verdict is the difference.
+Every figure covers exactly the guest's marked window (kvm:kvm_pio of
+port 0x80 values 0xb0 and 0xb1)."""
+
+PMI_VECTOR = 0x22           # APIC_VECTOR_PMI, apic/apic.h: LVTPC=fixed
+CAL_PERIOD = 1000000
+PERIOD_MIN, PERIOD_MAX = 2000, 2**31 - 1
+SUSTAINED = 0.7             # achieved / asked below this: not sustained
+LATE, ON_TIME = 0.5, 0.1    # cancels per PMI, NMI minus fixed mode
+PMU_CPU = qemu.KVM_CPU + ",pmu=on"
+
+
+class CannotRun(Exception):
+    pass
+
+
+def parse_args(argv):
+    p = cli.parser("tools/pmi-verdict", __doc__, epilog=EPILOG)
+    p.add_argument("--smp", type=int, default=2, metavar="N",
+                   help="vCPUs (default: 2)")
+    p.add_argument("--seconds", type=int, default=5, metavar="S",
+                   help="each pmi_stress window (pmu.seconds, default: 5)")
+    p.add_argument("--rate", type=int, default=1500, metavar="R",
+                   help="PMIs/s per vCPU to compare the modes at "
+                        "(default: 1500, the report's workload)")
+    p.add_argument("--period", type=int, metavar="N",
+                   help="pmu.period for the comparison instead of one "
+                        "calibrated for --rate")
+    p.add_argument("--sweep-max", type=int, default=100000, metavar="R",
+                   help="highest rate the sweep asks for (default: 100000)")
+    p.add_argument("--no-sweep", action="store_true",
+                   help="leave the rate sweep out")
+    p.add_argument("--kprobes", choices=("auto", "off"), default="auto",
+                   help="auto: count cancels where the kernel has kprobe "
+                        "events; off: tracepoints only")
+    p.add_argument("--cpu", default=PMU_CPU, metavar="MODEL",
+                   help=f"QEMU CPU for the PMU runs (default: {PMU_CPU})")
+    p.add_argument("--timeout", type=float, default=120, metavar="S",
+                   help="per guest run (default: 120)")
+    p.add_argument("--perf", default="perf", metavar="PATH",
+                   help="perf binary (default: perf on PATH)")
+    p.add_argument("--keep-perf-data", action="store_true",
+                   help="keep each run's perf.data in its folder")
+    p.add_argument("--name", metavar="NAME",
+                   help="folder name (default: pmi-verdict-<date-time>)")
+    cli.results_option(p, ROOT, "where the folder goes")
+    cli.no_build(p)
+    args = p.parse_args(argv)
+    if not 2 <= args.smp <= 64:
+        p.error("--smp must be 2..64 (nmi_storm needs two vCPUs)")
+    if not 1 <= args.seconds <= 3600:
+        p.error("--seconds must be 1..3600")
+    if args.rate < 1 or args.sweep_max < 1:
+        p.error("--rate and --sweep-max must be positive")
+    if args.period is not None and not PERIOD_MIN <= args.period <= \
+            PERIOD_MAX:
+        p.error(f"--period must be {PERIOD_MIN}..{PERIOD_MAX}")
+    if args.timeout <= 0:
+        p.error("--timeout must be positive")
+    if args.name is not None and not re.fullmatch(r"[\w.+-]+", args.name):
+        p.error("--name may hold letters, digits and . _ + - only")
+    return args
+
+
+def period_for(rate, cal_period, cal_rate):
+    """The pmu.period that should give rate PMIs/s per vCPU, from a
+    calibration run (PMIs/s scale as 1/period), clamped to the range
+    the guest accepts; None without a calibration."""
+    if not cal_rate:
+        return None
+    return max(PERIOD_MIN, min(PERIOD_MAX, round(cal_period * cal_rate
+                                                  / rate)))
+
+
+def sweep_rates(start, top):
+    """start, 2 start, 4 start, ... up to top."""
+    rates, r = [], start
+    while r <= top:
+        rates.append(r)
+        r *= 2
+    return rates or [start]
+
+
+def host_pmis(result, counts, lvtpc):
+    """(PMIs the host delivered to one vCPU, how counted), or (None, why)."""
+    if probecount.counted(result, "pmi"):
+        return counts["pmi"], "kprobe kvm_pmu_deliver_pmi"
+    if "kvm:kvm_apic_accept_irq" in result.recorded:
+        key = "accept_nmi" if lvtpc == "nmi" else f"accept_fixed_{PMI_VECTOR}"
+        return counts[key], "LVTPC interrupts accepted"
+    return None, "no host PMI count"
+
+
+def mode_figures(result, data, lvtpc):
+    """Per vCPU (and their mean) figures of one pmi_stress window."""
+    w = result.window("pmi_stress")
+    out = {"lvtpc": lvtpc, "window_s": w.seconds if w else None,
+           "complete": bool(w and w.complete), "vcpus": [],
+           "guest_pmis_per_s": (data or {}).get("pmis_per_s_per_cpu"),
+           "period": (data or {}).get("period")}
+    if w is None:
+        return out
+    secs = w.seconds
+    for index, tid, counts in probecount.per_vcpu(result, w):
+        pmis, how = host_pmis(result, counts, lvtpc)
+        row = {"vcpu": index, "tid": tid, "pmis_how": how,
+               "host_pmis_per_s": pmis / secs if pmis is not None and secs
+               else None,
+               "entries_per_s": counts["entry"] / secs
+               if probecount.counted(result, "entry") and
+               result.fires("kvm:kvm_entry") and secs else None,
+               "cancels_per_s": counts["cancel"] / secs
+               if probecount.counted(result, "cancel") and secs else None}
+        base = row["host_pmis_per_s"] or out["guest_pmis_per_s"]
+        row["cancels_per_pmi"] = row["cancels_per_s"] / base \
+            if row["cancels_per_s"] is not None and base else None
+        out["vcpus"].append(row)
+    for key in ("host_pmis_per_s", "entries_per_s", "cancels_per_s",
+                "cancels_per_pmi"):
+        vals = [r[key] for r in out["vcpus"] if r[key] is not None]
+        out[key] = sum(vals) / len(vals) if vals else None
+    return out
+
+
+def fmt(value, digits=1):
+    return "-" if value is None else f"{value:.{digits}f}"
+
+
+def mode_lines(fig):
+    lines = [f"  LVTPC={fig['lvtpc']}: pmu.period={fig['period']}, window "
+             f"{fmt(fig['window_s'], 3)} s"
+             + ("" if fig["complete"] else " (marks not both seen)")]
+    lines.append(f"    {'vCPU':6} {'tid':>8} {'guest PMIs/s':>13} "
+                 f"{'host PMIs/s':>12} {'entries/s':>10} {'cancels/s':>10} "
+                 f"{'cancels/PMI':>12}")
+    for r in fig["vcpus"]:
+        lines.append(f"    {'CPU ' + str(r['vcpu']):6} {r['tid']:8} "
+                     f"{fmt(fig['guest_pmis_per_s']):>13} "
+                     f"{fmt(r['host_pmis_per_s']):>12} "
+                     f"{fmt(r['entries_per_s']):>10} "
+                     f"{fmt(r['cancels_per_s']):>10} "
+                     f"{fmt(r['cancels_per_pmi'], 3):>12}")
+    if fig["vcpus"]:
+        lines.append(f"    (guest PMIs/s is the mean over vCPUs; host PMIs: "
+                     f"{fig['vcpus'][0]['pmis_how']})")
+    return lines
+
+
+def verdict(nmi, fixed):
+    """(verdict reached, the line) from the two modes' figures."""
+    a, b = nmi.get("cancels_per_pmi"), fixed.get("cancels_per_pmi")
+    if a is None or b is None:
+        return False, None
+    head = (f"{a:.2f} cancels per PMI with LVTPC=NMI vs {b:.2f} on a fixed "
+            "vector: ")
+    if a - b >= LATE:
+        return True, head + "this host notices the PMI's NMI late on " \
+            "VM-entry (NMI requests serviced before PMI requests)"
+    if a - b <= ON_TIME:
+        return True, head + "this host services the PMI's NMI in the same " \
+            "VM-entry (PMI requests first, as since Linux 6.7)"
+    return True, head + "in between: inconclusive (a partial fix, or " \
+        "noise; rerun with a longer --seconds)"
+
+
+class Verdict:
+    """The runs, one after another, each printed as it ends."""
+
+    def __init__(self, args, folder):
+        self.args, self.folder = args, folder
+        self.doc = {"schema": results.SCHEMA, "kind": "pmi-verdict",
+                    "started_at": datetime.datetime.now(
+                        datetime.timezone.utc).isoformat(timespec="seconds"),
+                    "host": hostprobe.host_facts(), "runs": [],
+                    "skipped": [], "verdict": None}
+        self.failed = False
+        self.throttle = []
+        self.step = 0
+        self.kprobe_note = None
+
+    def say(self, *lines):
+        print("\n".join(lines), flush=True)
+
+    def skip(self, what, why):
+        self.doc["skipped"].append({"what": what, "why": why})
+        self.say(f"SKIP {what}: {why}")
+
+    def run(self, name, words, cpu, discover=False):
+        """One probed boot: (outcome, result), or None when it could not
+        take place (said, and counted as a failure)."""
+        run_dir = results.new_dir(self.folder, name)
+        machine = qemu.Machine(boot="kernel", smp=self.args.smp,
+                               accel="kvm", cpu=cpu)
+        try:
+            with hostprobe.Probe(run_dir, perf=self.args.perf,
+                                 kprobes=self.args.kprobes,
+                                 keep_data=self.args.keep_perf_data,
+                                 discover=discover) as probe:
+                outcome, result = probedrun.probed_run(
+                    machine, words, run_dir, self.args.timeout, probe)
+        except hostprobe.CannotProbe as err:
+            raise CannotRun(str(err)) from None
+        except (guest.CannotRun, qemu.ConfigError, probedrun.QMPError,
+                OSError) as err:
+            self.failed = True
+            self.say(f"FAIL {name}: could not run: {err}")
+            return None
+        self.throttle += result.throttle_messages
+        record = {"name": name, "folder": guest.shown(run_dir),
+                  "cmdline": " ".join(words),
+                  "guest_verdict": outcome.doc["verdict"],
+                  "probe": result.to_json()}
+        self.doc["runs"].append(record)
+        with open(run_dir / "host-probe.json", "w") as f:
+            json.dump(result.to_json(), f, indent=1)
+            f.write("\n")
+        for left in result.leftovers:
+            self.failed = True
+            self.say(f"FAIL {name}: tracing state left behind: {left}")
+        return outcome, result, record
+
+    def header(self, text):
+        self.step += 1
+        self.say("", f"[{self.step}] {text}")
+
+    def probe_check(self):
+        self.header(f"probe check: nmi_storm on {self.args.smp} vCPUs, "
+                    "no vPMU needed")
+        done = self.run("probe-check", ["test=nmi_storm"], qemu.KVM_CPU,
+                        discover=True)
+        if done is None:
+            return None
+        outcome, result, record = done
+        data = probedrun.guest_data(outcome.doc, "nmi_storm") or {}
+        w = result.window("nmi_storm")
+        if w is None:
+            self.failed = True
+            self.say("FAIL the guest's nmi_storm window marks were not seen "
+                     "on the host")
+            return result
+        self.say(*indent(probecount.window_lines(result, w)))
+        self.say(*indent(probecount.silent_lines(result)))
+        sent, host = data.get("sent"), w.total("nmi_ipi", set(result.vcpus))
+        ok = sent is not None and sent == host and result.lost == 0
+        record["check"] = {"guest_sent": sent, "host_nmi_ipis": host,
+                           "lost": result.lost, "ok": ok}
+        self.say(f"  {'PASS' if ok else 'FAIL'} NMI IPIs: guest sent {sent}, "
+                 f"host counted {host} (kvm:kvm_apic_ipi) over the window"
+                 + (f"; perf lost {result.lost} records" if result.lost
+                    else ""))
+        if probecount.counted(result, "cancel"):
+            self.say(f"  cancelled VM-entries/s per vCPU under NMI IPIs: "
+                     + ", ".join(rate_of(c["cancel"], w.seconds)
+                                 for _, _, c in probecount.per_vcpu(result, w))
+                     + " (NMI IPIs cancel entries on fixed hosts too: not "
+                       "the verdict's figure)")
+        self.failed |= not ok
+        return result
+
+    def stress(self, name, lvtpc, period, seconds):
+        words = ["test=pmi_stress", f"pmu.lvtpc={lvtpc}",
+                 f"pmu.period={period}", f"pmu.seconds={seconds}",
+                 "pmu.nmi_ipi=0"]
+        done = self.run(name, words, self.args.cpu)
+        if done is None:
+            return None, None, None
+        outcome, result, record = done
+        test = probedrun.guest_test(outcome.doc, "pmi_stress")
+        data = probedrun.guest_data(outcome.doc, "pmi_stress")
+        record["guest_test"] = test and {"status": test["status"],
+                                         "reason": test["reason"]}
+        return test, data, (result, record)
+
+    def main(self):
+        a = self.args
+        self.say(f"pmi-verdict: {guest.shown(self.folder)}",
+                 *hostprobe.facts_lines(self.doc["host"]))
+        check = self.probe_check()
+        if check is not None:
+            self.say(f"probe: {check.mode} mode" +
+                     (f" (cancels: kprobe on {check.cancel_symbol})"
+                      if check.mode == "kprobe" else ""),
+                     *[f"probe: {n}" for n in check.notes],
+                     f"probe: tracefs {check.tracefs}")
+            self.doc["probe_mode"] = check.mode
+            self.doc["probe_notes"] = check.notes
+            self.kprobe_note = next((n for n in check.notes
+                                     if n.startswith("cancelled")), None)
+        no_pmu = self.doc["host"].get("enable_pmu") == "N"
+        self.header("calibration: pmi_stress, LVTPC on a fixed vector, "
+                    f"pmu.period={CAL_PERIOD}, 1 s")
+        test, data, rec = self.stress("calibrate", "fixed", CAL_PERIOD, 1)
+        if test is None or test["status"] == "skip" or not data or \
+                "skipped" in data:
+            why = (data or {}).get("skipped") or \
+                (test or {}).get("reason") or "the guest ran no pmi_stress"
+            why = f"no vPMU: guest: {why}" + \
+                ("; host: kvm.enable_pmu=N" if no_pmu else "")
+            self.skip("calibration", why)
+            self.skip(f"LVTPC=nmi vs LVTPC=fixed at {a.rate} PMIs/s",
+                      "no vPMU (as above)")
+            if not a.no_sweep:
+                self.skip("rate sweep", "no vPMU (as above)")
+            if self.kprobe_note:
+                why += f"; and {self.kprobe_note}"
+            return self.finish(None, why)
+        cal_rate = data.get("pmis_per_s_per_cpu") or 0
+        self.say(f"  {cal_rate} PMIs/s per vCPU at pmu.period={CAL_PERIOD}")
+        period = a.period or period_for(a.rate, CAL_PERIOD, cal_rate)
+        if period is None:
+            self.failed = True
+            return self.finish(None, "the calibration run took no PMIs")
+
+        self.header(f"LVTPC=nmi vs LVTPC=fixed, pmu.nmi_ipi=0, "
+                    f"pmu.period={period} (asked {a.rate} PMIs/s per vCPU), "
+                    f"{a.seconds} s each")
+        figures = {}
+        for lvtpc in ("nmi", "fixed"):
+            test, data, rec = self.stress(f"lvtpc-{lvtpc}", lvtpc, period,
+                                          a.seconds)
+            if rec is None:
+                return self.finish(None, f"the LVTPC={lvtpc} run failed")
+            fig = mode_figures(rec[0], data, lvtpc)
+            rec[1]["figures"] = fig
+            figures[lvtpc] = fig
+            self.say(*mode_lines(fig))
+            if test and test["status"] not in ("pass", "skip"):
+                self.say(f"    guest pmi_stress {test['status']}: "
+                         f"{test['reason'] or 'see its serial.log'}")
+        self.doc["figures"] = figures
+        if not a.no_sweep:
+            self.sweep(cal_rate)
+        reached, line = verdict(figures["nmi"], figures["fixed"])
+        if reached:
+            return self.finish(line, None, figures)
+        probe = self.doc["runs"][-1]["probe"]
+        if probe["mode"] != "kprobe":
+            why = "; ".join(n for n in probe["notes"]
+                            if n.startswith("cancelled")) or \
+                "cancelled VM-entries were not counted"
+        else:
+            why = "a pmi_stress window was not seen whole on the host"
+            self.failed = True
+        return self.finish(None, why, figures)
+
+    def sweep(self, cal_rate):
+        a = self.args
+        self.header(f"rate sweep, LVTPC=nmi, pmu.nmi_ipi=0, {a.rate} to "
+                    f"{a.sweep_max} PMIs/s per vCPU asked, until the host "
+                    "stops keeping up")
+        self.say(f"    {'asked/s':>8} {'period':>10} {'achieved/s':>11} "
+                 f"{'host PMIs/s':>12} {'entries/s':>10} {'cancels/s':>10} "
+                 f"{'cancels/PMI':>12}  guest")
+        rows, best = [], None
+        for want in sweep_rates(a.rate, a.sweep_max):
+            period = period_for(want, CAL_PERIOD, cal_rate)
+            test, data, rec = self.stress(f"sweep-{want}", "nmi", period,
+                                          min(a.seconds, 2))
+            if rec is None:
+                break
+            fig = mode_figures(rec[0], data, "nmi")
+            got = fig["guest_pmis_per_s"] or 0
+            row = {"asked": want, "period": period, "achieved": got,
+                   "sustained": got >= SUSTAINED * want,
+                   "host_pmis_per_s": fig["host_pmis_per_s"],
+                   "entries_per_s": fig["entries_per_s"],
+                   "cancels_per_s": fig["cancels_per_s"],
+                   "cancels_per_pmi": fig["cancels_per_pmi"],
+                   "guest": test["status"] if test else "none",
+                   "throttle_messages": len(rec[0].throttle_messages)}
+            rows.append(row)
+            self.say(f"    {want:8} {period:10} {got:11} "
+                     f"{fmt(row['host_pmis_per_s']):>12} "
+                     f"{fmt(row['entries_per_s']):>10} "
+                     f"{fmt(row['cancels_per_s']):>10} "
+                     f"{fmt(row['cancels_per_pmi'], 3):>12}  {row['guest']}"
+                     + (f", {row['throttle_messages']} throttling messages"
+                        if row["throttle_messages"] else "")
+                     + ("" if got >= SUSTAINED * want else
+                        f", below {SUSTAINED:.0%} of asked: not sustained"))
+            sustained = got >= SUSTAINED * want
+            if sustained:
+                best = row
+            if not sustained or period == PERIOD_MIN:
+                break
+        self.doc["sweep"] = rows
+        if best:
+            self.say(f"  highest sustained: {best['achieved']} PMIs/s per "
+                     f"vCPU (asked {best['asked']})")
+
+    def finish(self, line, why, figures=None):
+        self.doc["host"]["throttle_messages"] = self.throttle
+        self.doc["host"]["perf_event_max_sample_rate_after"] = \
+            hostprobe.sample_rate()
+        self.say("", *hostprobe.facts_lines(self.doc["host"])[1:])
+        if line:
+            self.doc["verdict"] = line
+            self.say(f"verdict: {line}")
+        else:
+            self.doc["no_verdict"] = why
+            self.say(f"verdict: none: {why}")
+        with open(self.folder / "verdict.json", "w") as f:
+            json.dump(self.doc, f, indent=1)
+            f.write("\n")
+        self.say(f"results: {guest.shown(self.folder)}")
+        if self.failed:
+            return EXIT_FAILED
+        return EXIT_VERDICT if line else EXIT_NO_VERDICT
+
+
+def indent(lines):
+    return [f"  {line}" for line in lines]
+
+
+def rate_of(n, seconds):
+    return f"{n / seconds:.1f}" if seconds else "-"
+
+
+def build():
+    try:
+        done = subprocess.run(["make", "-s"], cwd=ROOT,
+                              stdin=subprocess.DEVNULL)
+    except OSError as err:
+        raise CannotRun(f"cannot run make: {err}") from None
+    if done.returncode:
+        raise CannotRun(f"build failed (make -s exited {done.returncode})")
+
+
+def main(argv):
+    args = parse_args(argv)
+    ok, why = kvm.ioctl_check()
+    if not ok:
+        raise CannotRun(f"needs KVM: {why}")
+    if hostprobe.geteuid() != 0:
+        raise CannotRun("needs root: the host probe runs perf on kvm: "
+                        "tracepoints (and kprobes)")
+    if not args.no_build:
+        build()
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    try:
+        folder = results.new_dir(args.results,
+                                 args.name or f"pmi-verdict-{stamp}")
+    except OSError as err:
+        raise CannotRun(f"cannot make the results folder: {err}") from None
+    return Verdict(args, folder).main()
+
+
+PROG = "pmi-verdict"
+EXITS = {CannotRun: EXIT_CANNOT, hostprobe.CannotProbe: EXIT_CANNOT}

@@ -1,0 +1,781 @@
+# SPDX-License-Identifier: MIT
+"""What a KVM host did for an hvprobe guest, counted on the host, per
+vCPU thread, over exactly the window the guest marked.
+
+The guest marks the start and the end of what it measures by writing
+0xb0 and 0xb1 to I/O port 0x80 (kernel/test/marker.h); KVM traces each
+write (kvm:kvm_pio) with the host's time and the vCPU thread that made
+it. One `perf record` of the guest's vCPU threads holds the marks and
+every event counted, each with a time stamp and a thread, so the counts
+cover that window and nothing else; `perf script` turns it into text
+that tally() reads.
+
+What is counted depends on the host:
+
+  kprobe mode (the kernel has kprobe events): the vendor's
+    cancel_injection (vmx_, svm_, pvm_... from /proc/kallsyms), i.e. the
+    VM-entries KVM prepared and then cancelled; kvm_pmu_deliver_pmi
+    (PMIs the host delivered) and kvm_inject_nmi (NMIs queued), placed
+    with `perf probe` and removed again;
+  tracepoint mode (always): kvm:kvm_entry and kvm:kvm_exit (VM-entries
+    and exits, on hosts whose vendor code traces them), kvm:kvm_apic_ipi
+    (IPIs a vCPU sent, NMI ones apart) and kvm:kvm_apic_accept_irq (what
+    the local APICs accepted: PMIs through LVTPC, NMI IPIs).
+
+Which kvm: tracepoints fire at all is found out by counting all of them
+(perf stat) on a few vCPU threads for the whole run. Nothing is written
+to tracefs by hand; tracefs is mounted only where it was not, and then
+unmounted; the probes are removed; and the tracing state before and
+after is compared, so that a probe that leaves something behind says so.
+"""
+
+import errno
+import os
+import platform
+import re
+import select
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+
+from .probecount import (KPROBES, KEYS, KPROBE_KEYS, MARK_EVENT,
+                         MARK_FILTER, NMI_SYMBOL, PMI_SYMBOL, PROBE_GROUP,
+                         SEP, Result, Tally, event_keys,
+                         parse_lost, parse_stat, tally, window_names)
+
+# Tests point these elsewhere.
+PROC = Path("/proc")
+SYSMODULE = Path("/sys/module")
+TRACEFS = Path("/sys/kernel/tracing")
+DEBUGFS = Path("/sys/kernel/debug")
+KMSG = "/dev/kmsg"
+MOUNT = ("mount", "-t", "tracefs", "nodev")
+UMOUNT = ("umount",)
+geteuid = os.geteuid
+
+VCPU_COMM = re.compile(r"CPU (\d+)/KVM$")
+PERF_WAIT_S = 20            # perf's start, ack and end, each at most
+DISCOVERY_THREADS = 2       # vCPU threads perf stat counts kvm:* on
+STOP_GRACE_S = 1.0          # for perf to end by itself once QEMU has
+
+# The vendor modules, and where each cancels a prepared VM-entry: the
+# function kvm_x86_ops.cancel_injection calls. Linux 6.16 puts a TDX
+# wrapper (vt_) in front of vmx_; either counts once per cancel.
+VENDORS = {"kvm_intel": ("vmx_cancel_injection", "vt_cancel_injection"),
+           "kvm_amd": ("svm_cancel_injection",),
+           "kvm_pvm": ("pvm_cancel_injection",)}
+CANCEL = re.compile(r"^(\w+)_cancel_injection$")
+
+# The tracepoints recorded where they exist; everything else of kvm: is
+# only counted (discovery), as some fire millions of times a second.
+TRACEPOINTS = ("kvm_entry", "kvm_exit", "kvm_apic_ipi",
+               "kvm_apic_accept_irq")
+# perf: interrupt took too long (X > Y), lowering
+# kernel.perf_event_max_sample_rate to Z (kernel/events/core.c), and the
+# NMI handler's own warning (arch/x86/kernel/nmi.c).
+THROTTLE = re.compile(r"perf: interrupt took too long|"
+                      r"perf_event_max_sample_rate|"
+                      r"NMI handler \(perf\S*\) took too long")
+
+
+class CannotProbe(Exception):
+    """The host cannot be probed; the message says why."""
+
+
+# --- host facts ----------------------------------------------------------
+
+def read(path, default=None):
+    try:
+        return Path(path).read_text(errors="replace").strip()
+    except OSError:
+        return default
+
+
+def vendor_module():
+    """The KVM vendor module (kvm_intel, kvm_amd, kvm_pvm...), from
+    /sys/module (lsmod needs /proc/modules, which some hosts lack; a
+    built-in module with parameters is in /sys/module too)."""
+    for name in VENDORS:
+        if (SYSMODULE / name).is_dir():
+            return name
+    found = sorted(p.name for p in SYSMODULE.glob("kvm_*") if p.is_dir())
+    return found[0] if found else None
+
+
+def sample_rate():
+    value = read(PROC / "sys/kernel/perf_event_max_sample_rate")
+    return int(value) if value and value.isdigit() else None
+
+
+def kmsg(since=None):
+    """(last sequence number, [kernel log lines after since]) from
+    /dev/kmsg, or (None, reason) when it cannot be read."""
+    try:
+        fd = os.open(KMSG, os.O_RDONLY | os.O_NONBLOCK)
+    except OSError as err:
+        return None, f"cannot read {KMSG}: {err.strerror}"
+    last, lines = since or 0, []
+    try:
+        while True:
+            try:
+                record = os.read(fd, 8192)
+            except BlockingIOError:
+                break
+            except OSError as err:
+                if err.errno == errno.EPIPE:
+                    continue    # overwritten while we read: the next one
+                break
+            if not record:
+                break
+            seq, text = kmsg_record(record)
+            if seq is None:
+                continue
+            last = max(last, seq)
+            if since is None or seq > since:
+                lines.append(text)
+    finally:
+        os.close(fd)
+    return last, lines
+
+
+def kmsg_record(record):
+    """(sequence number, message) of one /dev/kmsg record ("prio,seq,
+    usec,flags;message\n" and continuation lines), or (None, None)."""
+    head, _, text = record.decode(errors="replace").partition(";")
+    parts = head.split(",")
+    if len(parts) < 2 or not parts[1].isdigit():
+        return None, None
+    return int(parts[1]), text.split("\n", 1)[0]
+
+
+def throttling(lines):
+    return [line for line in lines if THROTTLE.search(line)]
+
+
+def host_facts():
+    """What a reader needs to judge the counts: kernel release, vendor
+    module, kvm.enable_pmu, the perf sample-rate cap, throttling seen
+    so far (since boot)."""
+    module = vendor_module()
+    _, log = kmsg()
+    return {
+        "kernel": platform.release(),
+        "vendor_module": module,
+        "enable_pmu": read(SYSMODULE / "kvm/parameters/enable_pmu"),
+        "perf_event_max_sample_rate": sample_rate(),
+        "throttle_messages_since_boot":
+            len(throttling(log)) if isinstance(log, list) else None,
+    }
+
+
+def facts_lines(facts):
+    """The host facts as lines to print."""
+    pmu = facts.get("enable_pmu")
+    lines = [
+        f"host: Linux {facts.get('kernel')}, vendor module "
+        f"{facts.get('vendor_module') or 'none found'}, kvm.enable_pmu="
+        f"{pmu if pmu is not None else '? (no /sys/module/kvm)'}, "
+        f"kernel.perf_event_max_sample_rate="
+        f"{facts.get('perf_event_max_sample_rate')}"]
+    boot = facts.get("throttle_messages_since_boot")
+    seen = facts.get("throttle_messages")
+    if seen is not None:
+        lines.append(f"host: perf throttling messages while probing: "
+                     f"{len(seen)} (since boot: "
+                     f"{'?' if boot is None else boot})" +
+                     "".join(f"\n  {s}" for s in seen[:5]))
+    elif boot is not None:
+        lines.append(f"host: perf throttling messages since boot: {boot}")
+    return lines
+
+
+# --- symbols --------------------------------------------------------------
+
+def kallsyms_find(text, names):
+    """{name: module ("" for the kernel proper)} for the names that
+    /proc/kallsyms lists as text symbols."""
+    want, found = set(names), {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) >= 3 and parts[2] in want and parts[1] in "tT" \
+                and parts[2] not in found:
+            found[parts[2]] = parts[3].strip("[]") if len(parts) > 3 else ""
+    return found
+
+
+def cancel_symbol(kallsyms, module):
+    """(symbol, its module) where this host cancels a VM-entry: the
+    vendor module's, else the one *_cancel_injection kallsyms lists."""
+    names = VENDORS.get(module, ())
+    found = kallsyms_find(kallsyms, names)
+    for name in names:
+        if name in found:
+            return name, found[name]
+    others = set()
+    for line in kallsyms.splitlines():
+        parts = line.split()
+        if len(parts) >= 3 and parts[1] in "tT" and CANCEL.match(parts[2]):
+            others.add(parts[2])
+    others -= {n for v in VENDORS.values() for n in v[1:]}
+    if len(others) == 1:
+        name = others.pop()
+        return name, kallsyms_find(kallsyms, [name])[name]
+    return None, None
+
+
+# --- vCPU threads ---------------------------------------------------------
+
+def vcpus_by_name(pid):
+    """{tid: vCPU index} of QEMU's vCPU threads, named "CPU n/KVM" (QEMU
+    names them only with -name ...,debug-threads=on)."""
+    found = {}
+    for comm in (PROC / str(pid) / "task").glob("*/comm"):
+        try:
+            m = VCPU_COMM.match(comm.read_text().strip())
+        except OSError:
+            continue            # the thread left
+        if m:
+            found[int(comm.parent.name)] = int(m.group(1))
+    return found
+
+
+def vcpus_by_debugfs(pid):
+    """{tid: vCPU index} from KVM's debugfs (kvm/<pid>-<fd>/vcpuN/pid:
+    the thread that last ran vCPU N; 0 before it first ran)."""
+    found = {}
+    for vm in (DEBUGFS / "kvm").glob(f"{pid}-*"):
+        for vcpu in vm.glob("vcpu*"):
+            index, tid = vcpu.name[4:], read(vcpu / "pid", "")
+            if index.isdigit() and tid.isdigit() and int(tid):
+                found[int(tid)] = int(index)
+    return found
+
+
+def find_vcpus(pid, want=None, wait_s=10.0, poll_s=0.05):
+    """({tid: vCPU index}, how they were found). Waits up to wait_s for
+    want threads (QEMU makes them as it starts); names first, debugfs
+    where debugfs is mounted, else every thread of the process (indices
+    unknown, -1)."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        named = vcpus_by_name(pid)
+        if named and (want is None or len(named) >= want):
+            break
+        if time.monotonic() >= deadline or \
+                not (PROC / str(pid)).is_dir():
+            break
+        time.sleep(poll_s)
+    debugfs = vcpus_by_debugfs(pid)
+    if named:
+        how = "thread names (CPU n/KVM)"
+        if debugfs:
+            agree = debugfs == named
+            how += ", debugfs " + ("agrees" if agree else
+                                   f"differs: {sorted(debugfs.items())}")
+        return named, how
+    if debugfs:
+        return debugfs, "debugfs kvm/<pid>-<fd>/vcpu*/pid"
+    tids = sorted(int(p.name) for p in (PROC / str(pid) / "task").glob("*")
+                  if p.name.isdigit())
+    return {t: -1 for t in tids}, \
+        "all threads of the process (no CPU n/KVM names: QEMU without " \
+        "-name ...,debug-threads=on; no KVM debugfs)"
+
+
+# --- tracing state --------------------------------------------------------
+
+STATE_FILES = ("kprobe_events", "uprobe_events", "dynamic_events",
+               "set_event", "current_tracer", "tracing_on",
+               "events/kvm/enable")
+
+
+def mounts():
+    """tracefs and debugfs mounts: ["tracefs /sys/kernel/tracing", ...]."""
+    text = read(PROC / "mounts", "")
+    return sorted(f"{p[2]} {p[1]}" for p in
+                  (line.split() for line in text.splitlines())
+                  if len(p) >= 3 and p[2] in ("tracefs", "debugfs"))
+
+
+def tracefs_mounted():
+    return any(m.split(" ", 1)[1] == str(TRACEFS) for m in mounts() if
+               m.startswith("tracefs ")) and (TRACEFS / "events").is_dir()
+
+
+def tracing_state():
+    """What a probe might leave behind: the mounts, and where tracefs is
+    mounted its dynamic events, enabled events, tracer and instances."""
+    state = {"mounts": mounts()}
+    if (TRACEFS / "events").is_dir():
+        for name in STATE_FILES:
+            path = TRACEFS / name
+            if path.exists():
+                try:
+                    state[name] = path.read_text(errors="replace").strip()
+                except OSError as err:
+                    state[name] = f"unreadable: {err.strerror}"
+        inst = TRACEFS / "instances"
+        if inst.is_dir():
+            state["instances"] = sorted(p.name for p in inst.iterdir())
+    return state
+
+
+def state_diff(before, after):
+    """What changed between two tracing_state()s, as lines."""
+    out = []
+    for key in sorted(set(before) | set(after)):
+        a, b = before.get(key), after.get(key)
+        if a != b:
+            out.append(f"{key}: {short(a)} -> {short(b)}")
+    return out
+
+
+def short(value, limit=120):
+    text = "absent" if value is None else repr(value)
+    return text if len(text) <= limit else text[:limit] + "..."
+
+
+# --- perf -----------------------------------------------------------------
+
+def run_quiet(argv, timeout=60):
+    """(exit status, stdout, stderr) of a short command; 127 if it
+    cannot start, 124 if it outlived timeout."""
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True,
+                              errors="replace", timeout=timeout,
+                              stdin=subprocess.DEVNULL)
+    except OSError as err:
+        return 127, "", str(err)
+    except subprocess.TimeoutExpired:
+        return 124, "", f"{argv[0]} still ran after {timeout} s"
+    return done.returncode, done.stdout, done.stderr
+
+
+class PerfSession:
+    """One perf record or perf stat, started with its events disabled
+    and enabled through its control FIFO: once perf acknowledges the
+    enable, it counts. Then stop()ped with SIGINT, as perf must be for
+    a usable perf.data."""
+
+    def __init__(self, argv, tmp, name):
+        self.argv, self.proc = list(argv), None
+        self.ctl, self.ack = Path(tmp) / f"{name}.ctl", \
+            Path(tmp) / f"{name}.ack"
+        self.stderr = Path(tmp) / f"{name}.stderr"
+        self.rc, self.how = None, None
+        self._ack_fd = self._ctl_fd = None
+
+    def command(self):
+        return self.argv[:2] + ["-D", "-1", "--control",
+                                f"fifo:{self.ctl},{self.ack}"] + self.argv[2:]
+
+    def start(self):
+        os.mkfifo(self.ctl)
+        os.mkfifo(self.ack)
+        # perf opens the ack FIFO write-only, which waits for a reader.
+        self._ack_fd = os.open(self.ack, os.O_RDONLY | os.O_NONBLOCK)
+        with open(self.stderr, "wb") as err:
+            self.proc = subprocess.Popen(
+                self.command(), stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL, stderr=err)
+        deadline = time.monotonic() + PERF_WAIT_S
+        while self._ctl_fd is None:
+            try:
+                self._ctl_fd = os.open(self.ctl, os.O_WRONLY | os.O_NONBLOCK)
+            except OSError as e:
+                if e.errno != errno.ENXIO:
+                    raise
+                self._alive_or_raise(deadline, "open its control FIFO")
+                time.sleep(0.02)
+        os.write(self._ctl_fd, b"enable\n")
+        got = b""
+        while b"ack" not in got:
+            self._alive_or_raise(deadline, "acknowledge the enable")
+            ready, _, _ = select.select([self._ack_fd], [], [], 0.05)
+            if ready:
+                chunk = os.read(self._ack_fd, 64)
+                got += chunk
+                if not chunk:
+                    time.sleep(0.02)
+
+    def _alive_or_raise(self, deadline, what):
+        if self.proc.poll() is not None:
+            raise CannotProbe(f"{' '.join(self.argv[:2])} exited "
+                              f"{self.proc.returncode} before it could "
+                              f"{what}: {self.error_text()}")
+        if time.monotonic() > deadline:
+            self.stop(grace_s=0)
+            raise CannotProbe(f"{' '.join(self.argv[:2])} did not "
+                              f"{what} within {PERF_WAIT_S} s")
+
+    def error_text(self):
+        text = read(self.stderr, "") or "(nothing on stderr)"
+        return " ".join(text.split())[:400]
+
+    def interrupt(self):
+        """SIGINT, if perf still runs: it writes out what it has and
+        ends."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.how = "stopped with SIGINT"
+            self.proc.send_signal(signal.SIGINT)
+
+    def stop(self, grace_s=0.0):
+        """End perf: it may have ended by itself (its threads left) within
+        grace_s, else SIGINT, else (stuck) SIGKILL, said in self.how."""
+        if self.proc is None:
+            return None
+        try:
+            if self.proc.poll() is None and grace_s:
+                try:
+                    self.proc.wait(timeout=grace_s)
+                except subprocess.TimeoutExpired:
+                    pass
+            if self.how is None and self.proc.poll() is not None:
+                self.how = "ended by itself"
+            self.interrupt()
+            try:
+                self.proc.wait(timeout=PERF_WAIT_S)
+            except subprocess.TimeoutExpired:
+                self.how = "killed: it did not stop on SIGINT"
+                self.proc.kill()
+                self.proc.wait()
+            self.rc = self.proc.returncode
+        finally:
+            for fd in (self._ctl_fd, self._ack_fd):
+                if fd is not None:
+                    os.close(fd)
+            self._ctl_fd = self._ack_fd = None
+            for path in (self.ctl, self.ack):
+                with _ignored():
+                    path.unlink()
+        return self.rc
+
+    @property
+    def ok(self):
+        # perf exits 0, or with SIGINT's status when it was interrupted.
+        return self.rc in (0, 130, -signal.SIGINT) and \
+            self.how != "killed: it did not stop on SIGINT"
+
+
+class _ignored:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, tb):
+        return kind is not None and issubclass(kind, OSError)
+
+
+def record_argv(perf, out, tids, events, mmap="1M"):
+    """perf record of every event (period 1) on the threads tids; events
+    are (name, filter or None)."""
+    argv = [perf, "record", "-q", "-c", "1", "-m", mmap, "-o", str(out),
+            "-t", ",".join(str(t) for t in sorted(tids))]
+    for name, filt in events:
+        argv += ["-e", name]
+        if filt:
+            argv += ["--filter", filt]
+    return argv
+
+
+def stat_argv(perf, out, tids, events=("kvm:*",)):
+    argv = [perf, "stat", "-x", SEP, "--per-thread", "-o", str(out),
+            "-t", ",".join(str(t) for t in sorted(tids))]
+    for name in events:
+        argv += ["-e", name]
+    return argv
+
+
+def script_argv(perf, data):
+    return [perf, "script", "-i", str(data), "--ns",
+            "-F", "pid,tid,time,event,trace"]
+
+
+# --- a probing session ----------------------------------------------------
+
+class Probe:
+    """The host side of one probed run:
+
+        with Probe(folder) as probe:     # checks, state, tracefs, kprobes
+            probe.attach(qemu_pid)       # perf counting the vCPU threads
+            ...the guest runs...
+            result = probe.finish()      # perf stopped, counts read
+        # kprobes removed, tracefs unmounted if we mounted it, and
+        # result.leftovers lists whatever tracing state changed.
+
+    kprobes: "auto" uses them where the kernel has kprobe events, "off"
+    never (tracepoint mode everywhere)."""
+
+    def __init__(self, folder, perf="perf", kprobes="auto", mmap="1M",
+                 keep_data=False, discover=True):
+        self.folder = Path(folder)
+        self.discover = discover
+        self.perf_name, self.kprobes, self.mmap = perf, kprobes, mmap
+        self.keep_data = keep_data
+        self.perf = None
+        self.mounted = False
+        self.tracefs = None
+        self.placed = []            # kprobe events we tried to add
+        self.active = []            # and those that were added
+        self.notes = []
+        self.before = None
+        self.tmp = None
+        self.sessions = []
+        self.record = self.stat = None
+        self.mode = "tracepoint"
+        self.cancel = None
+        self.kvm_events = []
+        self.vcpus, self.vcpu_method = {}, ""
+        self.discovery = []
+        self.leftovers = []
+        self.kmsg_seq = None
+        self.result = None
+
+    def __enter__(self):
+        try:
+            self.open()
+        except BaseException:
+            self.close()
+            raise
+        return self
+
+    def __exit__(self, kind, value, tb):
+        self.close()
+        return False
+
+    # The host, before anything runs.
+    def open(self):
+        if geteuid() != 0:
+            raise CannotProbe("needs root: perf reads kvm: tracepoints "
+                              "of other processes and tracefs")
+        self.perf = shutil.which(self.perf_name)
+        if self.perf is None:
+            raise CannotProbe(f"{self.perf_name} not found: install perf "
+                              "(Debian: apt-get install linux-perf)")
+        self.before = tracing_state()
+        self.kmsg_seq, _ = kmsg()
+        if not tracefs_mounted():
+            filesystems = read(PROC / "filesystems", "")
+            if "tracefs" not in filesystems.split():
+                raise CannotProbe("the kernel has no tracefs")
+            rc, _, err = run_quiet([*MOUNT, str(TRACEFS)], timeout=30)
+            if rc:
+                raise CannotProbe(f"tracefs is not mounted and mounting it "
+                                  f"on {TRACEFS} failed: {err.strip()}")
+            self.mounted = True
+        self.tracefs = (f"mounted on {TRACEFS} for the probe, unmounted "
+                        "after" if self.mounted else
+                        f"already mounted on {TRACEFS}: left as found")
+        self.kvm_events = sorted(p.name for p in
+                                 (TRACEFS / "events" / "kvm").glob("*")
+                                 if (p / "format").exists())
+        if "kvm_pio" not in self.kvm_events:
+            raise CannotProbe(f"no kvm:kvm_pio tracepoint in {TRACEFS}/"
+                              "events/kvm (is kvm loaded?): the guest's "
+                              "window marks cannot be seen")
+        self.tmp = tempfile.mkdtemp(prefix="hvprobe-probe.")
+        if self.kprobes != "off":
+            self._place_kprobes()
+        else:
+            self.notes.append("cancelled VM-entries: not counted "
+                              "(tracepoint mode asked for; they need "
+                              "kprobes)")
+
+    def _place_kprobes(self):
+        if not (TRACEFS / "kprobe_events").exists():
+            self.notes.append(
+                "cancelled VM-entries: not counted: they need kprobes, "
+                f"and this kernel has no kprobe events (no {TRACEFS}/"
+                "kprobe_events: CONFIG_KPROBE_EVENTS is off)")
+            return
+        kallsyms = read(PROC / "kallsyms", "")
+        symbol, module = cancel_symbol(kallsyms, vendor_module())
+        if symbol is None:
+            self.notes.append("cancelled VM-entries: not counted: no "
+                              "*_cancel_injection in /proc/kallsyms for "
+                              f"vendor module {vendor_module()}")
+            return
+        rc, listed, _ = run_quiet([self.perf, "probe", "-l"])
+        for name in KPROBES.values():
+            if re.search(rf"^\s*{PROBE_GROUP}:{name}\s", listed + "\n",
+                         re.MULTILINE):
+                raise CannotProbe(
+                    f"{PROBE_GROUP}:{name} already exists (another run, or "
+                    "one that was killed); remove it with: perf probe -d "
+                    f"{PROBE_GROUP}:{name}")
+        others = kallsyms_find(kallsyms, [PMI_SYMBOL, NMI_SYMBOL])
+        for key, sym, mod, needed in (
+                ("cancel", symbol, module, True),
+                ("pmi", PMI_SYMBOL, others.get(PMI_SYMBOL), False),
+                ("nmi", NMI_SYMBOL, others.get(NMI_SYMBOL), False)):
+            if mod is None:
+                self.notes.append(f"{sym} is not in /proc/kallsyms: "
+                                  f"{KEYS[KPROBE_KEYS[key]]} not counted")
+                continue
+            why = self._add_kprobe(KPROBES[key], sym, mod)
+            if why and needed:
+                self.notes.append(f"cancelled VM-entries: not counted: {why}")
+                return
+            if why:
+                self.notes.append(why)
+        self.mode, self.cancel = "kprobe", symbol
+
+    @staticmethod
+    def _event(key):
+        return f"{PROBE_GROUP}:{KPROBES[key]}"
+
+    def _add_kprobe(self, name, symbol, module):
+        """None once placed, else why not. Without debuginfo perf finds
+        module symbols in kallsyms; with a vmlinux it may want -m."""
+        spec = f"{name}={symbol}"
+        rc, _, err = run_quiet([self.perf, "probe", "-q", "-a", spec])
+        if rc and module:
+            rc, _, err = run_quiet([self.perf, "probe", "-q", "-m", module,
+                                    "-a", spec])
+        # Removed at the end even after a failure: perf may have made
+        # part of it. Only what was placed is recorded.
+        self.placed.append(f"{PROBE_GROUP}:{name}")
+        if rc:
+            return f"perf probe -a {spec} failed: {' '.join(err.split())}"
+        self.active.append(f"{PROBE_GROUP}:{name}")
+        return None
+
+    def recorded_events(self):
+        events = [(MARK_EVENT, MARK_FILTER)]
+        events += [(f"kvm:{e}", None) for e in TRACEPOINTS
+                   if e in self.kvm_events]
+        if self.mode == "kprobe":
+            events += [(self._event(k), None) for k in KPROBES
+                       if self._event(k) in self.active]
+        return events
+
+    def attach(self, pid, want_vcpus=None, wait_s=10.0):
+        """Find QEMU's vCPU threads and start counting them: perf stat of
+        every kvm: tracepoint on a few (what fires), perf record of the
+        marks and what is counted on all."""
+        self.vcpus, self.vcpu_method = find_vcpus(pid, want_vcpus, wait_s)
+        if not self.vcpus:
+            raise CannotProbe(f"process {pid} has no threads to probe")
+        tids = sorted(self.vcpus)
+        self.discovery = [t for t in sorted(tids, key=self.vcpus.get)
+                          if self.vcpus[t] >= 0][:DISCOVERY_THREADS] or \
+            tids[:DISCOVERY_THREADS]
+        if self.discover:
+            self.stat = PerfSession(
+                stat_argv(self.perf, Path(self.tmp) / "kvm-events.csv",
+                          self.discovery), self.tmp, "stat")
+        self.record = PerfSession(
+            record_argv(self.perf, self.data_path(), tids,
+                        self.recorded_events(), self.mmap),
+            self.tmp, "record")
+        for session in (self.stat, self.record):
+            if session is not None:
+                self.sessions.append(session)
+                session.start()
+
+    def data_path(self):
+        return self.folder / "perf.data"
+
+    def finish(self, serial_text=""):
+        """Stop perf and read what it counted: a Result."""
+        # perf stat never ends by itself; perf record may, once QEMU has.
+        if self.stat is not None:
+            self.stat.interrupt()
+        deadline = time.monotonic() + STOP_GRACE_S
+        for session in self.sessions:
+            session.stop(grace_s=max(0.0, deadline - time.monotonic()))
+        perf_ok = all(s.ok for s in self.sessions)
+        for s in self.sessions:
+            if not s.ok:
+                self.notes.append(f"{' '.join(s.argv[:2])} exited "
+                                  f"{s.rc} ({s.how}): {s.error_text()}")
+        fired = parse_stat(read(Path(self.tmp) / "kvm-events.csv", ""))
+        tl, lost = self._script()
+        # What was recorded fired (or not) whatever the discovery says.
+        for event, _ in self.recorded_events():
+            keys = event_keys(event)
+            if keys:
+                fired[event] = sum(n for c in tl.totals.values()
+                                   for k, n in c.items()
+                                   if k.startswith(keys))
+        names = window_names(serial_text)
+        for w, name in zip([w for w in tl.windows if w.begin is not None],
+                           names):
+            w.name = name
+        seq, lines = kmsg(self.kmsg_seq) if self.kmsg_seq is not None \
+            else (None, [])
+        self.result = Result(
+            mode=self.mode, notes=self.notes,
+            recorded=[e for e, _ in self.recorded_events()],
+            vcpus=self.vcpus, vcpu_method=self.vcpu_method,
+            windows=tl.windows, fired=fired,
+            discovery_tids=self.discovery, lost=lost, events=tl.events,
+            perf_ok=perf_ok,
+            throttle_messages=throttling(lines) if isinstance(lines, list)
+            else [], sample_rate_after=sample_rate(),
+            cancel_symbol=self.cancel, tracefs=self.tracefs)
+        return self.result
+
+    def _script(self):
+        data = self.data_path()
+        if not data.exists():
+            return Tally([], {}, 0, None, None), 0
+        proc = subprocess.Popen(script_argv(self.perf, data),
+                                stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE,
+                                stderr=subprocess.DEVNULL, text=True,
+                                errors="replace")
+        try:
+            tl = tally(proc.stdout)
+        finally:
+            proc.stdout.close()
+            try:
+                proc.wait(timeout=PERF_WAIT_S)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+        if proc.returncode:
+            self.notes.append(f"perf script exited {proc.returncode}")
+        _, stats, _ = run_quiet([self.perf, "report", "-i", str(data),
+                                 "--stats"], timeout=120)
+        return tl, parse_lost(stats)
+
+    def close(self):
+        """Undo what open() did, and compare the tracing state."""
+        for session in self.sessions:
+            with _ignored():
+                session.stop(grace_s=0)
+        for event in reversed(self.placed):
+            rc, _, err = run_quiet([self.perf, "probe", "-q", "-d", event])
+            if rc:
+                self.notes.append(f"could not remove {event}: "
+                                  f"{' '.join(err.split())}; run: perf "
+                                  f"probe -d {event}")
+        self.placed = []
+        if self.mounted:
+            for _ in range(10):
+                rc, _, err = run_quiet([*UMOUNT, str(TRACEFS)], timeout=30)
+                if rc == 0:
+                    break
+                time.sleep(0.5)         # perf may still hold it a moment
+            else:
+                self.notes.append(f"could not unmount {TRACEFS}: "
+                                  f"{err.strip()}")
+            self.mounted = False
+        if self.tmp:
+            shutil.rmtree(self.tmp, ignore_errors=True)
+            self.tmp = None
+        if not self.keep_data:
+            with _ignored():
+                self.data_path().unlink()
+            with _ignored():
+                Path(str(self.data_path()) + ".old").unlink()
+        if self.before is not None:
+            left = state_diff(self.before, tracing_state())
+            if self.result is not None:
+                self.result.leftovers = left
+            self.leftovers = left
+
+

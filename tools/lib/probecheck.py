@@ -1,0 +1,130 @@
+# SPDX-License-Identifier: MIT
+"""make check's host-probe row: the host probe in tracepoint mode on a
+real KVM guest running nmi_storm, its counts judged against the guest's.
+
+Under KVM the probe must see the guest's two window marks, find both
+vCPU threads by name, count host events on each of them over the
+window (VM-entries where kvm:kvm_entry fires; NMI IPIs always), count
+exactly the NMI IPIs the guest says it sent, lose nothing, and leave no
+tracing state behind. Where KVM, root, perf or tracefs are missing the
+row is one SKIP that says which.
+"""
+
+import json
+import shutil
+
+from . import guest, hostprobe, kvm, probecount, probedrun, qemu, results
+
+SMP = 2
+TIMEOUT_S = 60
+WORDS = ["test=nmi_storm"]
+WINDOW = "nmi_storm"
+
+
+def cannot(perf="perf"):
+    """Why the row cannot run here, or None."""
+    ok, why = kvm.ioctl_check()
+    if not ok:
+        return f"needs KVM: {why}"
+    if hostprobe.geteuid() != 0:
+        return "needs root: perf reads kvm: tracepoints system-wide"
+    if shutil.which(perf) is None:
+        return f"needs perf: {perf} not found (Debian: linux-perf)"
+    if not hostprobe.tracefs_mounted() and "tracefs" not in \
+            (hostprobe.read(hostprobe.PROC / "filesystems", "") or "").split():
+        return "needs tracefs: the kernel has none"
+    if not (guest.BUILD / "hvprobe.elf32").exists():
+        return "needs build/hvprobe.elf32 (make)"
+    return None
+
+
+def judge(outcome, result):
+    """[(status, line)] for one probed nmi_storm run."""
+    cases = []
+
+    def case(ok, text, skip=None):
+        status = "skip" if skip else "pass" if ok else "fail"
+        cases.append((status, f"{text}" + (f" # SKIP {skip}" if skip else
+                                           "")))
+
+    storm = probedrun.guest_test(outcome.doc, WINDOW)
+    data = probedrun.guest_data(outcome.doc, WINDOW) or {}
+    case(outcome.doc["verdict"] == "pass" and storm is not None
+         and storm["status"] == "pass",
+         "guest run passed, nmi_storm "
+         f"{storm['status'] if storm else 'missing'}")
+    named = sorted(i for i in result.vcpus.values() if i >= 0)
+    case(named == list(range(SMP)) and
+         result.vcpu_method.startswith("thread names"),
+         f"vCPU threads found by name: {named} ({result.vcpu_method})")
+    w = result.window(WINDOW)
+    case(w is not None and w.complete and
+         0.5 <= w.seconds <= data.get("seconds", 1) + 10,
+         "the guest's window marks seen on the host: "
+         + (f"{w.seconds:.3f} s" if w else "none"))
+    if w is None:
+        w = probecount.Window()
+    rows = probecount.per_vcpu(result, w)
+    entries = [c["entry"] for _, _, c in rows]
+    if result.fires("kvm:kvm_entry"):
+        case(len(entries) == SMP and all(entries),
+             f"VM-entries per vCPU thread over the window: {entries}")
+    else:
+        case(True, "VM-entries per vCPU thread",
+             skip="kvm:kvm_entry never fired during the run (vendor module "
+                  f"{hostprobe.vendor_module()}): VM-entries cannot be "
+                  "counted on this host")
+    ipis = [c["nmi_ipi"] for _, _, c in rows]
+    case(len(ipis) == SMP and all(ipis),
+         f"host events per vCPU thread over the window: NMI IPIs {ipis}")
+    sent = data.get("sent")
+    host = w.total("nmi_ipi", set(result.vcpus))
+    case(sent is not None and host == sent,
+         f"NMI IPIs the guest sent ({sent}) = kvm:kvm_apic_ipi NMIs over the "
+         f"window ({host})")
+    accepted = w.total("accept_nmi", set(result.vcpus))
+    case(sent is not None and accepted == sent,
+         f"NMIs the guest sent ({sent}) = kvm:kvm_apic_accept_irq NMIs over "
+         f"the window ({accepted})")
+    case(result.perf_ok and result.lost == 0,
+         f"perf ended cleanly and lost nothing (lost {result.lost})")
+    case(not result.leftovers,
+         "no tracing state left behind" +
+         ("".join(f"; {x}" for x in result.leftovers)))
+    return cases
+
+
+def row(log_dir, perf="perf"):
+    """tools/check's row: (Counts, verdict, text)."""
+    why = cannot(perf)
+    if why:
+        return results.Counts(skipped=1), "skip", f"SKIP {why}\n"
+    run_dir = results.new_dir(log_dir, "host-probe")
+    machine = qemu.Machine(boot="kernel", smp=SMP, accel="kvm",
+                           cpu=qemu.KVM_CPU)
+    lines = []
+    try:
+        with hostprobe.Probe(run_dir, perf=perf, kprobes="off") as probe:
+            outcome, result = probedrun.probed_run(machine, WORDS, run_dir,
+                                                   TIMEOUT_S, probe)
+    except (hostprobe.CannotProbe, guest.CannotRun, qemu.ConfigError,
+            probedrun.QMPError, OSError) as err:
+        text = f"the probed run could not take place: {err}\n"
+        (run_dir / "probe.txt").write_text(text)
+        return results.Counts(failed=1), "error", text
+    counts = results.Counts()
+    for status, line in judge(outcome, result):
+        counts.add(status)
+        lines.append(f"{status.upper():4} {line}")
+    w = result.window(WINDOW)
+    if w is not None:
+        lines += probecount.window_lines(result, w)
+    lines += probecount.silent_lines(result) + result.notes
+    lines.append(f"tracefs: {result.tracefs}")
+    lines += outcome.lines
+    text = "\n".join(lines) + "\n"
+    (run_dir / "probe.txt").write_text(text)
+    with open(run_dir / "host-probe.json", "w") as f:
+        json.dump(result.to_json(), f, indent=1)
+        f.write("\n")
+    return counts, "fail" if counts.failed else "pass", text

@@ -1,0 +1,362 @@
+# SPDX-License-Identifier: MIT
+"""What the host probe's recording says: perf script's lines cut into
+the windows the guest marked, each event counted under the vCPU thread
+that caused it, and a probed run's Result read back as figures.
+
+Pure: tools/lib/hostprobe.py runs perf and feeds this module its text;
+the tests feed it text of their own.
+"""
+
+import re
+from collections import Counter
+from dataclasses import dataclass, field
+
+MARK_PORT, MARK_BEGIN, MARK_END = 0x80, 0xb0, 0xb1
+SEP = ";"                   # perf stat -x: thread names hold spaces
+
+# Our own kprobe names: one someone else placed on the same function is
+# left alone, and a stale one of ours is recognised.
+PROBE_GROUP = "probe"
+KPROBES = {"cancel": "hvprobe_cancel", "pmi": "hvprobe_pmi",
+           "nmi": "hvprobe_nmi"}
+# tally()'s key for each.
+KPROBE_KEYS = {"cancel": "cancel", "pmi": "pmi", "nmi": "inject_nmi"}
+PMI_SYMBOL = "kvm_pmu_deliver_pmi"
+NMI_SYMBOL = "kvm_inject_nmi"
+MARK_EVENT = "kvm:kvm_pio"
+MARK_FILTER = f"port == {MARK_PORT:#x}"
+# What counts mean, by tally() key.
+KEYS = {
+    "entry": "VM-entries (kvm:kvm_entry)",
+    "exit": "VM-exits (kvm:kvm_exit)",
+    "nmi_ipi": "NMI IPIs sent (kvm:kvm_apic_ipi, delivery mode NMI)",
+    "other_ipi": "other IPIs sent (kvm:kvm_apic_ipi)",
+    "accept_nmi": "NMIs the local APICs accepted (kvm:kvm_apic_accept_irq)",
+    "cancel": "cancelled VM-entries (kprobe on *_cancel_injection)",
+    "pmi": f"PMIs delivered (kprobe on {PMI_SYMBOL})",
+    "inject_nmi": f"NMIs queued (kprobe on {NMI_SYMBOL})",
+}
+
+SCRIPT_LINE = re.compile(r"^\s*(\d+)/(\d+)\s+(\d+\.\d+):\s+"
+                         r"([\w-]+:[\w-]+):\s?(.*)$")
+PIO = re.compile(r"pio_write at 0x([0-9a-f]+) size \d+ count \d+ "
+                 r"val 0x([0-9a-f]+)")
+ACCEPT = re.compile(r"apicid ([0-9a-f]+) vec (\d+) \((\w+)\|")
+
+
+def classify(event, trace):
+    """tally()'s key for one event, or None for what is not counted."""
+    if event == "kvm:kvm_entry":
+        return "entry"
+    if event == "kvm:kvm_exit":
+        return "exit"
+    if event == "kvm:kvm_apic_ipi":
+        return "nmi_ipi" if "(NMI|" in trace else "other_ipi"
+    if event == "kvm:kvm_apic_accept_irq":
+        m = ACCEPT.search(trace)
+        if not m or m.group(3) == "NMI":
+            return "accept_nmi"
+        return f"accept_{m.group(3).lower()}_{m.group(2)}"
+    for key, name in KPROBES.items():
+        if event == f"{PROBE_GROUP}:{name}":
+            return KPROBE_KEYS[key]
+    return None
+
+
+def event_keys(event):
+    """The prefixes of the tally() keys an event's records go under."""
+    fixed = {"kvm:kvm_entry": ("entry",), "kvm:kvm_exit": ("exit",),
+             "kvm:kvm_apic_ipi": ("nmi_ipi", "other_ipi"),
+             "kvm:kvm_apic_accept_irq": ("accept_",)}
+    if event in fixed:
+        return fixed[event]
+    key = classify(event, "")
+    return (key,) if key else ()
+
+
+@dataclass
+class Window:
+    """What happened between a begin and an end mark. begin or end None:
+    the mark fell outside the recording, which then bounds the window."""
+    begin: float | None = None
+    end: float | None = None
+    tid: int | None = None            # the thread that marked it
+    first: float | None = None        # first and last event inside
+    last: float | None = None
+    counts: dict = field(default_factory=dict)     # {tid: Counter}
+    accepted_by_apic: Counter = field(default_factory=Counter)
+    name: str | None = None           # from the serial log's mark lines
+
+    @property
+    def complete(self):
+        return self.begin is not None and self.end is not None
+
+    @property
+    def seconds(self):
+        a = self.begin if self.begin is not None else self.first
+        b = self.end if self.end is not None else self.last
+        return (b - a) if a is not None and b is not None else 0.0
+
+    def add(self, tid, key, stamp, trace):
+        self.counts.setdefault(tid, Counter())[key] += 1
+        if key == "accept_nmi":
+            m = ACCEPT.search(trace)
+            if m:
+                self.accepted_by_apic[int(m.group(1), 16)] += 1
+        self.first = stamp if self.first is None else self.first
+        self.last = stamp
+
+    def total(self, key, tids=None):
+        return sum(c[key] for t, c in self.counts.items()
+                   if tids is None or t in tids)
+
+    def to_json(self):
+        return {"name": self.name, "begin": self.begin, "end": self.end,
+                "seconds": round(self.seconds, 6),
+                "complete": self.complete, "marked_by": self.tid,
+                "counts": {str(t): dict(c) for t, c in
+                           sorted(self.counts.items())},
+                "nmis_accepted_by_apic_id":
+                    {str(a): n for a, n in
+                     sorted(self.accepted_by_apic.items())}}
+
+
+@dataclass
+class Tally:
+    windows: list
+    totals: dict            # {tid: Counter} over the whole recording
+    events: int
+    first: float | None
+    last: float | None
+
+
+def tally(lines):
+    """The windows the marks delimit in perf script's lines (in time
+    order, as perf script sorts them), with what each thread did inside,
+    and the recording's totals. Everything before the first mark is
+    kept as a window with no begin in case that mark is an end (the
+    recording started inside the window), or in case there is no mark at
+    all; an open window at the end has no end."""
+    windows, totals = [], {}
+    pre, current = Window(), None
+    first = last = None
+    n = 0
+    for line in lines:
+        m = SCRIPT_LINE.match(line)
+        if not m:
+            continue
+        n += 1
+        tid, stamp = int(m.group(2)), float(m.group(3))
+        event, trace = m.group(4), m.group(5)
+        first = stamp if first is None else first
+        last = stamp
+        if event == MARK_EVENT:
+            pio = PIO.search(trace)
+            if not pio or int(pio.group(1), 16) != MARK_PORT:
+                continue
+            value = int(pio.group(2), 16)
+            if value == MARK_BEGIN:
+                if current is not None:
+                    windows.append(current)     # begun twice: keep both
+                current, pre = Window(begin=stamp, tid=tid), None
+            elif value == MARK_END:
+                if current is None and pre is not None:
+                    current = pre
+                    current.tid = tid
+                if current is not None:
+                    current.end = stamp
+                    windows.append(current)
+                current = pre = None
+            continue
+        key = classify(event, trace)
+        if key is None:
+            continue
+        totals.setdefault(tid, Counter())[key] += 1
+        for w in (current, pre):
+            if w is not None:
+                w.add(tid, key, stamp, trace)
+    if current is not None:
+        windows.append(current)
+    elif pre is not None and pre.first is not None:
+        windows.append(pre)     # no mark at all: the whole recording
+    for w in windows:           # the recording bounds what no mark does
+        if w.begin is None:
+            w.first = first
+        if w.end is None:
+            w.last = last
+    return Tally(windows, totals, n, first, last)
+
+
+MARK_LINE = re.compile(r"# host mark 0x([0-9a-f]+) \((\S+) (begins|ends)\)")
+
+
+def window_names(serial_text):
+    """The names of the windows the serial log announces, in order."""
+    return [m.group(2) for m in MARK_LINE.finditer(serial_text)
+            if int(m.group(1), 16) == MARK_BEGIN]
+
+
+@dataclass
+class Result:
+    """One probed guest run, as the host saw it."""
+    mode: str                    # "kprobe" or "tracepoint"
+    notes: list                  # why something is not counted
+    recorded: list               # the events perf recorded
+    vcpus: dict                  # {tid: vCPU index}
+    vcpu_method: str
+    windows: list
+    fired: dict                  # {kvm:event: count}, whole run, discovery
+    discovery_tids: list
+    lost: int
+    events: int
+    perf_ok: bool
+    throttle_messages: list
+    sample_rate_after: int | None
+    leftovers: list = field(default_factory=list)
+    cancel_symbol: str | None = None
+    tracefs: str | None = None
+
+    def window(self, name=None):
+        """The window called name (else the first complete one)."""
+        for w in self.windows:
+            if (name is None and w.complete) or (name and w.name == name):
+                return w
+        return None
+
+    def fires(self, event):
+        return self.fired.get(event, 0) > 0
+
+    def to_json(self):
+        return {"mode": self.mode, "notes": self.notes,
+                "recorded": self.recorded, "cancel_symbol": self.cancel_symbol,
+                "vcpus": {str(t): i for t, i in sorted(self.vcpus.items())},
+                "vcpu_method": self.vcpu_method,
+                "windows": [w.to_json() for w in self.windows],
+                "fired": self.fired, "discovery_threads": self.discovery_tids,
+                "lost": self.lost, "events": self.events,
+                "perf_ok": self.perf_ok,
+                "throttle_messages": self.throttle_messages,
+                "perf_event_max_sample_rate_after": self.sample_rate_after,
+                "tracefs": self.tracefs, "leftovers": self.leftovers}
+
+
+def per_vcpu(result, window):
+    """[(vCPU index, tid, Counter)] for the window, vCPUs in order."""
+    rows = []
+    for tid, index in sorted(result.vcpus.items(),
+                             key=lambda item: (item[1], item[0])):
+        rows.append((index, tid, window.counts.get(tid, Counter())))
+    return rows
+
+
+def window_lines(result, window, guest=None):
+    """What one window shows per vCPU thread, as lines: every figure
+    per second of the window, and what could not be counted."""
+    secs = window.seconds
+    lines = [f"window {window.name or '?'}: {secs:.3f} s {span(window)}, "
+             f"{result.mode} mode, vCPU threads by {result.vcpu_method}"]
+    keys = [k for k in ("entry", "exit", "cancel", "pmi", "inject_nmi",
+                        "accept_nmi", "nmi_ipi") if counted(result, k)]
+    head = f"  {'vCPU':6} {'tid':>8}" + "".join(f" {LABELS[k]:>12}"
+                                                for k in keys)
+    lines.append(head)
+    # A tracepoint that never fired is one this vendor does not trace:
+    # "-", not a rate of 0. (A kprobe that never fired counted 0.)
+    silent = {k for k in ("entry", "exit")
+              if not result.fires(KEY_EVENTS[k])}
+    for index, tid, counts in per_vcpu(result, window):
+        name = f"CPU {index}" if index >= 0 else "?"
+        cells = "".join(f" {'-' if k in silent else rate(counts[k], secs):>12}"
+                        for k in keys)
+        lines.append(f"  {name:6} {tid:8}{cells}")
+    lines.append("  (per second of the window; - : never fired)"
+                 if silent & set(keys) else "  (per second of the window)")
+    return lines
+
+
+def span(window):
+    """What bounds a window, in words."""
+    if window.complete:
+        return "between the guest's marks"
+    if window.begin is None and window.end is None:
+        return "of recording (no marks seen: the whole recording)"
+    if window.begin is None:
+        return "from the recording's start (inside the window) to the " \
+            "guest's end mark"
+    return "from the guest's begin mark to the recording's end (the " \
+        "window had not ended)"
+
+
+LABELS = {"entry": "entries/s", "exit": "exits/s", "cancel": "cancels/s",
+          "pmi": "PMIs/s", "inject_nmi": "NMIs/s", "accept_nmi": "APIC NMI/s",
+          "nmi_ipi": "NMI IPI/s"}
+
+
+# The event each figure comes from.
+KEY_EVENTS = {"entry": "kvm:kvm_entry", "exit": "kvm:kvm_exit",
+              "accept_nmi": "kvm:kvm_apic_accept_irq",
+              "nmi_ipi": "kvm:kvm_apic_ipi",
+              "cancel": f"{PROBE_GROUP}:{KPROBES['cancel']}",
+              "pmi": f"{PROBE_GROUP}:{KPROBES['pmi']}",
+              "inject_nmi": f"{PROBE_GROUP}:{KPROBES['nmi']}"}
+
+
+def counted(result, key):
+    """Whether the recording counted key at all."""
+    return KEY_EVENTS[key] in result.recorded
+
+
+def rate(n, seconds):
+    return f"{n / seconds:.1f}" if seconds > 0 else "-"
+
+
+def silent_lines(result):
+    """Which recorded tracepoints fired and which never did, and what
+    else of kvm: fired (perf stat over the whole run)."""
+    lines = []
+    recorded = [e for e in result.recorded if e.startswith("kvm:")
+                and e != MARK_EVENT]
+    silent = [e for e in recorded if not result.fires(e)]
+    if silent:
+        lines.append("host: never fired during the run: " +
+                     ", ".join(silent) +
+                     (" (this vendor module does not trace VM-entries and "
+                      "exits: VM-entries per second cannot be counted here)"
+                      if "kvm:kvm_entry" in silent else ""))
+    busy = sorted(((n, e) for e, n in result.fired.items() if n),
+                  reverse=True)
+    if busy:
+        lines.append("host: kvm: tracepoints that fired (whole run, "
+                     f"{len(result.discovery_tids)} vCPU thread(s)): " +
+                     ", ".join(f"{e[4:]} {n}" for n, e in busy[:10]) +
+                     (", ..." if len(busy) > 10 else ""))
+    return lines
+
+
+def parse_stat(text):
+    """{event: total count} over the threads of perf stat -x ';'
+    --per-thread output: label; count; unit; event; ... (perf-stat(1),
+    CSV FORMAT). "<not counted>" and "<not supported>" count 0."""
+    totals = Counter()
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        fields = [f.strip() for f in line.split(SEP)]
+        for at in range(2, len(fields)):
+            if re.fullmatch(r"[\w-]+:[\w-]+", fields[at]):
+                break
+        else:
+            continue
+        try:
+            totals[fields[at]] += int(float(fields[at - 2]))
+        except ValueError:
+            totals[fields[at]] += 0
+    return dict(totals)
+
+
+LOST = re.compile(r"^\s*(LOST(?:_SAMPLES)?) events:\s*(\d+)", re.MULTILINE)
+
+
+def parse_lost(text):
+    """Records perf lost, from `perf report --stats`."""
+    return sum(int(m.group(2)) for m in LOST.finditer(text))

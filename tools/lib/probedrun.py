@@ -1,0 +1,163 @@
+# SPDX-License-Identifier: MIT
+"""One guest run with the host probe attached from its first instruction.
+
+QEMU starts paused (-S) with a QMP socket of its own; the probe finds
+its vCPU threads (by their "CPU n/KVM" names) and starts perf on them;
+only once perf has acknowledged that it counts is the guest resumed
+(QMP "cont"). So no mark and no event can come before the probe
+watches, however loaded the host. guest.run() does the rest as for any
+run (serial log, results.json) in a thread beside this one.
+"""
+
+import dataclasses
+import json
+import shutil
+import socket
+import tempfile
+import threading
+import time
+from pathlib import Path
+
+from . import guest, hostprobe
+
+QMP_WAIT_S = 20
+
+
+class QMPError(Exception):
+    pass
+
+
+def qmp(path, *commands, wait_s=QMP_WAIT_S):
+    """Send QMP commands (after the capabilities handshake) to the
+    socket at path; the replies' "return" values, in order."""
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.settimeout(wait_s)
+            sock.connect(str(path))
+            break
+        except OSError as err:
+            sock.close()
+            if time.monotonic() > deadline:
+                raise QMPError(f"cannot reach QEMU's QMP socket: {err}") \
+                    from None
+            time.sleep(0.05)
+    replies = []
+    with sock, sock.makefile("rw", encoding="utf-8") as f:
+        def reply():
+            while True:
+                line = f.readline()
+                if not line:
+                    raise QMPError("QEMU closed its QMP socket")
+                msg = json.loads(line)
+                if "error" in msg:
+                    raise QMPError(f"QMP: {msg['error'].get('desc')}")
+                if "return" in msg:
+                    return msg["return"]
+                # greetings and events come in between
+        try:
+            f.readline()                    # the greeting
+            for command in ("qmp_capabilities", *commands):
+                f.write(json.dumps({"execute": command}) + "\n")
+                f.flush()
+                replies.append(reply())
+        except (OSError, ValueError) as err:
+            raise QMPError(f"QMP: {err}") from None
+    return replies[1:]
+
+
+def find_qemu(marker, alive, wait_s=QMP_WAIT_S):
+    """The pid of the process whose command line holds marker (our QMP
+    socket's path, which no other QEMU has), while alive() holds."""
+    needle = marker.encode()
+    deadline = time.monotonic() + wait_s
+    while time.monotonic() < deadline and alive():
+        for cmdline in hostprobe.PROC.glob("[0-9]*/cmdline"):
+            try:
+                if needle in cmdline.read_bytes():
+                    return int(cmdline.parent.name)
+            except OSError:
+                continue
+        time.sleep(0.05)
+    return None
+
+
+def paused(machine, sock):
+    """machine, started paused with a QMP socket at sock."""
+    return dataclasses.replace(
+        machine, extra=list(machine.extra) +
+        ["-S", "-qmp", f"unix:{sock},server=on,wait=off"])
+
+
+def probed_run(machine, words, run_dir, timeout, probe, scenario=None,
+               expect_status=None):
+    """Boot machine with the kernel command line words in run_dir while
+    probe (an open hostprobe.Probe, writing into run_dir) counts it:
+    (guest.Outcome, hostprobe.Result). guest.CannotRun and
+    hostprobe.CannotProbe pass through; QEMU never outlives this call."""
+    tmp = Path(tempfile.mkdtemp(prefix="hvprobe-qmp."))
+    sock = tmp / "qmp.sock"
+    box = {}
+
+    def boot():
+        try:
+            box["outcome"] = guest.run(paused(machine, sock), words, run_dir,
+                                       timeout, scenario=scenario,
+                                       expect_status=expect_status)
+        except BaseException as err:    # re-raised in the caller
+            box["error"] = err
+
+    thread = threading.Thread(target=boot, name="guest", daemon=True)
+    try:
+        thread.start()
+        pid = find_qemu(str(sock), thread.is_alive)
+        if pid is None:
+            thread.join(timeout + 30)
+            if "error" in box:
+                raise box["error"]
+            raise guest.CannotRun("QEMU did not start (no process with "
+                                  f"{sock} on its command line)")
+        try:
+            probe.attach(pid, want_vcpus=machine.smp)
+            qmp(sock, "cont")
+        except BaseException:
+            with _quiet():
+                qmp(sock, "quit", wait_s=5)
+            thread.join(timeout + 30)
+            raise
+        thread.join(timeout + 30)
+        if thread.is_alive():
+            raise guest.CannotRun(f"the guest run still ran {timeout + 30} "
+                                  "s after its timeout")
+        if "error" in box:
+            raise box["error"]
+        log = run_dir / "serial.log"
+        text = log.read_text(errors="replace") if log.exists() else ""
+        return box["outcome"], probe.finish(text)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
+
+
+class _quiet:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, kind, value, tb):
+        return kind is not None and issubclass(kind, (QMPError, OSError))
+
+
+def guest_data(doc, test):
+    """The main DATA object of test in a results.json document (not its
+    per-counter records), or None."""
+    for t in doc.get("tests", []):
+        for d in t.get("data", []):
+            if isinstance(d, dict) and d.get("test") == test \
+                    and "record" not in d:
+                return d
+    return None
+
+
+def guest_test(doc, test):
+    """The results.json entry of test, or None."""
+    return next((t for t in doc.get("tests", []) if t["name"] == test), None)

@@ -1,0 +1,361 @@
+# SPDX-License-Identifier: MIT
+"""A KVM host made of files, for the host probe's tests: /proc, /sys/module
+and tracefs trees under a temporary folder, and a fake perf (and QEMU)
+first on PATH. Not a test module itself (the tests import it).
+
+The fake perf speaks the parts of perf's interface the probe uses:
+
+  probe -l / -q -a NAME=SYM / -q -d probe:NAME   kprobe_events in the fake
+      tracefs (FAKE_PROBE_FAIL: -a fails; FAKE_KEEP_PROBES: -d fails)
+  record / stat with -D -1 --control fifo:CTL,ACK   reads "enable" from
+      CTL, writes "ack" to ACK (FAKE_NO_ACK: never does), then runs until
+      SIGINT and writes its -o file: stat $FAKE_STAT; record the text of
+      $FAKE_SCRIPT with TID0, TID1, ... replaced by its -t threads.
+      FAKE_SIGINT_PARENT: after the ack, sends SIGINT to its parent.
+  script -i FILE     prints FILE (what record wrote)
+  report --stats     "LOST events: $FAKE_LOST"
+
+Every call is logged, one line each, to $FAKE_LOG.
+"""
+
+import os
+import shutil
+import stat
+import tempfile
+from contextlib import ExitStack
+from pathlib import Path
+from unittest import mock
+
+from tools.lib import guest, hostinfo, hostprobe, kvm, qemu
+
+FAKE_PERF = r"""#!/bin/sh
+echo "$*" >> "$FAKE_LOG"
+cmd=$1
+shift
+case "$cmd" in
+probe)
+	ke="$FAKE_TRACEFS/kprobe_events"
+	case " $* " in
+	*" -a "*)
+		[ -n "$FAKE_PROBE_FAIL" ] && { echo "no symbol" >&2; exit 1; }
+		all="$*"
+		spec=${all##* -a }
+		echo "p:probe/${spec%%=*} ${spec#*=}" >> "$ke"
+		exit 0 ;;
+	*" -d "*)
+		[ -n "$FAKE_KEEP_PROBES" ] && { echo "busy" >&2; exit 1; }
+		all="$*"
+		ev=${all##* -d }
+		grep -v "^p:probe/${ev#probe:} " "$ke" > "$ke.new"
+		cat "$ke.new" > "$ke"
+		rm -f "$ke.new"
+		exit 0 ;;
+	*" -l "*)
+		[ -f "$ke" ] && sed 's/^p:\([^ ]*\) \(.*\)/  \1 (on \2)/; s#/#:#' \
+			"$ke"
+		exit 0 ;;
+	esac
+	exit 1 ;;
+record|stat)
+	ctl= ack= out= tids=
+	while [ $# -gt 0 ]; do
+		case "$1" in
+		--control) c=${2#fifo:}; ctl=${c%,*}; ack=${c#*,}; shift ;;
+		-o) out=$2; shift ;;
+		-t) tids=$2; shift ;;
+		esac
+		shift
+	done
+	finish() {
+		if [ "$cmd" = stat ]; then
+			cat "$FAKE_STAT" > "$out"
+		else
+			sedargs= i=0
+			for t in $(echo "$tids" | tr , ' '); do
+				sedargs="$sedargs -e s/TID$i\\b/$t/g"
+				i=$((i + 1))
+			done
+			sed $sedargs "$FAKE_SCRIPT" > "$out"
+		fi
+		exit 0
+	}
+	trap finish INT TERM
+	exec 3<>"$ctl"
+	exec 4>"$ack"
+	read what <&3
+	[ -n "$FAKE_NO_ACK" ] && { sleep 60; exit 1; }
+	echo ack >&4
+	[ -n "$FAKE_SIGINT_PARENT" ] && [ "$cmd" = record ] && kill -INT $PPID
+	while :; do sleep 0.05; done ;;
+script)
+	while [ $# -gt 0 ]; do [ "$1" = -i ] && in=$2; shift; done
+	cat "$in"
+	exit 0 ;;
+report)
+	echo "           LOST events: ${FAKE_LOST:-0}"
+	exit 0 ;;
+esac
+exit 1
+"""
+
+# QEMU as far as a probed run sees it: vCPU threads named "CPU n/KVM",
+# paused (-S) until QMP says cont, then $FAKE_QEMU_OUT on the serial
+# port (stdout), and the exit status isa-debug-exit gives a pass.
+FAKE_QEMU = r"""#!/usr/bin/env python3
+import ctypes, json, os, socket, sys, threading
+args = sys.argv[1:]
+smp = int(args[args.index("-smp") + 1].split(",")[0])
+libc = ctypes.CDLL(None)
+go = threading.Event()
+
+def vcpu(i):
+    libc.prctl(15, f"CPU {i}/KVM".encode(), 0, 0, 0)
+    go.wait()
+
+threads = [threading.Thread(target=vcpu, args=(i,)) for i in range(smp)]
+for t in threads:
+    t.start()
+if "-S" in args:
+    path = args[args.index("-qmp") + 1].split(",")[0][len("unix:"):]
+    srv = socket.socket(socket.AF_UNIX)
+    srv.bind(path)
+    srv.listen(1)
+    conn, _ = srv.accept()
+    f = conn.makefile("rw")
+    f.write('{"QMP": {"version": {}}}\n')
+    f.flush()
+    for line in f:
+        what = json.loads(line)["execute"]
+        if what == "cont":
+            f.write('{"event": "RESUME"}\n')
+        f.write('{"return": {}}\n')
+        f.flush()
+        if what == "quit":
+            go.set()
+            sys.exit(0)
+        if what == "cont":
+            break
+with open(os.environ["FAKE_QEMU_OUT"]) as out:
+    sys.stdout.write(out.read())
+sys.stdout.flush()
+go.set()
+for t in threads:
+    t.join()
+sys.exit(1)
+"""
+
+VCPU_TIDS = (4242, 4243)
+QEMU_PID = 77
+
+
+def executable(path, text):
+    path.write_text(text)
+    path.chmod(path.stat().st_mode | stat.S_IXUSR)
+
+
+class FakeHost:
+    """The trees, under folder; patched() puts them in hostprobe's place.
+    kprobes: the fake tracefs has kprobe_events; mounted: tracefs is
+    already mounted (else the fake mount command mounts it)."""
+
+    def __init__(self, folder, kprobes=True, mounted=True,
+                 vendor="kvm_intel",
+                 kallsyms="ffffffffc0a01230 t vmx_cancel_injection\t"
+                          "[kvm_intel]\n"
+                          "ffffffffc0800000 T kvm_pmu_deliver_pmi\t[kvm]\n"
+                          "ffffffffc0800100 T kvm_inject_nmi\t[kvm]\n"):
+        self._paths(folder)
+        for d in (self.proc, self.sysmodule, self.tracefs, self.bin,
+                  self.debugfs):
+            d.mkdir(parents=True)
+        (self.proc / "sys" / "kernel").mkdir(parents=True)
+        (self.proc / "sys/kernel/perf_event_max_sample_rate").write_text(
+            "100000\n")
+        (self.proc / "filesystems").write_text("nodev\ttracefs\n")
+        (self.proc / "kallsyms").write_text(kallsyms)
+        for module in ("kvm", vendor):
+            (self.sysmodule / module / "parameters").mkdir(parents=True)
+        (self.sysmodule / "kvm/parameters/enable_pmu").write_text("Y\n")
+        self.add_process(QEMU_PID, "qemu-system-x86",
+                         {QEMU_PID: "qemu-system-x86",
+                          VCPU_TIDS[0]: "CPU 0/KVM",
+                          VCPU_TIDS[1]: "CPU 1/KVM", 80: "IO mon_iothread"})
+        # What a mounted tracefs holds; the fake mount copies it.
+        for event in ("kvm_pio", "kvm_entry", "kvm_exit", "kvm_apic_ipi",
+                      "kvm_apic_accept_irq", "kvm_msr"):
+            (self.template / "events" / "kvm" / event).mkdir(parents=True)
+            (self.template / "events" / "kvm" / event / "format") \
+                .write_text("name: " + event + "\n")
+        (self.template / "events/kvm/enable").write_text("0\n")
+        for name, text in (("set_event", ""), ("current_tracer", "nop"),
+                           ("tracing_on", "1")):
+            (self.template / name).write_text(text + "\n")
+        if kprobes:
+            (self.template / "kprobe_events").write_text("")
+        (self.template / "instances").mkdir()
+        self.mounts = [] if not mounted else [self.mount_line()]
+        if mounted:
+            shutil.copytree(self.template, self.tracefs, dirs_exist_ok=True)
+        self.write_mounts()
+        executable(self.bin / "perf", FAKE_PERF)
+        executable(self.bin / "mount", "#!/bin/sh\n"
+                   f"cp -r {self.template}/. \"$4\"\n"
+                   f"echo '{self.mount_line()}' >> {self.proc}/mounts\n")
+        executable(self.bin / "umount", "#!/bin/sh\n"
+                   "rm -rf \"$1\"/*\n"
+                   f"grep -v ' {self.tracefs} ' {self.proc}/mounts "
+                   f"> {self.proc}/mounts.new\n"
+                   f"mv {self.proc}/mounts.new {self.proc}/mounts\n")
+        self.script.write_text("")
+        self.stat.write_text("")
+
+    def _paths(self, folder):
+        self.dir = Path(folder)
+        self.proc = self.dir / "proc"
+        self.sysmodule = self.dir / "sys" / "module"
+        self.tracefs = self.dir / "tracing"
+        self.template = self.dir / "tracefs-template"
+        self.debugfs = self.dir / "debug"
+        self.bin = self.dir / "bin"
+        self.log = self.dir / "perf.log"
+        self.script = self.dir / "script.txt"
+        self.stat = self.dir / "stat.csv"
+        self.env = {"PATH": f"{self.bin}:{os.environ.get('PATH', '')}",
+                    "FAKE_LOG": str(self.log),
+                    "FAKE_TRACEFS": str(self.tracefs),
+                    "FAKE_SCRIPT": str(self.script),
+                    "FAKE_STAT": str(self.stat)}
+
+    @classmethod
+    def existing(cls, folder):
+        """The host FakeHost(folder) made earlier, for a child process."""
+        host = cls.__new__(cls)
+        host._paths(folder)
+        return host
+
+    def mount_line(self):
+        return f"nodev {self.tracefs} tracefs rw,relatime 0 0"
+
+    def write_mounts(self):
+        (self.proc / "mounts").write_text(
+            "sysfs /sys sysfs rw 0 0\n" +
+            "".join(f"{m}\n" for m in self.mounts))
+
+    def add_process(self, pid, comm, threads):
+        base = self.proc / str(pid)
+        (base / "task").mkdir(parents=True)
+        (base / "comm").write_text(comm + "\n")
+        (base / "cmdline").write_bytes(comm.encode() + b"\0")
+        for tid, name in threads.items():
+            (base / "task" / str(tid)).mkdir()
+            (base / "task" / str(tid) / "comm").write_text(name + "\n")
+
+    def calls(self):
+        return self.log.read_text().splitlines() if self.log.exists() \
+            else []
+
+    def patched(self, euid=0, **env):
+        """The context in which hostprobe sees this host."""
+        stack = ExitStack()
+        stack.enter_context(mock.patch.dict(os.environ,
+                                            {**self.env, **env}))
+        for name, value in (("PROC", self.proc),
+                            ("SYSMODULE", self.sysmodule),
+                            ("TRACEFS", self.tracefs),
+                            ("DEBUGFS", self.debugfs),
+                            ("KMSG", str(self.dir / "no-kmsg")),
+                            ("MOUNT", (str(self.bin / "mount"), "-t",
+                                       "tracefs", "nodev")),
+                            ("UMOUNT", (str(self.bin / "umount"),)),
+                            ("STOP_GRACE_S", 0.0),
+                            ("geteuid", lambda: euid)):
+            stack.enter_context(mock.patch.object(hostprobe, name, value))
+        return stack
+
+
+def script_line(tid, stamp, event, trace, pid=QEMU_PID):
+    """One line as `perf script -F pid,tid,time,event,trace --ns` prints
+    it."""
+    return f"{pid:>8}/{tid:<6} {stamp:.9f}: {event:>28}: {trace}"
+
+
+def pio(value, port=0x80):
+    return f"pio_write at 0x{port:x} size 1 count 1 val 0x{value:x} "
+
+
+NMI_IPI = "dst 1 vec 0 (NMI|physical|assert|edge|dst)"
+FIXED_IPI = "dst 1 vec 33 (Fixed|physical|assert|edge|dst)"
+
+
+def accept(apicid, vec, mode):
+    return f"apicid {apicid:x} vec {vec} ({mode}|edge)"
+
+
+def storm_script():
+    """perf script of a window with a cancel, a PMI and NMI IPIs; TID0 and
+    TID1 are the fake perf's -t threads."""
+    rows = [("TID0", 1.0, "kvm:kvm_pio", pio(0xb0))]
+    for i in range(10):
+        tid, dest = ("TID0", 1) if i % 2 else ("TID1", 0)
+        rows.append((tid, 1.1 + i / 100, "kvm:kvm_apic_ipi", NMI_IPI))
+        rows.append((tid, 1.1 + i / 100, "kvm:kvm_apic_accept_irq",
+                     accept(dest, 0, "NMI")))
+    rows += [("TID0", 1.5, "probe:hvprobe_cancel", "(ffffffffc0a01230)"),
+             ("TID0", 1.6, "probe:hvprobe_pmi", "(ffffffffc0800000)"),
+             ("TID0", 2.0, "kvm:kvm_pio", pio(0xb1))]
+    return "".join(script_line(tid, s, e, t) + "\n"
+                   for tid, s, e, t in rows)
+
+
+# The serial port of a guest that ran nmi_storm and sent the 10 NMI IPIs
+# storm_script() has the host count.
+STORM_KTAP = """\
+KTAP version 1
+1..1
+# hvprobe 0.1: multiboot1, loader "fake"
+    KTAP version 1
+    # Subtest: nmi_storm
+    # host mark 0xb0 (nmi_storm begins)
+    # host mark 0xb1 (nmi_storm ends)
+    ok 1 every CPU finished its storm within 11 s
+    # DATA {"test":"nmi_storm","cpus":2,"seconds":1,"rate_per_cpu":20000,\
+"sent":10,"sent_per_s_per_cpu":5,"received":10}
+    1..1
+ok 1 nmi_storm
+# Totals: pass:1 fail:0 skip:0 error:0
+"""
+
+
+def guest_host(test):
+    """For test (a TestCase): a FakeHost in tracepoint mode whose QEMU is
+    the fake one, a real process (so /proc stays the real one), booting
+    a guest that runs nmi_storm; patched in until the test ends.
+    Returns (host, its folder)."""
+    tmp = tempfile.TemporaryDirectory()
+    test.addCleanup(tmp.cleanup)
+    folder = Path(tmp.name)
+    host = FakeHost(folder, kprobes=False)
+    host.script.write_text(storm_script())
+    executable(host.bin / "qemu-system-x86_64", FAKE_QEMU)
+    out = folder / "serial.txt"
+    out.write_text(STORM_KTAP)
+    build = folder / "build"
+    build.mkdir()
+    (build / "hvprobe.elf32").write_text("")
+    stack = host.patched(FAKE_QEMU_OUT=str(out))
+    test.addCleanup(stack.close)
+    # The host block of results.json, without trying the real KVM (nor
+    # caching what the fake QEMU would say of it).
+    kvm_state = {"module": "kvm_intel", "enable_pmu": True, "kernel": "6.6",
+                 "works": True, "reason": "fake"}
+    for where, name, value in (
+            (hostprobe, "PROC", Path("/proc")),
+            (hostprobe, "mounts", lambda: [f"tracefs {host.tracefs}"]),
+            (guest, "BUILD", build),
+            (qemu, "kvm_device_ok", lambda *a: True),
+            (kvm, "ioctl_check", lambda *a: (True, "fake")),
+            (hostinfo, "host", lambda accel, ok: {
+                "accel": accel, "kvm_usable": ok, "kvm": kvm_state,
+                "qemu_version": "10.0.2"})):
+        stack.enter_context(mock.patch.object(where, name, value))
+    return host, folder

@@ -1,0 +1,237 @@
+# SPDX-License-Identifier: MIT
+"""tools/pmi-verdict without a vPMU: its arithmetic (period for a rate,
+the sweep's rates, figures per vCPU, the verdict's thresholds) and its
+whole course over fake probed runs of a host model: one that cancels a
+VM-entry per PMI with LVTPC=NMI, one that does not, one without a vPMU,
+one without kprobes."""
+
+import contextlib
+import io
+import tempfile
+import unittest
+from collections import Counter
+from pathlib import Path
+from unittest import mock
+
+from tools.commands import pmi_verdict as pv
+from tools.lib import guest, probecount
+
+A, B = 4242, 4243
+KPROBE_EVENTS = ["kvm:kvm_pio", "kvm:kvm_entry", "kvm:kvm_exit",
+                 "kvm:kvm_apic_ipi", "kvm:kvm_apic_accept_irq",
+                 "probe:hvprobe_cancel", "probe:hvprobe_pmi",
+                 "probe:hvprobe_nmi"]
+NO_KPROBE_NOTE = ("cancelled VM-entries: not counted: they need kprobes, "
+                  "and this kernel has no kprobe events")
+
+
+class Model:
+    """A host: the guest does INSTR instructions a second per vCPU, PMIs
+    are capped at CAP a second (perf throttling), and with LVTPC=NMI a
+    late host cancels LATE VM-entries per PMI."""
+    INSTR = 3e9
+    CAP = 20000
+
+    def __init__(self, late=1.0, vpmu=True, kprobes=True, ipis_seen=None):
+        self.late, self.vpmu, self.kprobes = late, vpmu, kprobes
+        self.ipis_seen = ipis_seen
+        self.boots = []
+
+    def run(self, verdict, name, words, cpu, discover=False):
+        self.boots.append((name, words))
+        opts = dict(w.split("=", 1) for w in words)
+        recorded = KPROBE_EVENTS if self.kprobes else KPROBE_EVENTS[:5]
+        notes = [] if self.kprobes else [NO_KPROBE_NOTE]
+        if opts["test"] == "nmi_storm":
+            sent = 20000
+            w = probecount.Window(begin=1.0, end=2.0, name="nmi_storm")
+            w.counts = {A: Counter(nmi_ipi=sent // 2, entry=50000),
+                        B: Counter(nmi_ipi=(self.ipis_seen or sent) // 2,
+                                   entry=50000)}
+            data = {"test": "nmi_storm", "sent": sent, "seconds": 1}
+            test = {"name": "nmi_storm", "status": "pass", "reason": None,
+                    "data": [data]}
+        elif not self.vpmu:
+            why = "no architectural PMU (CPUID.0AH:EAX[7:0]=0)"
+            w = None
+            test = {"name": "pmi_stress", "status": "skip", "reason": why,
+                    "data": [{"test": "pmi_stress", "skipped": why}]}
+        else:
+            period, secs = int(opts["pmu.period"]), int(opts["pmu.seconds"])
+            rate = min(self.INSTR / period, self.CAP)
+            lvtpc = opts["pmu.lvtpc"]
+            cancels = rate * (self.late if lvtpc == "nmi" else 0.01)
+            accept = "accept_nmi" if lvtpc == "nmi" else "accept_fixed_34"
+            w = probecount.Window(begin=10.0, end=10.0 + secs,
+                                  name="pmi_stress")
+            w.counts = {t: Counter({"pmi": int(rate * secs),
+                                    accept: int(rate * secs),
+                                    "cancel": int(cancels * secs),
+                                    "entry": int(4 * rate * secs)})
+                        for t in (A, B)}
+            data = {"test": "pmi_stress", "lvtpc": lvtpc, "period": period,
+                    "seconds": secs, "cpus": 2, "pmis": int(2 * rate * secs),
+                    "pmis_per_s_per_cpu": int(rate)}
+            test = {"name": "pmi_stress", "status": "pass", "reason": None,
+                    "data": [data]}
+        result = probecount.Result(
+            mode="kprobe" if self.kprobes else "tracepoint", notes=notes,
+            recorded=recorded, vcpus={A: 0, B: 1},
+            vcpu_method="thread names (CPU n/KVM)",
+            windows=[w] if w else [], fired={"kvm:kvm_entry": 1},
+            discovery_tids=[A], lost=0, events=0, perf_ok=True,
+            throttle_messages=[], sample_rate_after=100000,
+            cancel_symbol="vmx_cancel_injection" if self.kprobes else None)
+        doc = {"verdict": "pass", "tests": [test]}
+        record = {"name": name, "probe": result.to_json()}
+        verdict.doc["runs"].append(record)
+        return guest.Outcome(doc, [], True), result, record
+
+
+def verdict_run(model, *argv, enable_pmu="Y"):
+    out = io.StringIO()
+    def run(self, *a, **k):
+        return model.run(self, *a, **k)
+    with tempfile.TemporaryDirectory() as tmp, \
+            mock.patch.object(pv.Verdict, "run", run), \
+            mock.patch.object(pv.hostprobe, "host_facts", lambda: {
+                "kernel": "6.6.0", "vendor_module": "kvm_intel",
+                "enable_pmu": enable_pmu,
+                "perf_event_max_sample_rate": 100000}), \
+            contextlib.redirect_stdout(out):
+        args = pv.parse_args(["--no-build", "--results", tmp, *argv])
+        rc = pv.Verdict(args, Path(tmp)).main()
+        saved = (Path(tmp) / "verdict.json").read_text()
+    return rc, out.getvalue(), saved
+
+
+class Arithmetic(unittest.TestCase):
+    def test_period_for_a_rate(self):
+        # 3000 PMIs/s at 1e6 instructions: 1500 PMIs/s at 2e6.
+        self.assertEqual(pv.period_for(1500, 1000000, 3000), 2000000)
+        self.assertEqual(pv.period_for(10**9, 1000000, 3000), pv.PERIOD_MIN)
+        self.assertEqual(pv.period_for(1, 2**30, 3000), pv.PERIOD_MAX)
+        self.assertIsNone(pv.period_for(1500, 1000000, 0))
+
+    def test_sweep_rates(self):
+        self.assertEqual(pv.sweep_rates(1500, 12000),
+                         [1500, 3000, 6000, 12000])
+        self.assertEqual(pv.sweep_rates(1500, 1000), [1500])
+
+    def test_verdict_thresholds(self):
+        def line(a, b):
+            return pv.verdict({"cancels_per_pmi": a},
+                              {"cancels_per_pmi": b})
+        self.assertEqual(line(0.97, 0.01), (True,
+                         "0.97 cancels per PMI with LVTPC=NMI vs 0.01 on a "
+                         "fixed vector: this host notices the PMI's NMI late "
+                         "on VM-entry (NMI requests serviced before PMI "
+                         "requests)"))
+        self.assertIn("services the PMI's NMI in the same VM-entry",
+                      line(0.02, 0.01)[1])
+        self.assertIn("inconclusive", line(0.3, 0.01)[1])
+        self.assertEqual(line(None, 0.01), (False, None))
+
+    def test_host_pmis_by_what_was_counted(self):
+        c = Counter(pmi=5, accept_nmi=7, accept_fixed_34=9)
+        r = probecount.Result("kprobe", [], KPROBE_EVENTS, {}, "", [], {},
+                              [], 0, 0, True, [], None)
+        self.assertEqual(pv.host_pmis(r, c, "nmi")[0], 5)
+        r.recorded = KPROBE_EVENTS[:5]
+        self.assertEqual(pv.host_pmis(r, c, "nmi")[0], 7)
+        self.assertEqual(pv.host_pmis(r, c, "fixed")[0], 9)
+        r.recorded = []
+        self.assertEqual(pv.host_pmis(r, c, "nmi")[0], None)
+
+
+class Course(unittest.TestCase):
+    def test_a_late_host(self):
+        model = Model(late=0.97)
+        rc, out, saved = verdict_run(model, "--sweep-max", "100000")
+        self.assertEqual(rc, pv.EXIT_VERDICT, out)
+        self.assertIn("PASS NMI IPIs: guest sent 20000, host counted 20000",
+                      out)
+        self.assertIn("3000 PMIs/s per vCPU at pmu.period=1000000", out)
+        # 3e9 instructions / 1500 PMIs/s.
+        self.assertIn("pmu.period=2000000 (asked 1500 PMIs/s per vCPU)", out)
+        self.assertRegex(out, r"CPU 0 +4242 +1500\.0 +1500\.0 +6000\.0 "
+                              r"+1455\.0 +0\.970")
+        self.assertIn("verdict: 0.97 cancels per PMI with LVTPC=NMI vs 0.01 "
+                      "on a fixed vector: this host notices the PMI's NMI "
+                      "late", out)
+        # The host caps at 20000: 24000 asked is still 83 % of it, 48000
+        # is not, and ends the sweep.
+        asked = [n for n, _ in model.boots if n.startswith("sweep-")]
+        self.assertEqual(asked, [f"sweep-{r}" for r in
+                                 (1500, 3000, 6000, 12000, 24000, 48000)])
+        self.assertIn("highest sustained: 20000 PMIs/s per vCPU (asked "
+                      "24000)", out)
+        self.assertIn('"verdict": "0.97 cancels per PMI', saved)
+        lvtpcs = [dict(x.split("=") for x in w)["pmu.lvtpc"]
+                  for n, w in model.boots if n.startswith("lvtpc-")]
+        self.assertEqual(lvtpcs, ["nmi", "fixed"])
+        for name, words in model.boots:
+            if "test=pmi_stress" in words:
+                self.assertIn("pmu.nmi_ipi=0", words, name)
+
+    def test_a_fixed_host(self):
+        rc, out, _ = verdict_run(Model(late=0.0), "--no-sweep")
+        self.assertEqual(rc, pv.EXIT_VERDICT, out)
+        self.assertIn("this host services the PMI's NMI in the same "
+                      "VM-entry", out)
+        self.assertNotIn("rate sweep", out)
+
+    def test_no_vpmu(self):
+        model = Model(vpmu=False, kprobes=False)
+        rc, out, saved = verdict_run(model, enable_pmu="N")
+        self.assertEqual(rc, pv.EXIT_NO_VERDICT, out)
+        self.assertEqual([n for n, _ in model.boots],
+                         ["probe-check", "calibrate"])
+        self.assertIn("SKIP calibration: no vPMU: guest: no architectural "
+                      "PMU (CPUID.0AH:EAX[7:0]=0); host: kvm.enable_pmu=N",
+                      out)
+        self.assertIn("SKIP LVTPC=nmi vs LVTPC=fixed at 1500 PMIs/s", out)
+        self.assertIn("SKIP rate sweep", out)
+        self.assertIn("verdict: none: no vPMU", out)
+        self.assertIn("; and " + NO_KPROBE_NOTE, out)
+        self.assertIn('"no_verdict": "no vPMU', saved)
+
+    def test_no_kprobes(self):
+        rc, out, _ = verdict_run(Model(kprobes=False), "--no-sweep")
+        self.assertEqual(rc, pv.EXIT_NO_VERDICT, out)
+        self.assertRegex(out, r"CPU 0 +4242 +1500\.0 +1500\.0 +6000\.0 +- "
+                              r"+-")
+        self.assertIn("verdict: none: " + NO_KPROBE_NOTE, out)
+        self.assertIn("host PMIs: LVTPC interrupts accepted", out)
+
+    def test_a_probe_that_miscounts_fails(self):
+        rc, out, _ = verdict_run(Model(ipis_seen=19000), "--no-sweep")
+        self.assertEqual(rc, pv.EXIT_FAILED, out)
+        self.assertIn("FAIL NMI IPIs: guest sent 20000, host counted 19500",
+                      out)
+
+
+class Refusals(unittest.TestCase):
+    def test_usage(self):
+        for argv in (["--smp", "1"], ["--seconds", "0"], ["--period", "5"],
+                     ["--rate", "0"], ["--name", "a b"], ["--bogus"]):
+            with self.subTest(argv=argv), \
+                    contextlib.redirect_stderr(io.StringIO()), \
+                    self.assertRaises(SystemExit) as cm:
+                pv.parse_args(argv)
+            self.assertEqual(cm.exception.code, 2)
+
+    def test_cannot_run(self):
+        with mock.patch.object(pv.kvm, "ioctl_check",
+                               lambda: (False, "no /dev/kvm")), \
+                self.assertRaisesRegex(pv.CannotRun, "needs KVM"):
+            pv.main(["--no-build"])
+        with mock.patch.object(pv.kvm, "ioctl_check", lambda: (True, "")), \
+                mock.patch.object(pv.hostprobe, "geteuid", lambda: 1000), \
+                self.assertRaisesRegex(pv.CannotRun, "needs root"):
+            pv.main(["--no-build"])
+        self.assertEqual(pv.EXITS[pv.CannotRun], 3)
+
+
+if __name__ == "__main__":
+    unittest.main()

@@ -1,0 +1,88 @@
+# SPDX-License-Identifier: MIT
+"""make check's host-probe row: judged on a probed run of the fake QEMU
+and the fake perf (tools/tests/fakehost.guest_host), a SKIP for
+each missing piece, and a failed case for each count that does not add
+up."""
+
+import json
+import os
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from tools.lib import guest, hostprobe, kvm, probecheck, probecount
+from tools.tests.fakehost import guest_host
+
+
+class Row(unittest.TestCase):
+    def setUp(self):
+        self.host, self.dir = guest_host(self)
+
+    def test_row_on_a_fake_host(self):
+        counts, verdict, text = probecheck.row(self.dir)
+        self.assertEqual(verdict, "pass", text)
+        # VM-entries never fired in the fake recording: that case SKIPs.
+        self.assertEqual((counts.passed, counts.failed, counts.skipped),
+                         (8, 0, 1), text)
+        self.assertIn("SKIP VM-entries per vCPU thread # SKIP kvm:kvm_entry "
+                      "never fired", text)
+        self.assertIn("NMI IPIs the guest sent (10) = kvm:kvm_apic_ipi NMIs "
+                      "over the window (10)", text)
+        saved = json.loads((self.dir / "host-probe" / "host-probe.json")
+                           .read_text())
+        self.assertEqual(saved["mode"], "tracepoint")
+
+
+
+
+class RowSkips(unittest.TestCase):
+    def test_each_missing_piece_is_a_skip(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            for patch, why in (
+                    ((kvm, "ioctl_check", lambda *a: (False, "no device")),
+                     "needs KVM: no device"),
+                    ((hostprobe, "geteuid", lambda: 1000), "needs root"),
+                    ((probecheck.shutil, "which", lambda *a: None),
+                     "needs perf")):
+                with mock.patch.object(kvm, "ioctl_check",
+                                       lambda *a: (True, "")), \
+                        mock.patch.object(hostprobe, "geteuid", lambda: 0), \
+                        mock.patch.object(*patch):
+                    counts, verdict, text = probecheck.row(Path(tmp))
+                self.assertEqual((counts.skipped, counts.failed, verdict),
+                                 (1, 0, "skip"), why)
+                self.assertIn(why, text)
+            self.assertEqual(os.listdir(tmp), [], "nothing ran")
+
+    def test_judged_cases_fail_on_a_mismatch(self):
+        doc = {"verdict": "pass", "tests": [{
+            "name": "nmi_storm", "status": "pass", "reason": None,
+            "data": [{"test": "nmi_storm", "sent": 11, "seconds": 1}]}]}
+        w = probecount.Window(begin=1.0, end=2.0)
+        w.counts = {1: {"nmi_ipi": 10, "accept_nmi": 11, "entry": 5},
+                    2: {"nmi_ipi": 0, "accept_nmi": 0, "entry": 3}}
+        r = probecount.Result(
+            mode="tracepoint", notes=[], recorded=["kvm:kvm_entry"],
+            vcpus={1: 0, 2: 1}, vcpu_method="thread names (CPU n/KVM)",
+            windows=[w], fired={"kvm:kvm_entry": 8}, discovery_tids=[1],
+            lost=2, events=0, perf_ok=True, throttle_messages=[],
+            sample_rate_after=None, leftovers=["mounts: a -> b"])
+        w.name = "nmi_storm"
+        cases = dict((line.split(":")[0].split(" (")[0], status)
+                     for status, line in probecheck.judge(
+                         guest.Outcome(doc, [], True), r))
+        self.assertEqual(cases["VM-entries per vCPU thread over the window"],
+                         "pass")
+        self.assertEqual(cases["host events per vCPU thread over the "
+                               "window"], "fail", "CPU 1 sent none")
+        self.assertEqual(cases["NMI IPIs the guest sent"], "fail")
+        self.assertEqual(cases["NMIs the guest sent"], "pass")
+        self.assertEqual(cases["perf ended cleanly and lost nothing"],
+                         "fail")
+        self.assertEqual(cases["no tracing state left behind; mounts"],
+                         "fail")
+
+
+if __name__ == "__main__":
+    unittest.main()
