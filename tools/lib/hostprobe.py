@@ -41,6 +41,7 @@ import tempfile
 import time
 from pathlib import Path
 
+from . import kvm
 from .probecount import (KPROBES, KEYS, KPROBE_KEYS, MARK_EVENT,
                          MARK_FILTER, NMI_SYMBOL, PMI_SYMBOL, PROBE_GROUP,
                          SEP, Result, Tally, event_keys,
@@ -95,14 +96,9 @@ def read(path, default=None):
 
 
 def vendor_module():
-    """The KVM vendor module (kvm_intel, kvm_amd, kvm_pvm...), from
-    /sys/module (lsmod needs /proc/modules, which some hosts lack; a
-    built-in module with parameters is in /sys/module too)."""
-    for name in VENDORS:
-        if (SYSMODULE / name).is_dir():
-            return name
-    found = sorted(p.name for p in SYSMODULE.glob("kvm_*") if p.is_dir())
-    return found[0] if found else None
+    """The KVM vendor module (kvm_intel, kvm_amd, kvm_pvm...): the one
+    tools/lib/kvm.py's flavour() names."""
+    return kvm.flavour(SYSMODULE)["module"]
 
 
 def sample_rate():

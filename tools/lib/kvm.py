@@ -77,7 +77,11 @@ def _read(path):
 def flavour(sys_module=SYS_MODULE):
     """Which KVM this is: {"module", "enable_pmu", "kernel"}; module and
     enable_pmu are None where /sys does not say."""
-    module = next((m for m in MODULES if (Path(sys_module) / m).is_dir()), None)
+    # lsmod needs /proc/modules, which some hosts lack; a module, built in
+    # or not, that has parameters is in /sys/module either way.
+    found = [m for m in MODULES if (Path(sys_module) / m).is_dir()] or \
+        sorted(p.name for p in Path(sys_module).glob("kvm_*") if p.is_dir())
+    module = found[0] if found else None
     pmu = _read(Path(sys_module) / "kvm" / "parameters" / "enable_pmu")
     return {"module": module,
             "enable_pmu": None if pmu is None else pmu in ("Y", "1"),

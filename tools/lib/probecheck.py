@@ -13,7 +13,8 @@ row is one SKIP that says which.
 import json
 import shutil
 
-from . import guest, hostprobe, kvm, probecount, probedrun, qemu, results
+from . import (guest, hostinfo, hostprobe, kvm, probecount, probedrun, qemu,
+               results)
 
 SMP = 2
 TIMEOUT_S = 60
@@ -23,7 +24,9 @@ WINDOW = "nmi_storm"
 
 def cannot(perf="perf"):
     """Why the row cannot run here, or None."""
-    ok, why = kvm.ioctl_check()
+    if not (guest.BUILD / "hvprobe.elf32").exists():
+        return "needs build/hvprobe.elf32 (make)"
+    ok, why = kvm.works(str(guest.ROOT), hostinfo.qemu_version())
     if not ok:
         return f"needs KVM: {why}"
     if hostprobe.geteuid() != 0:
@@ -33,8 +36,6 @@ def cannot(perf="perf"):
     if not hostprobe.tracefs_mounted() and "tracefs" not in \
             (hostprobe.read(hostprobe.PROC / "filesystems", "") or "").split():
         return "needs tracefs: the kernel has none"
-    if not (guest.BUILD / "hvprobe.elf32").exists():
-        return "needs build/hvprobe.elf32 (make)"
     return None
 
 

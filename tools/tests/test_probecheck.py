@@ -34,19 +34,19 @@ class Row(unittest.TestCase):
         self.assertEqual(saved["mode"], "tracepoint")
 
 
-
-
 class RowSkips(unittest.TestCase):
     def test_each_missing_piece_is_a_skip(self):
-        with tempfile.TemporaryDirectory() as tmp:
+        with tempfile.TemporaryDirectory() as tmp, \
+                tempfile.TemporaryDirectory() as guest_build:
+            Path(guest_build, "hvprobe.elf32").write_bytes(b"")
             for patch, why in (
-                    ((kvm, "ioctl_check", lambda *a: (False, "no device")),
+                    ((kvm, "works", lambda *a: (False, "no device")),
                      "needs KVM: no device"),
                     ((hostprobe, "geteuid", lambda: 1000), "needs root"),
                     ((probecheck.shutil, "which", lambda *a: None),
                      "needs perf")):
-                with mock.patch.object(kvm, "ioctl_check",
-                                       lambda *a: (True, "")), \
+                with mock.patch.object(kvm, "works", lambda *a: (True, "")), \
+                        mock.patch.object(probecheck.guest, "BUILD", Path(guest_build)), \
                         mock.patch.object(hostprobe, "geteuid", lambda: 0), \
                         mock.patch.object(*patch):
                     counts, verdict, text = probecheck.row(Path(tmp))
