@@ -143,8 +143,10 @@ def write_files(folder, accel, args):
     return folder / f"device-{accel}.yaml"
 
 
-def pick_accel(requested):
-    kvm_ok = guest.kvm_ok_for(requested)
+def pick_accel(requested, boots):
+    """One accelerator for every job: KVM under auto only where it takes
+    each of the boot paths asked for."""
+    kvm_ok = all(guest.kvm_ok_for(requested, boot) for boot in boots)
     try:
         return qemu.resolve_accel(requested, kvm_ok)[0]
     except qemu.ConfigError as err:
@@ -267,7 +269,7 @@ def check_lava(argv):
     if not shutil.which("lava-run"):
         raise CannotRun("lava-run is missing: install Debian's "
                         "lava-dispatcher (make check-lava does)")
-    accel = pick_accel(args.accel)
+    accel = pick_accel(args.accel, args.boot)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     try:
         folder = results.new_dir(args.results, f"lava-{stamp}")

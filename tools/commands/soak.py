@@ -2,8 +2,10 @@
 """Boot the hvprobe suite many times on randomised machines and command
 lines, and report the runs that failed, grouped by the case that failed.
 
-Each run is drawn from (seed, index) alone: vCPU count, NUMA layout, boot
-path and kernel command line. The seed is printed first, and every failed
+Each run is drawn from (seed, index) alone: accelerator, vCPU count, NUMA
+layout, boot path and kernel command line. Where KVM works (and --accel
+is auto) about one boot in KVM_SHARE runs under it, with the host's CPU
+with or without the invariant TSC, so the mix exercises both. The seed is printed first, and every failed
 run is printed as the exact tools/run command that repeats it, and as the
 tools/soak --seed S --index I that draws it again. Run folders go to
 results/soak-<date-time>/<index>/, with soak.json beside them.
@@ -26,8 +28,15 @@ from dataclasses import dataclass, field
 
 from tools import ROOT
 from tools.lib import batch, cli, guest, qemu, results
+from tools.lib import kvm as kvm_lib
 
 MAX_CPUS = 64
+# The KVM part of the mix, and its largest machine: vCPUs beyond the
+# host's cores only wait their turn there (KVM warns past them), so big
+# machines stay with TCG, where they cost no more than their work.
+KVM_SHARE = 4
+KVM_MAX_CPUS = 16
+KVM_CPUS = (qemu.KVM_CPU, qemu.KVM_CPU + ",+invtsc")
 # The boot paths and how often each is drawn: OVMF takes ~5 s of the
 # ~6 s a UEFI boot lasts, so UEFI is drawn less often than the others.
 BOOT_WEIGHTS = {"kernel": 5, "bios": 3, "uefi": 1}
@@ -69,12 +78,16 @@ class Plan:
     numa: int
     mem: str
     cmdline: list = field(default_factory=list)
+    accel: str = "tcg"
+    cpu: str | None = None      # None: the accelerator's default model
 
-    def run_args(self, accel):
+    def run_args(self):
         args = ["--boot", self.boot, "--smp", str(self.smp)]
         if self.numa:
             args += ["--numa", str(self.numa)]
-        args += ["--mem", self.mem, "--accel", accel]
+        args += ["--mem", self.mem, "--accel", self.accel]
+        if self.cpu:
+            args += ["--cpu", self.cpu]
         return args + (["--", *self.cmdline] if self.cmdline else [])
 
     def timeout(self):
@@ -82,7 +95,8 @@ class Plan:
 
     def describe(self):
         nodes = f"/{self.numa}n" if self.numa else ""
-        return f"{self.boot:6} {self.smp:2}{nodes:3} {' '.join(self.cmdline)}"
+        return (f"{self.accel:3} {self.boot:6} {self.smp:2}{nodes:3} "
+                f"{' '.join(self.cmdline)}")
 
 
 def draw_smp(rng):
@@ -92,12 +106,22 @@ def draw_smp(rng):
     return rng.randint(*band)
 
 
-def plan(seed, index, x2apic=True, tsc_mhz=DEFAULT_TSC_MHZ):
-    """The run drawn for (seed, index). Every draw happens whatever the
-    outcome, so that one knob (x2apic) never shifts the others."""
+def plan(seed, index, x2apic=True, tsc_mhz=DEFAULT_TSC_MHZ, kvm=False,
+         kvm_boots=qemu.BOOTS):
+    """The run drawn for (seed, index); kvm: whether KVM may be drawn
+    (True, or "all" for every run), kvm_boots the boot paths it takes
+    (the others boot -kernel under it). Every draw happens whatever the
+    outcome, so that one knob (x2apic, kvm) never shifts the others'
+    draws."""
     rng = random.Random(f"hvprobe-soak:{seed}:{index}")
+    under_kvm = rng.randrange(KVM_SHARE) == 0
+    accel = "kvm" if kvm == "all" or (kvm and under_kvm) else "tcg"
     boot = rng.choices(list(BOOT_WEIGHTS), list(BOOT_WEIGHTS.values()))[0]
     smp = draw_smp(rng)
+    kvm_smp = rng.randint(1, KVM_MAX_CPUS)
+    if accel == "kvm":
+        smp = kvm_smp
+        boot = boot if boot in kvm_boots else "kernel"
     numa = rng.choice([n for n in NUMA_NODES if n == 0 or smp % n == 0])
     # The 64-vCPU runs of make check take 512M; per-CPU space grows.
     mem = "512M" if smp > 16 else "256M"
@@ -113,7 +137,9 @@ def plan(seed, index, x2apic=True, tsc_mhz=DEFAULT_TSC_MHZ):
     hz = next((int(w[3:]) for w in words if w.startswith("hz=")), 250)
     if "lpj_source=cmdline" in words:
         words.append(f"lpj={tsc_mhz * 1000000 // hz}")
-    return Plan(index, boot, smp, numa, mem, words)
+    cpu = rng.choice(KVM_CPUS)
+    return Plan(index, boot, smp, numa, mem, words, accel,
+                cpu if accel == "kvm" else None)
 
 
 def qemu_has_x2apic():
@@ -127,8 +153,8 @@ def qemu_has_x2apic():
     return bool(m) and int(m.group(1)) >= 8
 
 
-def reproduce(p, accel):
-    return shlex.join(["tools/run", "--timeout", str(p.timeout()), *p.run_args(accel)])
+def reproduce(p):
+    return shlex.join(["tools/run", "--timeout", str(p.timeout()), *p.run_args()])
 
 
 def _norm(text):
@@ -164,12 +190,12 @@ def failures(doc, rc):
     return keys
 
 
-def boot_one(p, accel, out_dir, timeout):
+def boot_one(p, out_dir, timeout):
     """Run one plan; (failure keys, seconds, run folder)."""
     name = f"{p.index:04d}"
     start = time.monotonic()
     rc, _, doc = batch.run_process(
-        ["--timeout", str(timeout or p.timeout()), *p.run_args(accel)],
+        ["--timeout", str(timeout or p.timeout()), *p.run_args()],
         out_dir, name, RUN_TIMEOUT_S)
     return failures(doc, rc), time.monotonic() - start, out_dir / name
 
@@ -211,7 +237,7 @@ def parse_args(argv):
     return args
 
 
-def summarise(outcomes, seed, accel):
+def summarise(outcomes, seed):
     """The summary lines: counts, then each failing case with the runs
     that hit it, most frequent first."""
     boots = len(outcomes)
@@ -225,7 +251,7 @@ def summarise(outcomes, seed, accel):
     for key, plans in sorted(groups.items(), key=lambda kv: -len(kv[1])):
         lines.append(f"  {len(plans)}x {key}")
         for p in sorted(plans, key=lambda q: q.index)[:5]:
-            lines.append(f"     #{p.index}: {reproduce(p, accel)}")
+            lines.append(f"     #{p.index}: {reproduce(p)}")
             lines.append(f"          or tools/soak --seed {seed} "
                          f"--index {p.index}")
         if len(plans) > 5:
@@ -235,19 +261,25 @@ def summarise(outcomes, seed, accel):
 
 def main(argv):
     args = parse_args(argv)
-    # The accelerator auto would pick here, so that a printed command
-    # means the same machine on a host where auto picks otherwise.
+    # Each plan names its accelerator, so that a printed command means
+    # the same machine on a host where auto would pick otherwise.
     if args.accel == "auto":
-        args.accel = "kvm" if guest.kvm_ok_for("auto") else "tcg"
+        kvm = guest.kvm_ok_for("auto")
+    else:
+        kvm = "all" if args.accel == "kvm" else False
+    module = kvm_lib.flavour()["module"]
+    kvm_boots = [b for b in qemu.BOOTS if not kvm_lib.boot_limit(module, b)]
     x2apic = qemu_has_x2apic()
     indices = args.index or range(args.runs)
-    plans = [plan(args.seed, i, x2apic, args.tsc_mhz)
+    plans = [plan(args.seed, i, x2apic, args.tsc_mhz, kvm, kvm_boots)
              for i in indices for _ in range(args.repeat)]
-    print(f"soak seed {args.seed}: {len(plans)} boots, -j {args.jobs}"
+    under_kvm = sum(p.accel == "kvm" for p in plans)
+    print(f"soak seed {args.seed}: {len(plans)} boots ({under_kvm} under "
+          f"KVM), -j {args.jobs}"
           f"{'' if x2apic else ', no x2APIC in this QEMU'}", flush=True)
     if args.list:
         for p in plans:
-            print(f"#{p.index:<4} {reproduce(p, args.accel)}")
+            print(f"#{p.index:<4} {reproduce(p)}")
         return 0
     if not args.no_build and subprocess.run(
             ["make", "-s"], cwd=ROOT, stdin=subprocess.DEVNULL).returncode:
@@ -263,8 +295,7 @@ def main(argv):
         futures = {}
         for n, p in enumerate(plans):
             sub = out_dir if args.repeat == 1 else out_dir / f"r{n % args.repeat}"
-            futures[pool.submit(boot_one, p, args.accel, sub,
-                                args.timeout)] = p
+            futures[pool.submit(boot_one, p, sub, args.timeout)] = p
         for done, future in enumerate(
                 concurrent.futures.as_completed(futures), 1):
             p = futures[future]
@@ -275,14 +306,14 @@ def main(argv):
                   f"{seconds:5.1f}s  {p.describe()}", flush=True)
             if keys:
                 print(f"        {'; '.join(keys)}\n        "
-                      f"{reproduce(p, args.accel)}", flush=True)
+                      f"{reproduce(p)}", flush=True)
 
     outcomes.sort(key=lambda o: o[0].index)
     with open(out_dir / "soak.json", "w") as f:
         json.dump({"seed": args.seed, "accel": args.accel,
-                   "runs": [{"index": p.index, "reproduce":
-                             reproduce(p, args.accel),
+                   "runs": [{"index": p.index, "accel": p.accel,
+                             "reproduce": reproduce(p),
                              "failures": keys, "dir": str(d)}
                             for p, keys, d in outcomes]}, f, indent=1)
-    print("\n".join(summarise(outcomes, args.seed, args.accel)))
+    print("\n".join(summarise(outcomes, args.seed)))
     return 1 if any(keys for _, keys, _ in outcomes) else 0

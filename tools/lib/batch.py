@@ -17,7 +17,8 @@ import threading
 import time
 from pathlib import Path
 
-from . import guest, hostinfo, kvm, media, qemu, results
+from . import guest, hostinfo, media, qemu, results
+from . import kvm as kvm_lib
 from .progress import Progress
 
 INDEX = "index.json"
@@ -34,14 +35,16 @@ def run_one(spec, batch_dir, kvm):
         record["reason"] = f"needs KVM: {kvm['reason']}"
         return record, None
     start = time.monotonic()
+    kvm_ok = kvm[True] if spec.accel == "kvm" else \
+        kvm[False] and not kvm_lib.boot_limit(kvm["module"], spec.boot)
     try:
-        accel, _ = qemu.resolve_accel(spec.accel, kvm[spec.accel == "kvm"])
+        accel, _ = qemu.resolve_accel(spec.accel, kvm_ok)
         run_dir = results.new_dir(batch_dir, spec.run_name)
         record["run"] = run_dir.name
         outcome = guest.run(spec.qemu_machine(accel), spec.cmdline, run_dir,
                             spec.timeout_s, scenario=spec.to_json(),
                             quiet=True, expect_status=spec.expect_status,
-                            kvm_ok=kvm[spec.accel == "kvm"])
+                            kvm_ok=kvm_ok)
     except (guest.CannotRun, media.MediaError, qemu.ConfigError,
             OSError) as err:
         record["verdict"] = "not run"
@@ -80,10 +83,10 @@ def run_process(args, out_dir, name, timeout):
 def kvm_state():
     """KVM's availability, looked up once: index False is what accel=auto
     sees (KVM tried and working), True what an explicit accel=kvm needs;
-    reason says why KVM works or not."""
-    ok, why = kvm.works(str(guest.ROOT), hostinfo.qemu_version())
+    reason says why KVM works or not, module which KVM it is."""
+    ok, why = kvm_lib.works(str(guest.ROOT), hostinfo.qemu_version())
     return {"usable": ok, "reason": why, True: qemu.kvm_device_ok(),
-            False: ok}
+            False: ok, "module": kvm_lib.flavour()["module"]}
 
 
 def run_all(specs, batch_dir, jobs, about, stream=None, live=None):

@@ -86,6 +86,28 @@ class UnderAFlavour(unittest.TestCase):
                                             "on this host has enable_pmu=N)")
                             for line in out.lines), out.lines)
 
+    def test_pvm_refuses_firmware_it_cannot_boot(self):
+        state = {"module": "kvm_pvm", "enable_pmu": False, "kernel": "6.18",
+                 "works": True, "reason": "probed"}
+        run_dir = Path(self.tmp.name) / "uefi"
+        run_dir.mkdir()
+        with mock.patch.object(kvm, "state", return_value=state), \
+                self.assertRaises(guest.CannotRun) as caught:
+            guest.run(qemu.Machine(boot="uefi", accel="kvm"), [], run_dir,
+                      timeout=30, kvm_ok=True)
+        self.assertIn("--boot uefi under KVM (kvm_pvm): OVMF stops at an INT3",
+                      str(caught.exception))
+
+    def test_auto_boots_firmware_under_tcg_where_kvm_cannot(self):
+        with mock.patch.object(kvm, "usable", return_value=True), \
+                mock.patch.object(kvm, "flavour", return_value={"module": "kvm_pvm"}):
+            self.assertTrue(guest.kvm_ok_for("auto", "kernel"))
+            self.assertFalse(guest.kvm_ok_for("auto", "bios"))
+            self.assertFalse(guest.kvm_ok_for("auto", "uefi"))
+        with mock.patch.object(kvm, "usable", return_value=True), \
+                mock.patch.object(kvm, "flavour", return_value={"module": "kvm_intel"}):
+            self.assertTrue(guest.kvm_ok_for("auto", "uefi"))
+
     def test_tcg_runs_everything_it_was_given(self):
         doc = self.run_under("kvm_pvm", False, "tcg", ["test=all"]).doc
         self.assertEqual(doc["cmdline"], "test=all")

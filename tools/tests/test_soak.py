@@ -85,15 +85,41 @@ class Draws(unittest.TestCase):
                 b.cmdline)
             self.assertEqual((a.boot, a.smp, a.numa), (b.boot, b.smp, b.numa))
 
+    def test_kvm_joins_the_mix_only_where_it_works(self):
+        without = [soak.plan(9, i) for i in range(N)]
+        mixed = [soak.plan(9, i, kvm=True) for i in range(N)]
+        self.assertEqual({p.accel for p in without}, {"tcg"})
+        kvm = [p for p in mixed if p.accel == "kvm"]
+        self.assertTrue(N / soak.KVM_SHARE * 0.7 < len(kvm) < N / soak.KVM_SHARE * 1.3,
+                        len(kvm))
+        for p in kvm:
+            self.assertLessEqual(p.smp, soak.KVM_MAX_CPUS, p)
+            self.assertIn(p.cpu, soak.KVM_CPUS)
+            self.assertIn(f"--cpu {p.cpu}", soak.reproduce(p))
+            if p.numa:
+                self.assertEqual(p.smp % p.numa, 0, p)
+        self.assertEqual({p.cpu for p in kvm}, set(soak.KVM_CPUS))
+        # The TCG part of the mix is the very runs drawn without KVM.
+        self.assertEqual([p for p in mixed if p.accel == "tcg"],
+                         [w for w, m in zip(without, mixed) if m.accel == "tcg"])
+        self.assertEqual({p.accel for p in (soak.plan(9, i, kvm="all")
+                                            for i in range(50))}, {"kvm"})
+
+    def test_kvm_boots_only_the_paths_its_flavour_takes(self):
+        plans = [soak.plan(9, i, kvm="all", kvm_boots=("kernel",)) for i in range(50)]
+        self.assertEqual({p.boot for p in plans}, {"kernel"})
+        plans = [soak.plan(9, i, kvm="all") for i in range(N)]
+        self.assertEqual({p.boot for p in plans}, set(qemu.BOOTS))
+
     def test_tools_run_accepts_every_draw(self):
         for i in range(N):
             p = soak.plan(11, i)
-            args = run.parse_args(p.run_args("tcg"))
+            args = run.parse_args(p.run_args())
             m = qemu.Machine(boot=args.boot, smp=args.smp, numa=args.numa,
                              mem_mib=args.mem_mib, accel=args.accel)
             qemu.qemu_argv(m, False, kernel="k", iso="i", vars_file="v")
             self.assertEqual(args.cmdline, p.cmdline)
-        cmd = soak.reproduce(soak.plan(11, 0), "tcg")
+        cmd = soak.reproduce(soak.plan(11, 0))
         self.assertTrue(re.match(r"tools/run --timeout \d+ --boot ", cmd), cmd)
 
 
@@ -113,7 +139,7 @@ class Timeouts(unittest.TestCase):
 
     def test_the_reproduce_command_carries_it(self):
         big = soak.Plan(1, "kernel", 53, 0, "512M")
-        self.assertIn(f"--timeout {big.timeout()}", soak.reproduce(big, "tcg"))
+        self.assertIn(f"--timeout {big.timeout()}", soak.reproduce(big))
 
 
 def test(name, status, cases=()):
@@ -148,7 +174,7 @@ class Failures(unittest.TestCase):
     def test_summary_groups(self):
         p1, p2 = soak.plan(9, 1), soak.plan(9, 2)
         lines = soak.summarise([(p1, ["a"], None), (p2, ["a", "b"], None),
-                                (soak.plan(9, 3), [], None)], 9, "tcg")
+                                (soak.plan(9, 3), [], None)], 9)
         self.assertEqual(lines[0], "soak seed 9: 3 boots, 1 passed, 2 failed")
         self.assertEqual(lines[1], "  2x a")
         self.assertIn("tools/soak --seed 9 --index 1", "\n".join(lines))
