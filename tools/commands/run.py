@@ -245,7 +245,7 @@ def main(argv):
         args.parser.error(str(err))
 
     run_dir = built_and_made(args, "{stamp}-" + args.boot, "run")
-    kvm_ok = guest.kvm_ok_for(machine.accel, machine.boot)
+    kvm_ok = guest.kvm_ok_for(machine.accel, machine.boot, machine.cpu)
     outcome = guest.run(machine, args.cmdline, run_dir, args.timeout,
                         quiet=args.quiet, expect_status=args.expect_status,
                         expect_fail=args.expect_fail, kvm_ok=kvm_ok,

@@ -36,7 +36,8 @@ def run_one(spec, batch_dir, kvm):
         return record, None
     start = time.monotonic()
     kvm_ok = kvm[True] if spec.accel == "kvm" else \
-        kvm[False] and not kvm_lib.boot_limit(kvm["module"], spec.boot)
+        kvm[False] and not kvm_lib.boot_limit(
+            kvm["module"], spec.boot, spec.qemu_machine("kvm").cpu)
     try:
         accel, _ = qemu.resolve_accel(spec.accel, kvm_ok)
         run_dir = results.new_dir(batch_dir, spec.run_name)

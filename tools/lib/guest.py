@@ -117,15 +117,15 @@ def rounded(seconds):
     return None if seconds is None else round(seconds, 6)
 
 
-def kvm_ok_for(accel, boot="kernel"):
+def kvm_ok_for(accel, boot="kernel", cpu=None):
     """Whether KVM counts as available for a run asking for accel: an
     explicit kvm needs only the device; auto wants KVM to have passed
-    tools/lib/kvm.py's ioctls and probe boot on this host, and to boot
-    this way in reasonable time (kvm.BOOT_LIMITS)."""
+    tools/lib/kvm.py's ioctls and probe boot on this host, and to take
+    this boot path and -cpu model (kvm.boot_limit())."""
     if accel == "kvm":
         return qemu.kvm_device_ok()
     return kvm.usable(ROOT, hostinfo.qemu_version()) and \
-        not kvm.boot_limit(kvm.flavour()["module"], boot)
+        not kvm.boot_limit(kvm.flavour()["module"], boot, cpu)
 
 
 @dataclass
@@ -142,16 +142,17 @@ def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
     (or media.MediaError, or qemu.ConfigError) when no guest could be
     started."""
     if kvm_ok is None:
-        kvm_ok = kvm_ok_for(machine.accel, machine.boot)
+        kvm_ok = kvm_ok_for(machine.accel, machine.boot, machine.cpu)
     accel, _ = qemu.resolve_accel(machine.accel, kvm_ok)
     host = hostinfo.host(accel, kvm_ok)
     not_runnable, notes = [], {}
     if accel == "kvm":
         flavour = host["kvm"]
-        limit = kvm.boot_limit(flavour["module"], machine.boot)
+        limit = kvm.boot_limit(flavour["module"], machine.boot, machine.cpu)
         if limit:
-            raise CannotRun(f"--boot {machine.boot} under KVM "
-                            f"({flavour['module']}): {limit}; use --accel tcg")
+            raise CannotRun(f"--boot {machine.boot} --cpu {machine.cpu or qemu.KVM_CPU} "
+                            f"under KVM ({flavour['module']}): {limit}; use "
+                            "--accel tcg")
         words, not_runnable = kvm.leave_out(words, flavour["module"])
         notes = kvm.host_notes(flavour["module"], flavour["enable_pmu"])
     cmdline = " ".join(words)

@@ -105,9 +105,24 @@ def limits(module):
     return dict(LIMITS.get(module or "", {}))
 
 
-def boot_limit(module, boot):
-    """Why module's KVM cannot boot this way, or None."""
-    return BOOT_LIMITS.get(module or "", {}).get(boot)
+# CPU features a flavour cannot offer, by the prefix of QEMU's -cpu flag.
+CPU_LIMITS = {
+    "kvm_pvm": {
+        "hv-": "kvm_pvm offers no Hyper-V enlightenments (QEMU: \"kernel "
+               "doesn't allow setting HyperV VP_INDEX\")",
+    },
+}
+
+
+def boot_limit(module, boot, cpu=None):
+    """Why module's KVM cannot boot this way, with this -cpu model (None:
+    the default), or None when it can."""
+    why = BOOT_LIMITS.get(module or "", {}).get(boot)
+    flags = [f.lstrip("+") for f in (cpu or "").split(",")[1:]]
+    for prefix, reason in CPU_LIMITS.get(module or "", {}).items():
+        if not why and any(f.startswith(prefix) for f in flags):
+            why = reason
+    return why
 
 
 def host_notes(module, enable_pmu):

@@ -95,8 +95,8 @@ class UnderAFlavour(unittest.TestCase):
                 self.assertRaises(guest.CannotRun) as caught:
             guest.run(qemu.Machine(boot="uefi", accel="kvm"), [], run_dir,
                       timeout=30, kvm_ok=True)
-        self.assertIn("--boot uefi under KVM (kvm_pvm): OVMF stops at an INT3",
-                      str(caught.exception))
+        self.assertIn("--boot uefi --cpu host,-arch-capabilities under KVM (kvm_pvm): "
+                      "OVMF stops at an INT3", str(caught.exception))
 
     def test_auto_boots_firmware_under_tcg_where_kvm_cannot(self):
         with mock.patch.object(kvm, "usable", return_value=True), \
@@ -104,6 +104,8 @@ class UnderAFlavour(unittest.TestCase):
             self.assertTrue(guest.kvm_ok_for("auto", "kernel"))
             self.assertFalse(guest.kvm_ok_for("auto", "bios"))
             self.assertFalse(guest.kvm_ok_for("auto", "uefi"))
+            self.assertFalse(guest.kvm_ok_for("auto", "kernel", "host,hv-relaxed,hv-time"))
+            self.assertTrue(guest.kvm_ok_for("auto", "kernel", "host,+invtsc"))
         with mock.patch.object(kvm, "usable", return_value=True), \
                 mock.patch.object(kvm, "flavour", return_value={"module": "kvm_intel"}):
             self.assertTrue(guest.kvm_ok_for("auto", "uefi"))

@@ -72,6 +72,25 @@ class LeaveOut(unittest.TestCase):
                              (["test=all"], []))
 
 
+class BootLimits(unittest.TestCase):
+    def test_pvm_boots_kernel_but_not_firmware(self):
+        self.assertIsNone(kvm.boot_limit("kvm_pvm", "kernel"))
+        self.assertIn("77 s", kvm.boot_limit("kvm_pvm", "bios"))
+        self.assertIn("INT3", kvm.boot_limit("kvm_pvm", "uefi"))
+
+    def test_pvm_cannot_offer_hyperv(self):
+        self.assertIn("Hyper-V", kvm.boot_limit(
+            "kvm_pvm", "kernel", "host,-arch-capabilities,hv-relaxed,+hv-time"))
+        self.assertIsNone(kvm.boot_limit("kvm_pvm", "kernel", "host,+invtsc"))
+        # The model's name is no flag.
+        self.assertIsNone(kvm.boot_limit("kvm_pvm", "kernel", "hv-lookalike"))
+
+    def test_other_flavours_take_everything(self):
+        for module in ("kvm_intel", "kvm_amd", None):
+            for boot in ("kernel", "bios", "uefi"):
+                self.assertIsNone(kvm.boot_limit(module, boot, "host,hv-time"))
+
+
 class Works(unittest.TestCase):
     def test_a_missing_device_is_the_reason(self):
         ok, why = kvm.ioctl_check("/nonexistent/kvm")
