@@ -141,6 +141,7 @@ UNIT_TESTS := \
 	tests/unit/phys_buffer.c \
 	tests/unit/test_acpi.c \
 	tests/unit/test_boot_info.c \
+	tests/unit/test_bringup.c \
 	tests/unit/test_cmdline.c \
 	tests/unit/test_fuzz_found.c \
 	tests/unit/test_hpet.c \

@@ -38,6 +38,12 @@ const char *smp_srat_problems(void);
  */
 void smp_json(struct json *j);
 void smp_ap_json(struct json *j, u32 index);
+/*
+ * Parallel bring-up's calibration line: how many APs planned to
+ * calibrate and how many were let do so at once (0, 0 serially).
+ */
+u32 smp_calibrating_aps(void);
+u32 smp_calibrate_concurrency(void);
 
 
 /*
