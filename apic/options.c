@@ -65,6 +65,6 @@ u32 calibrate_concurrency(u64 solo, const u64 *together, u32 n, u32 *parallelism
 	for (u32 i = 0; i < n; i++)
 		sum += together[i];
 	*parallelism_x100 = solo ? (u32)MIN(sum * 100 / solo, 100000ULL) : 0;
-	k = (*parallelism_x100 + 25) / 100;
-	return (u32)MAX(1ULL, MIN(k, (u64)n));
+	k = 1 + (*parallelism_x100 >= 50 ? (*parallelism_x100 - 50) / 100 : 0);
+	return (u32)MIN(k, (u64)n + 1);
 }

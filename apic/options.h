@@ -45,12 +45,15 @@ extern const char *const parallel_calibrate_names[PARALLEL_CALIBRATE_COUNT];
 u64 init_udelay_rule(const char *vendor, u32 family, const char **why);
 
 /*
- * How many APs may calibrate at once, from a probe: one CPU alone ran
- * solo loops in a window; n APs at once ran together[i] each in a window
- * of the same length. Their sum over solo is the parallelism the host
- * gave (x100 in *parallelism_x100): each AP calibrating against the tick
- * needs a host CPU of its own, so the answer is that parallelism rounded
- * down (a quarter of a CPU short still counts), at least 1, at most n.
+ * How many APs may calibrate at once, from a probe run while one AP is
+ * calibrating: one CPU alone ran solo loops in a window; n other APs at
+ * once ran together[i] each in a window of the same length. Their sum
+ * over solo is the parallelism the host gave beside the calibrating one
+ * (x100 in *parallelism_x100): each AP calibrating against the tick needs
+ * a host CPU of its own and the BSP must be run at every tick, so the
+ * answer is 1 + (that parallelism less half a CPU), rounded down, at most
+ * n + 1: under TCG two calibrations on what the probe called 1.02 CPUs
+ * stretched each other to 3x their cost.
  */
 u32 calibrate_concurrency(u64 solo, const u64 *together, u32 n, u32 *parallelism_x100);
 

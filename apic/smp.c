@@ -47,9 +47,10 @@
 #define PARK_PAUSES 256
 /* The host-parallelism probe: APs in it, their window, and the lead-in. */
 #define PROBE_MAX_APS 8
-#define PROBE_WINDOW_US 2000
+#define PROBE_WINDOW_US 1000
 #define PROBE_LEAD_US 200
-#define PROBE_ARRIVE_US 200000
+#define PROBE_ARRIVE_US 20000
+#define PROBE_SOLO_TRIES 3
 #define PROBE_ALIVE_TIMEOUT_US (5 * 1000000ULL)
 
 struct ap_table_entry {
@@ -211,6 +212,11 @@ bool smp_init(char *err, size_t errlen)
 	return cpu_count() == 1 || place_trampoline(err, errlen);
 }
 
+static bool withheld(const struct percpu *cpu)
+{
+	return kernel_options.fault == FAULT_AP_SILENT && cpu->index == cpu_count() - 1;
+}
+
 /* INIT, INIT de-assert, SIPI, SIPI: Linux's wakeup_secondary_cpu_via_init(). */
 static void kick(struct percpu *cpu)
 {
@@ -225,7 +231,7 @@ static void kick(struct percpu *cpu)
 	apic_send_ipi(cpu->apic_id, APIC_ICR_DM_INIT | APIC_ICR_TRIGGER_LEVEL);
 	cpu->tsc_sipi = rdtsc();
 	/* fault=ap_silent: the last AP gets no SIPI, so it never answers. */
-	if (kernel_options.fault == FAULT_AP_SILENT && cpu->index == cpu_count() - 1) {
+	if (withheld(cpu)) {
 		smp.started++;
 		return;
 	}
@@ -236,6 +242,67 @@ static void kick(struct percpu *cpu)
 	}
 	cpu->esr = apic_esr();
 	smp.started++;
+}
+
+/*
+ * Parallel bring-up's kick of APs [first, end): the same sequence to each,
+ * every step sent to all of them before the wait that follows it is taken
+ * once, as the SDM's MP initialization example broadcasts INIT-SIPI-SIPI
+ * (Vol 3A 9.4.4.1), but addressed AP by AP so that cpus= and fault= still
+ * hold. Linux 6.5 kicks AP by AP with every wait each time, which costs
+ * as much per AP as bringing one up: under TCG an AP is up 20 us after
+ * its SIPI, well inside the 40 us of waits that follow it.
+ */
+static void kick_batch(u32 first, u32 end)
+{
+	u32 sipi = APIC_ICR_DM_STARTUP | APIC_ICR_VECTOR(smp.trampoline >> 12);
+	bool modern = !smp.init_udelay;
+	u32 esr;
+
+	apic_esr();
+	for (u32 i = first; i < end; i++) {
+		cpu_at(i)->tsc_init = rdtsc();
+		apic_send_ipi(cpu_at(i)->apic_id, APIC_ICR_DM_INIT | APIC_ICR_LEVEL_ASSERT |
+							  APIC_ICR_TRIGGER_LEVEL);
+	}
+	udelay(smp.init_udelay);
+	for (u32 i = first; i < end; i++) {
+		apic_send_ipi(cpu_at(i)->apic_id, APIC_ICR_DM_INIT | APIC_ICR_TRIGGER_LEVEL);
+		cpu_at(i)->tsc_sipi = rdtsc();
+	}
+	for (int round = 0; round < 2; round++) {
+		for (u32 i = first; i < end; i++)
+			if (!withheld(cpu_at(i)))
+				apic_send_ipi(cpu_at(i)->apic_id, sipi);
+		udelay(modern ? SIPI_DELAY_MODERN_US : SIPI_DELAY_LEGACY_US);
+		udelay(modern ? SIPI_DELAY_MODERN_US : SIPI_SETTLE_LEGACY_US);
+	}
+	esr = apic_esr();
+	for (u32 i = first; i < end; i++)
+		cpu_at(i)->esr = esr;
+	smp.started = end - 1;
+}
+
+#define KICK_BATCH 2
+
+static bool batch_alive(void *arg)
+{
+	u32 *range = arg;
+
+	for (u32 i = range[0]; i < range[1]; i++)
+		if (cpu_at(i)->state == CPU_OFFLINE)
+			return false;
+	return true;
+}
+
+static void kick_all(void)
+{
+	for (u32 first = 1; first < cpu_count(); first += KICK_BATCH) {
+		u32 range[2] = { first, MIN(first + KICK_BATCH, cpu_count()) };
+
+		kick_batch(range[0], range[1]);
+		smp_wait(batch_alive, range, AP_ONLINE_TIMEOUT_US);
+	}
 }
 
 static bool is_online(void *arg)
@@ -302,9 +369,11 @@ static u64 __attribute__((noinline)) spin_until(u64 end)
 	return n;
 }
 
+/* The probe runs on the calibrating APs after the first, which is calibrating meanwhile. */
 static bool in_probe(const struct percpu *cpu)
 {
-	return cpu->lpj_plan == LPJ_PLAN_CALIBRATE && cpu->cal_rank < line.probed;
+	return cpu->lpj_plan == LPJ_PLAN_CALIBRATE && cpu->cal_rank >= 1 &&
+	       cpu->cal_rank <= line.probed;
 }
 
 /* On a parked AP: run the probe's window once per round it is asked to. */
@@ -432,7 +501,7 @@ static void ap_lpj(struct percpu *cpu)
 static bool probe_done(void *arg)
 {
 	(void)arg;
-	for (u32 r = 0; r < line.probed; r++)
+	for (u32 r = 1; r <= line.probed; r++)
 		if (__atomic_load_n(&line.ranked[r]->probe_round, __ATOMIC_ACQUIRE) !=
 		    line.probe_round)
 			return false;
@@ -442,7 +511,7 @@ static bool probe_done(void *arg)
 static bool probed_alive(void *arg)
 {
 	(void)arg;
-	for (u32 r = 0; r < line.probed; r++)
+	for (u32 r = 1; r <= line.probed; r++)
 		if (line.ranked[r]->state < CPU_ALIVE)
 			return false;
 	return true;
@@ -453,15 +522,18 @@ static bool probed_alive(void *arg)
  * the tick needs the host to run it whenever a tick lands; where the host
  * has fewer CPUs than there are calibrating APs, concurrent calibrations
  * only stretch each other (the seed: 16 APs calibrating at once on 2 host
- * cores took 5.5 s, one at a time 1.2 s). So measure: the BSP runs a
- * loop alone for PROBE_WINDOW_US, then up to PROBE_MAX_APS parked
- * calibrating APs run it together for as long; their combined count over
- * the BSP's is the parallelism the host gives (calibrate_concurrency()).
+ * cores took 5.5 s, one at a time 1.2 s). So measure: before any AP runs
+ * the BSP runs a loop alone for PROBE_WINDOW_US (the best of a few);
+ * then, while the first calibrating AP is already at work (so that
+ * serialized is never slower than serial), up to PROBE_MAX_APS of the
+ * other calibrating APs run it together for as long;
+ * their combined count over the BSP's is the parallelism the host has
+ * beside the first (calibrate_concurrency()).
  */
 static void choose_concurrency(void)
 {
-	u64 together[PROBE_MAX_APS], w = PROBE_WINDOW_US * (clock.tsc_hz / 1000000);
-	u32 n = MIN(line.calibrators, (u32)PROBE_MAX_APS);
+	u64 together[PROBE_MAX_APS];
+	u32 n = MIN(line.calibrators - 1, (u32)PROBE_MAX_APS);
 
 	if (line.calibrators <= 1) {
 		line.concurrency = 1;
@@ -478,32 +550,31 @@ static void choose_concurrency(void)
 		snprintf(line.why, sizeof(line.why), "parallel_calibrate=concurrent: all at once");
 		return;
 	}
+	line.concurrency = 1;
 	line.probed = n;
 	if (!smp_wait(probed_alive, NULL, PROBE_ALIVE_TIMEOUT_US)) {
-		line.concurrency = 1;
 		snprintf(line.why, sizeof(line.why),
 			 "auto: the probe's APs did not start in time: one at a time");
 		return;
 	}
-	line.solo_loops = spin_until(rdtsc() + w);
 	line.probe_start = line.probe_end = 0;
 	line.probe_arrived = 0;
 	__atomic_store_n(&line.probe_round, 1, __ATOMIC_RELEASE);
-	for (u32 r = 0; r < n; r++)
+	for (u32 r = 1; r <= n; r++)
 		smp_wake(line.ranked[r]);
 	if (!smp_wait(probe_done, NULL, PROBE_ALIVE_TIMEOUT_US)) {
-		line.concurrency = 1;
 		snprintf(line.why, sizeof(line.why),
 			 "auto: the probe's APs did not answer: one at a time");
 		return;
 	}
-	for (u32 r = 0; r < n; r++)
-		together[r] = line.ranked[r]->probe_loops;
+	for (u32 r = 1; r <= n; r++)
+		together[r - 1] = line.ranked[r]->probe_loops;
 	line.concurrency = calibrate_concurrency(line.solo_loops, together, n,
 						 &line.parallelism_x100);
 	snprintf(line.why, sizeof(line.why),
-		 "auto: %u APs ran together at %u.%02ux one CPU's speed: %u at a time%s", n,
-		 line.parallelism_x100 / 100, line.parallelism_x100 % 100, line.concurrency,
+		 "auto: beside the first, %u APs ran together at %u.%02ux one CPU's speed: "
+		 "%u at a time%s", n, line.parallelism_x100 / 100, line.parallelism_x100 % 100,
+		 line.concurrency,
 		 line.concurrency == 1 ? " (serialized: the host cannot run more at once)" : "");
 }
 
@@ -569,13 +640,26 @@ static void boot_parallel(void)
 			line.ranked[line.calibrators++] = cpu;
 		}
 	}
-	line.granted = 0;
-	for (u32 i = 1; i < cpu_count(); i++)
-		kick(cpu_at(i));
+	/*
+	 * The probe's yardstick, before any AP runs: the best of a few
+	 * windows, since a host that takes the BSP away for part of one
+	 * would make every AP look faster than one CPU.
+	 */
+	if (line.calibrators > 1 && apic_options.parallel_calibrate == PARALLEL_CALIBRATE_AUTO)
+		for (int i = 0; i < PROBE_SOLO_TRIES; i++)
+			line.solo_loops = MAX(line.solo_loops,
+					      spin_until(rdtsc() + PROBE_WINDOW_US *
+								   (clock.tsc_hz / 1000000)));
+	/* The first calibrating AP starts at once; the probe runs beside it. */
+	line.granted = 1;
+	kick_all();
 	choose_concurrency();
-	__atomic_store_n(&line.granted, line.concurrency, __ATOMIC_RELEASE);
-	for (u32 r = 0; r < line.concurrency && r < line.calibrators; r++)
-		smp_wake(line.ranked[r]);
+	if (line.concurrency > 1) {
+		u32 was = __atomic_fetch_add(&line.granted, line.concurrency - 1, __ATOMIC_ACQ_REL);
+
+		for (u32 r = was; r < was + line.concurrency - 1 && r < line.calibrators; r++)
+			smp_wake(line.ranked[r]);
+	}
 	wait_parallel();
 }
 
@@ -653,6 +737,8 @@ void ap_main(struct percpu *cpu)
 	cpu->state = CPU_ALIVE;
 	apic_init_ap();
 	cpu->hw_apic_id = apic_id();
+	if (apic_options.bringup == BRINGUP_PARALLEL)
+		smp_wake(cpu_at(0));
 	ap_lpj(cpu);
 	cpu->tsc_calibrated = rdtsc();
 	cpu->tsc_online = rdtsc();
@@ -801,6 +887,8 @@ void smp_json(struct json *j)
 	json_u64(j, "init_udelay_us", smp.init_udelay);
 	json_string(j, "init_udelay", apic_options.init_udelay == OPTION_AUTO ? "auto" : "given");
 	json_string(j, "init_udelay_why", smp.init_udelay_why ? smp.init_udelay_why : "");
+	if (apic_options.bringup == BRINGUP_PARALLEL)
+		json_u64(j, "kick_batch", KICK_BATCH);
 	json_string(j, "lpj_source", cpu_at(0)->lpj_source);
 	json_string(j, "lpj_reuse", lpj_reuse_names[time_options.lpj_reuse]);
 	json_string(j, "lpj_policy", lpj_policy_names[time_options.lpj_policy]);

@@ -40,27 +40,36 @@ DEFINE_TEST(unit_calibrate_concurrency, "APs that may calibrate at once, from th
 	static const u64 own_cpus[3] = { 990, 1000, 980 };
 	static const u64 almost_two[2] = { 900, 880 };
 	static const u64 starved[2] = { 600, 500 };
+	static const u64 slow[2] = { 400, 300 };
 	static const u64 none[2] = { 0, 0 };
+	static const u64 four[4] = { 900, 900, 900, 900 };
+	static const u64 many[3] = { 5000, 5000, 5000 };
 	u32 x100 = 0;
 
+	/*
+	 * Beside the AP already calibrating, the others' combined speed,
+	 * less half a CPU for the BSP's tick.
+	 */
 	report_eq(calibrate_concurrency(1000, two_cores, 4, &x100), 2,
-		  "4 APs sharing 2 host CPUs: 2 at a time");
+		  "4 more APs at 2 CPUs' worth: 2 at a time");
 	report_eq(x100, 200, "parallelism 2.00");
 	report_eq(calibrate_concurrency(1000, one_core, 8, &x100), 1,
-		  "8 APs sharing 1 host CPU: serialized");
+		  "8 more APs at 1 CPU's worth: serialized");
 	report_eq(calibrate_concurrency(1000, own_cpus, 3, &x100), 3,
-		  "3 APs with a CPU each: all 3");
+		  "3 more APs at 2.97 CPUs: 3 at a time");
 	report_eq(x100, 297, "parallelism 2.97");
-	report_eq(calibrate_concurrency(1000, almost_two, 2, &x100), 2,
-		  "1.78 rounds up to 2 (within a quarter CPU)");
-	report_eq(calibrate_concurrency(1000, starved, 2, &x100), 1,
-		  "1.10: one at a time");
+	report_eq(calibrate_concurrency(1000, four, 4, &x100), 4, "3.6 CPUs: 4");
+	report_eq(calibrate_concurrency(1000, almost_two, 2, &x100), 2, "1.78 CPUs: 2");
+	report_eq(calibrate_concurrency(1000, starved, 2, &x100), 1, "1.10 CPUs: serialized");
+	report_eq(calibrate_concurrency(1000, slow, 2, &x100), 1, "0.70 CPUs: serialized");
 	report_eq(calibrate_concurrency(1000, none, 2, &x100), 1,
-		  "APs that never ran: still at least 1");
+		  "APs that never ran: serialized");
+	report_eq(calibrate_concurrency(1000, many, 3, &x100), 4,
+		  "never more than the APs there are");
 	report_eq(calibrate_concurrency(0, two_cores, 4, &x100), 1,
 		  "no solo count: 1, no division by 0");
 	report_eq(x100, 0, "and no parallelism claimed");
-	report_eq(calibrate_concurrency(1000, two_cores, 0, &x100), 1, "no APs: 1");
+	report_eq(calibrate_concurrency(1000, two_cores, 0, &x100), 1, "no others: 1");
 }
 
 DEFINE_TEST(unit_lpj_direct_ticks, "Linux's direct calibration costs 5 * (HZ/100 + 2) ticks", 0)
