@@ -50,7 +50,7 @@
 #define PROBE_WINDOW_US 1000
 #define PROBE_LEAD_US 200
 #define PROBE_ARRIVE_US 20000
-#define PROBE_SOLO_TRIES 3
+#define PROBE_SOLO_TRIES 2
 #define PROBE_ALIVE_TIMEOUT_US (5 * 1000000ULL)
 
 struct ap_table_entry {
@@ -641,18 +641,23 @@ static void boot_parallel(void)
 		}
 	}
 	/*
-	 * The probe's yardstick, before any AP runs: the best of a few
-	 * windows, since a host that takes the BSP away for part of one
-	 * would make every AP look faster than one CPU.
+	 * Every AP is kicked before any calibrates: APs starting up beside a
+	 * calibration stretch it. Then the probe's yardstick, while the APs
+	 * are parked: the best of a few windows, since a host that takes the
+	 * BSP away for part of one would make every AP look faster than one
+	 * CPU. Then the first calibrating AP starts, and the probe runs
+	 * beside it.
 	 */
+	line.granted = 0;
+	kick_all();
 	if (line.calibrators > 1 && apic_options.parallel_calibrate == PARALLEL_CALIBRATE_AUTO)
 		for (int i = 0; i < PROBE_SOLO_TRIES; i++)
 			line.solo_loops = MAX(line.solo_loops,
 					      spin_until(rdtsc() + PROBE_WINDOW_US *
 								   (clock.tsc_hz / 1000000)));
-	/* The first calibrating AP starts at once; the probe runs beside it. */
-	line.granted = 1;
-	kick_all();
+	__atomic_store_n(&line.granted, 1, __ATOMIC_RELEASE);
+	if (line.calibrators)
+		smp_wake(line.ranked[0]);
 	choose_concurrency();
 	if (line.concurrency > 1) {
 		u32 was = __atomic_fetch_add(&line.granted, line.concurrency - 1, __ATOMIC_ACQ_REL);
