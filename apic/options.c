@@ -42,19 +42,18 @@ DEFINE_OPTION_ENUM("parallel_calibrate", apic_options.parallel_calibrate,
 u64 init_udelay_rule(const char *vendor, u32 family, const char **why)
 {
 	if (!strcmp(vendor, "GenuineIntel") && family == 0x6) {
-		*why = "Intel family 6: no INIT wait, as Linux's smp_quirk_init_udelay()";
+		*why = "Intel family 6: none, as Linux's smp_quirk_init_udelay()";
 		return 0;
 	}
 	if (!strcmp(vendor, "AuthenticAMD") && family >= 0xf) {
-		*why = "AMD family 0xF or later: no INIT wait, as Linux's smp_quirk_init_udelay()";
+		*why = "AMD family 0xF+: none, as Linux's smp_quirk_init_udelay()";
 		return 0;
 	}
 	if (!strcmp(vendor, "HygonGenuine") && family >= 0x18) {
-		*why = "Hygon family 0x18 or later: no INIT wait, as Linux's "
-		       "smp_quirk_init_udelay()";
+		*why = "Hygon family 0x18+: none, as Linux's smp_quirk_init_udelay()";
 		return 0;
 	}
-	*why = "not a CPU Linux's smp_quirk_init_udelay() trusts: the legacy 10 ms";
+	*why = "legacy 10 ms: a CPU Linux's smp_quirk_init_udelay() does not trust";
 	return INIT_UDELAY_LEGACY_US;
 }
 

@@ -46,11 +46,12 @@
  */
 #define PARK_PAUSES 256
 /* The host-parallelism probe: APs in it, their window, and the lead-in. */
-#define PROBE_MAX_APS 8
+#define PROBE_MAX_APS 4
 #define PROBE_WINDOW_US 1000
 #define PROBE_LEAD_US 200
-#define PROBE_ARRIVE_US 20000
+#define PROBE_ARRIVE_US 5000
 #define PROBE_SOLO_TRIES 2
+#define PROBE_SOLO_US 500
 #define PROBE_ALIVE_TIMEOUT_US (5 * 1000000ULL)
 
 struct ap_table_entry {
@@ -498,13 +499,21 @@ static void ap_lpj(struct percpu *cpu)
 	}
 }
 
+static bool answered(const struct percpu *cpu)
+{
+	return __atomic_load_n(&cpu->probe_round, __ATOMIC_ACQUIRE) == line.probe_round;
+}
+
+/* Each AP in the probe answered, or has left its park to calibrate and never will. */
 static bool probe_done(void *arg)
 {
 	(void)arg;
-	for (u32 r = 1; r <= line.probed; r++)
-		if (__atomic_load_n(&line.ranked[r]->probe_round, __ATOMIC_ACQUIRE) !=
-		    line.probe_round)
+	for (u32 r = 1; r <= line.probed; r++) {
+		const struct percpu *cpu = line.ranked[r];
+
+		if (!answered(cpu) && !cpu->tsc_wait_end && cpu->state != CPU_ONLINE)
 			return false;
+	}
 	return true;
 }
 
@@ -523,10 +532,10 @@ static bool probed_alive(void *arg)
  * has fewer CPUs than there are calibrating APs, concurrent calibrations
  * only stretch each other (the seed: 16 APs calibrating at once on 2 host
  * cores took 5.5 s, one at a time 1.2 s). So measure: before any AP runs
- * the BSP runs a loop alone for PROBE_WINDOW_US (the best of a few);
- * then, while the first calibrating AP is already at work (so that
- * serialized is never slower than serial), up to PROBE_MAX_APS of the
- * other calibrating APs run it together for as long;
+ * the BSP runs a loop alone (the best of a few short windows); then,
+ * while the first calibrating AP is already at work (so that serialized
+ * is never slower than serial), up to PROBE_MAX_APS of the other
+ * calibrating APs run it together for PROBE_WINDOW_US;
  * their combined count over the BSP's is the parallelism the host has
  * beside the first (calibrate_concurrency()).
  */
@@ -567,15 +576,14 @@ static void choose_concurrency(void)
 			 "auto: the probe's APs did not answer: one at a time");
 		return;
 	}
+	/* An AP whose turn came before the probe reached it ran nothing: 0. */
 	for (u32 r = 1; r <= n; r++)
-		together[r - 1] = line.ranked[r]->probe_loops;
+		together[r - 1] = answered(line.ranked[r]) ? line.ranked[r]->probe_loops : 0;
 	line.concurrency = calibrate_concurrency(line.solo_loops, together, n,
 						 &line.parallelism_x100);
-	snprintf(line.why, sizeof(line.why),
-		 "auto: beside the first, %u APs ran together at %u.%02ux one CPU's speed: "
-		 "%u at a time%s", n, line.parallelism_x100 / 100, line.parallelism_x100 % 100,
-		 line.concurrency,
-		 line.concurrency == 1 ? " (serialized: the host cannot run more at once)" : "");
+	snprintf(line.why, sizeof(line.why), "probe: %u APs beside the first ran at %u.%02u CPUs: %s",
+		 n, line.parallelism_x100 / 100, line.parallelism_x100 % 100,
+		 line.concurrency == 1 ? "serialized, the host has no CPU to spare" : "concurrent");
 }
 
 /*
@@ -641,23 +649,20 @@ static void boot_parallel(void)
 		}
 	}
 	/*
-	 * Every AP is kicked before any calibrates: APs starting up beside a
-	 * calibration stretch it. Then the probe's yardstick, while the APs
-	 * are parked: the best of a few windows, since a host that takes the
-	 * BSP away for part of one would make every AP look faster than one
-	 * CPU. Then the first calibrating AP starts, and the probe runs
-	 * beside it.
+	 * The probe's yardstick first, before any AP runs: the best of a
+	 * few short windows, since a host that takes the BSP away for part
+	 * of one would make every AP look faster than one CPU. Then the
+	 * kicks, the first calibrating AP free to start as soon as it is up,
+	 * as serially; the probe runs beside it once every AP is kicked.
 	 */
-	line.granted = 0;
-	kick_all();
 	if (line.calibrators > 1 && apic_options.parallel_calibrate == PARALLEL_CALIBRATE_AUTO)
 		for (int i = 0; i < PROBE_SOLO_TRIES; i++)
 			line.solo_loops = MAX(line.solo_loops,
-					      spin_until(rdtsc() + PROBE_WINDOW_US *
+					      spin_until(rdtsc() + PROBE_SOLO_US *
 								   (clock.tsc_hz / 1000000)));
-	__atomic_store_n(&line.granted, 1, __ATOMIC_RELEASE);
-	if (line.calibrators)
-		smp_wake(line.ranked[0]);
+	line.solo_loops = line.solo_loops * PROBE_WINDOW_US / PROBE_SOLO_US;
+	line.granted = 1;
+	kick_all();
 	choose_concurrency();
 	if (line.concurrency > 1) {
 		u32 was = __atomic_fetch_add(&line.granted, line.concurrency - 1, __ATOMIC_ACQ_REL);
@@ -849,7 +854,8 @@ void smp_ap_json(struct json *j, u32 index)
 	json_string(j, "waited_for", c->waited_for ? c->waited_for : "none");
 	json_u64(j, "wait_us", wait_us(c));
 	json_u64(j, "cal_us", c->calibrated ? tsc_to_us(c->cal_tsc) : 0);
-	json_u64(j, "cal_ticks", c->calibrated ? c->cal_jiffies : 0);
+	json_u64(j, "cal_ticks", c->calibrated ? c->cal_edges : 0);
+	json_u64(j, "cal_jiffies", c->calibrated ? c->cal_jiffies : 0);
 	if (in_probe(c))
 		json_u64(j, "probe_loops", c->probe_loops);
 }
@@ -867,7 +873,8 @@ static void spread_json(struct json *j, const char *key, u64 *v, u32 n)
 
 void smp_json(struct json *j)
 {
-	static u64 per_ap[MAX_CPUS], waits[MAX_CPUS], cal_us[MAX_CPUS], cal_ticks[MAX_CPUS];
+	static u64 per_ap[MAX_CPUS], waits[MAX_CPUS], cal_us[MAX_CPUS], cal_ticks[MAX_CPUS],
+		cal_jiffies[MAX_CPUS];
 	u32 n = 0, calibrations = 0, waited = 0, cals = 0;
 
 	for (u32 i = 0; i < cpu_count(); i++) {
@@ -876,7 +883,8 @@ void smp_json(struct json *j)
 		calibrations += c->calibrated;
 		if (c->cal_tsc) {
 			cal_us[cals] = tsc_to_us(c->cal_tsc);
-			cal_ticks[cals++] = c->cal_jiffies;
+			cal_jiffies[cals] = c->cal_jiffies;
+			cal_ticks[cals++] = c->cal_edges;
 		}
 		if (i && c->waited_for)
 			waits[waited++] = wait_us(c);
@@ -905,8 +913,13 @@ void smp_json(struct json *j)
 	json_u64(j, "median", percentile_u64(per_ap, n, 50));
 	json_u64(j, "max", percentile_u64(per_ap, n, 100));
 	json_object_end(j);
-	/* Each calibration's cost in µs and in ticks, beside Linux's count for its method. */
+	/*
+	 * Each calibration's cost in µs, in jiffies elapsed, and in ticks:
+	 * the edges it waited through, which is what Linux's count for the
+	 * method counts (linux_direct_ticks).
+	 */
 	spread_json(j, "cal_us", cal_us, cals);
+	spread_json(j, "cal_jiffies", cal_jiffies, cals);
 	spread_json(j, "cal_ticks", cal_ticks, cals);
 	json_u64(j, "hz", clock.hz);
 	json_u64(j, "linux_direct_ticks", lpj_direct_ticks(clock.hz));
@@ -919,7 +932,7 @@ void smp_json(struct json *j)
 			  line.calibrators > 1 && line.concurrency == 1);
 		json_string(j, "calibrate_concurrency_why", line.why);
 		json_u64(j, "host_parallelism_x100", line.parallelism_x100);
-		json_u64(j, "waited", waited);
+		/* n: the APs that parked for a source's value or their turn. */
 		spread_json(j, "wait_us", waits, waited);
 	}
 }

@@ -274,7 +274,7 @@ def hvprobe_record(spec, doc, stderr=()):
         "hz": smp.get("hz"),
         "calibrate_concurrency": smp.get("calibrate_concurrency"),
         "calibrations_serialized": smp.get("calibrations_serialized"),
-        "waited": smp.get("waited"),
+        "waited": (smp.get("wait_us") or {}).get("n"),
         "lpj_source": smp.get("lpj_source"),
         "guest_total_us": smp.get("total_us"),
         "per_ap_us": smp.get("per_ap_us"),

@@ -55,28 +55,45 @@ static bool tsc_is_constant(const char **why)
 	return false;
 }
 
-u64 delay_calibrate_linux(void)
+/*
+ * Spin until jiffies passes `past`, keeping the last TSC reading before
+ * the edge in *pre and the reading in *t; count each change of jiffies
+ * this CPU saw in *edges. An edge is one step of the method whatever the
+ * host did meanwhile: a vCPU descheduled across several ticks sees them
+ * as one jump, one edge, where elapsed jiffies would count them all.
+ */
+static void wait_past(u64 past, u64 *pre, u64 *t, u64 *seen, u32 *edges)
+{
+	for (;;) {
+		u64 now = jiffies;
+
+		if (now != *seen) {
+			*seen = now;
+			(*edges)++;
+		}
+		if (now > past)
+			return;
+		*pre = *t;
+		*t = rdtsc();
+	}
+}
+
+u64 delay_calibrate_linux(u32 *edges)
 {
 	u32 dct = lpj_direct_dct(clock.hz);
 	u64 lower[LPJ_DIRECT_SAMPLES], upper[LPJ_DIRECT_SAMPLES];
 
 	for (u32 i = 0; i < LPJ_DIRECT_SAMPLES; i++) {
-		u64 start = jiffies, pre_start = 0, post_start, pre_end = 0, post_end, t;
+		u64 start = jiffies, seen = start, pre_start = 0, post_start, pre_end = 0, post_end, t;
 		u64 first_edge;
 
 		/* Bracket the edge after start + 1, then the one DCT ticks later. */
 		t = rdtsc();
-		while (jiffies <= start + 1) {
-			pre_start = t;
-			t = rdtsc();
-		}
+		wait_past(start + 1, &pre_start, &t, &seen, edges);
 		post_start = rdtsc();
 		first_edge = jiffies;
 		t = post_start;
-		while (jiffies <= start + 1 + dct) {
-			pre_end = t;
-			t = rdtsc();
-		}
+		wait_past(start + 1 + dct, &pre_end, &t, &seen, edges);
 		post_end = rdtsc();
 		/*
 		 * A late tick makes jiffies jump, so an edge is not one jiffy
@@ -108,13 +125,17 @@ u64 delay_calibrate_fast(void)
 static void calibrate(struct percpu *cpu)
 {
 	u64 lpj = 0, tsc = rdtsc(), start = jiffies;
+	u32 edges = 0;
+	bool direct = time_options.calibrate == CALIBRATE_LINUX || !clock_have_ref();
 
 	/* calibrate=fast needs a reference timer; with none, count jiffies. */
-	if (time_options.calibrate == CALIBRATE_LINUX || !clock_have_ref())
+	if (direct)
 		for (u32 i = 0; i < LINUX_CALIBRATION_TRIES && !lpj; i++)
-			lpj = delay_calibrate_linux();
+			lpj = delay_calibrate_linux(&edges);
 	cpu->lpj = lpj || !clock_have_ref() ? lpj : delay_calibrate_fast();
 	cpu->cal_jiffies = jiffies - start;
+	/* The fast method waits on no tick: its cost in ticks is the time it took. */
+	cpu->cal_edges = direct ? edges : cpu->cal_jiffies;
 	cpu->cal_start = tsc;
 	cpu->cal_tsc = rdtsc() - tsc;
 	cpu->lpj_source = "calibrate";

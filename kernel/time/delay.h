@@ -53,8 +53,11 @@ const char *delay_policy_rule(void);
 /* The BSP's lpj and where it came from, the rule's settings and the TSC's constancy. */
 void delay_json(struct json *j);
 
-/* The two measurements, on the calling CPU: TSC cycles per jiffy. */
-u64 delay_calibrate_linux(void);
+/*
+ * The two measurements, on the calling CPU: TSC cycles per jiffy. The
+ * direct method adds the tick edges it waited through to *edges.
+ */
+u64 delay_calibrate_linux(u32 *edges);
 u64 delay_calibrate_fast(void);
 
 #endif

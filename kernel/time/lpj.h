@@ -28,10 +28,10 @@ u64 lpj_direct_combine(const u64 lower[], const u64 upper[], u32 n, u32 ticks);
 
 /*
  * Ticks Linux's calibrate_delay_direct() spends, by its algorithm: five
- * samples, each waiting for jiffies to pass start + 1 (two edges after a
- * sample that ended on one; 1 to 2 for the first) and then DCT more
- * (DELAY_CALIBRATION_TICKS: HZ/100, at least 1). The upper bound,
- * 5 * (DCT + 2); the first sample's phase takes off up to one tick.
+ * samples, each waiting for jiffies to pass start + 1 (two tick edges)
+ * and then DCT more (DELAY_CALIBRATION_TICKS: HZ/100, at least 1), so
+ * 5 * (DCT + 2) edges. In time that is 5 * (DCT + 2) jiffies less the
+ * first sample's phase (up to one jiffy).
  */
 u32 lpj_direct_ticks(u32 hz);
 u32 lpj_direct_dct(u32 hz);

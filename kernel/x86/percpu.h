@@ -72,8 +72,12 @@ struct percpu {
 	volatile u64 lpj;
 	const char *lpj_source;
 	bool calibrated; /* lpj came from a timer measurement on this CPU */
-	/* Its own calibration: when it began, its cost by the TSC and in jiffies. */
-	u64 cal_start, cal_tsc, cal_jiffies;
+	/*
+	 * Its own calibration: when it began, its cost by the TSC, in
+	 * jiffies elapsed, and in tick edges it waited through (the method's
+	 * own steps, which a host that descheduled the vCPU does not add to).
+	 */
+	u64 cal_start, cal_tsc, cal_jiffies, cal_edges;
 	/*
 	 * The plan delay_plan_ap() made before the AP started (an enum
 	 * lpj_plan in kernel/time/delay.h), the CPU it copies from, and
