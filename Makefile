@@ -141,6 +141,7 @@ UNIT_TESTS := \
 	tests/unit/phys_buffer.c \
 	tests/unit/test_acpi.c \
 	tests/unit/test_boot_info.c \
+	tests/unit/test_bringup.c \
 	tests/unit/test_cmdline.c \
 	tests/unit/test_fuzz_found.c \
 	tests/unit/test_hpet.c \
@@ -182,15 +183,14 @@ $(BUILD)/hvprobe.elf: $(KERNEL_OBJS) linker.ld
 $(BUILD)/hvprobe.elf32: $(BUILD)/hvprobe.elf
 	$(OBJCOPY) -O elf32-i386 $< $@
 
-$(BUILD)/isodir/boot/grub/grub.cfg: boot/grub.cfg
-	@mkdir -p $(dir $@)
-	cp $< $@
-
 $(BUILD)/isodir/boot/hvprobe.elf: $(BUILD)/hvprobe.elf
 	@mkdir -p $(dir $@)
 	cp $< $@
 
-$(BUILD)/hvprobe.iso: $(BUILD)/isodir/boot/hvprobe.elf $(BUILD)/isodir/boot/grub/grub.cfg tools/mkiso
+# tools/mkiso writes the tree's grub.cfg: the default entry, then one per
+# shipped scenario.
+$(BUILD)/hvprobe.iso: $(BUILD)/isodir/boot/hvprobe.elf boot/grub.cfg tools/commands/mkiso.py \
+		tools/lib/media.py $(wildcard tools/scenarios/*.toml)
 	tools/mkiso $(BUILD)/isodir $@
 
 $(BUILD)/unit/hvprobe-unit: $(LOGIC) $(MODELED) $(UNIT_TESTS) $(shell find apic boot hv kernel pmu tests -name '*.h')

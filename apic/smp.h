@@ -2,8 +2,12 @@
 /*
  * SMP bring-up: every CPU the MADT lists as usable, started with
  * INIT-SIPI-SIPI (SDM Vol 3A 9.4.4), one at a time (bringup=serial, Linux
- * before 6.5) or all kicked first (bringup=parallel, Linux 6.5+), with a
- * timeline of BSP- and AP-side TSC stamps. Waiting CPUs HLT.
+ * before 6.5) or all kicked first (bringup=parallel, Linux 6.5+: in pairs
+ * that share their waits), with a timeline of BSP- and AP-side TSC
+ * stamps. How each AP gets lpj is planned before it starts
+ * (delay_plan_ap()); in parallel an AP that copies parks until its source
+ * has a value, and calibrating APs take turns, as many at once as a probe
+ * of the host allows. Waiting CPUs PAUSE briefly, then HLT.
  */
 #ifndef APIC_SMP_H
 #define APIC_SMP_H
@@ -38,6 +42,12 @@ const char *smp_srat_problems(void);
  */
 void smp_json(struct json *j);
 void smp_ap_json(struct json *j, u32 index);
+/*
+ * Parallel bring-up's calibration line: how many APs planned to
+ * calibrate and how many were let do so at once (0, 0 serially).
+ */
+u32 smp_calibrating_aps(void);
+u32 smp_calibrate_concurrency(void);
 
 
 /*

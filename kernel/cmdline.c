@@ -23,7 +23,8 @@ void options_reset(void)
 	table_for_each(d, hvprobe_options) {
 		switch (d->kind) {
 		case OPTION_STRING: str_copy(d->value, d->def_string, d->count); break;
-		case OPTION_U64: *(u64 *)d->value = d->def; break;
+		case OPTION_U64:
+		case OPTION_U64_AUTO: *(u64 *)d->value = d->def; break;
 		default: *(u32 *)d->value = (u32)d->def; break;
 		}
 	}
@@ -117,6 +118,19 @@ static bool set_value(const struct option *d, const char *val, size_t len, char 
 		}
 		str_append(err, ")", errlen);
 		return false;
+	case OPTION_U64_AUTO:
+		if (len == 4 && !strncmp(val, "auto", 4)) {
+			*(u64 *)field = OPTION_AUTO;
+			return true;
+		}
+		if (!parse_u64(val, len, &v) || v < d->min || v > d->max) {
+			snprintf(err, errlen,
+				 "%s: '%.*s' is not accepted (accepted: auto, %llu..%llu)", d->key,
+				 (int)len, val, d->min, d->max);
+			return false;
+		}
+		*(u64 *)field = v;
+		return true;
 	case OPTION_U32:
 	case OPTION_U64:
 		if (!parse_u64(val, len, &v) || v < d->min || v > d->max) {

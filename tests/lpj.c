@@ -67,7 +67,9 @@ static bool reused_exactly(const struct percpu *c)
 	for (u32 i = 0; i < cpu_count(); i++) {
 		const struct percpu *o = cpu_at(i);
 
-		if (o != c && delay_same_domain(o, c) && o->calibrated && o->lpj == c->lpj)
+		/* The boot CPU's lpj_fine counts as a source even where it was stated. */
+		if (o != c && delay_same_domain(o, c) && (o->calibrated || !o->index) &&
+		    o->lpj == c->lpj)
 			return true;
 	}
 	return false;
@@ -142,22 +144,15 @@ static void check_counts(u32 online, u32 calibrations)
 		expected = 0;
 		why = "a preset applies to every CPU";
 	} else if (time_options.lpj_source == LPJ_SOURCE_CALIBRATE ||
-		   time_options.lpj_reuse == LPJ_REUSE_NONE || !delay_tsc_constant(&constant_why)) {
+		   (time_options.lpj_policy == LPJ_POLICY_HVPROBE &&
+		    time_options.lpj_reuse == LPJ_REUSE_NONE) ||
+		   !delay_tsc_constant(&constant_why)) {
 		/* The BSP's lpj_fine is timer-derived only if it measured the TSC. */
 		expected = online - !cpu_at(0)->calibrated;
 		why = !delay_tsc_constant(&constant_why) ? constant_why : "every CPU calibrates";
-	} else if (apic_options.bringup == BRINGUP_PARALLEL) {
-		/* Siblings that start together may all calibrate before any is done. */
-		u32 domains = domains_online();
-
-		report(calibrations >= domains && calibrations <= online,
-		       "between %u and %u CPUs calibrate with parallel bring-up (%u did)", domains,
-		       online, calibrations);
-		return;
 	} else {
 		expected = domains_online() - !cpu_at(0)->calibrated;
-		why = time_options.lpj_reuse == LPJ_REUSE_PACKAGE ? "one per package"
-							       : "one per node";
+		why = delay_policy_rule();
 	}
 	report_info("expecting %u timer-derived values: %s", expected, why);
 	report_eq(calibrations, expected, "number of CPUs that derived lpj from a timer");

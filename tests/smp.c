@@ -16,6 +16,7 @@
 #include "apic/options.h"
 #include "apic/smp.h"
 #include "kernel/lib/json.h"
+#include "kernel/time/delay.h"
 #include "kernel/test/test.h"
 #include "kernel/x86/x86.h"
 
@@ -74,6 +75,56 @@ static void nmi_checks(void)
 	report_prefix_pop();
 }
 
+/*
+ * Parallel bring-up lets at most smp_calibrate_concurrency() APs calibrate
+ * at once: the most calibrations whose spans overlap, by the TSC, must not
+ * exceed it (a sweep over the starts; a span holds [start, start + cost)).
+ */
+static u32 most_overlapping(void)
+{
+	u32 most = 0;
+
+	for (u32 i = 1; i < cpu_count(); i++) {
+		const struct percpu *a = cpu_at(i);
+		u32 here = 0;
+
+		if (!a->cal_tsc)
+			continue;
+		for (u32 k = 1; k < cpu_count(); k++) {
+			const struct percpu *b = cpu_at(k);
+
+			here += b->cal_tsc && b->cal_start <= a->cal_start &&
+				a->cal_start < b->cal_start + b->cal_tsc;
+		}
+		most = MAX(most, here);
+	}
+	return most;
+}
+
+static void parallel_checks(void)
+{
+	u32 copied = 0, copied_ok = 0;
+
+	if (apic_options.bringup != BRINGUP_PARALLEL)
+		return;
+	report_prefix_push("parallel");
+	report(most_overlapping() <= MAX(smp_calibrate_concurrency(), 1u),
+	       "at most %u AP calibrations at once (%u overlapped)",
+	       MAX(smp_calibrate_concurrency(), 1u), most_overlapping());
+	for (u32 i = 1; i < cpu_count(); i++) {
+		const struct percpu *c = cpu_at(i);
+
+		if (c->state != CPU_ONLINE || c->lpj_plan != LPJ_PLAN_COPY || !c->lpj_from ||
+		    c->calibrated)
+			continue;
+		copied++;
+		copied_ok += c->lpj == c->lpj_from->lpj;
+	}
+	if (copied)
+		report_eq(copied_ok, copied, "every AP that waited for a sibling took its value");
+	report_prefix_pop();
+}
+
 /* The summary, then one line per AP ("record": "ap"), none past a line's length. */
 static void emit_data(void)
 {
@@ -129,5 +180,6 @@ DEFINE_TEST(smp, "every listed CPU comes online where the firmware says", 0)
 			report_info("APIC error status 0x%x after starting APIC ID %u",
 				    cpu_at(i)->esr, cpu_at(i)->apic_id);
 	nmi_checks();
+	parallel_checks();
 	emit_data();
 }

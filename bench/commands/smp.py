@@ -2,12 +2,16 @@
 """SMP bring-up benchmark: hvprobe against Debian's Linux in the same QEMU.
 
 Sweeps vCPUs x NUMA nodes x lpj mode (hvprobe calibrates on every AP,
-reuses one calibration per node, or takes lpj= preset) x bring-up order
-(serial, parallel) for each CPU model: the bench-smp matrix
-(tools/matrices/bench-smp.toml), narrowed to the options given. It boots
-Debian's own Linux kernel (linux-image-cloud-amd64, no root filesystem)
-in the same QEMU machine with and without lpj= beside the rows that run
-the same experiment.
+reuses one calibration per node, takes lpj= preset, or follows Linux
+6.1's or 6.5's rule) x bring-up order (serial, parallel) for each CPU
+model: the bench-smp matrix (tools/matrices/bench-smp.toml), narrowed to
+the options given. It boots Debian's own Linux kernel
+(linux-image-cloud-amd64 6.1, no root filesystem) in the same QEMU
+machine with and without lpj= beside the serial preset and 6.1-rule rows,
+and the same package's 6.12 (unpacked from the apt sources' backports
+suite, not installed) beside the parallel 6.5-rule rows. A kernel that
+prints nothing on the serial port for 20 s does not boot here (Debian's
+under this machine's KVM); it is reported and not booted again.
 
 hvprobe's figures are its smp DATA line's (total_us: from the first INIT
 to the last AP online, by the guest's TSC; calibrations). Linux
@@ -119,8 +123,9 @@ def parse_args(argv):
     p.add_argument("--lpj-modes", type=choice_list(lpj_modes),
                    default=lpj_modes, metavar="LIST",
                    help="hvprobe lpj modes: none (every AP calibrates), "
-                        "node (one calibration per node), preset (lpj=) "
-                        "(default: all three)")
+                        "node (one calibration per node), preset (lpj=), "
+                        "linux61 and linux65 (lpj_policy=linux-6.1, "
+                        "linux-6.5) (default: all five)")
     p.add_argument("--bringup", type=choice_list(bringups),
                    default=bringups, metavar="LIST",
                    help="AP start-up orders (default: "
@@ -262,6 +267,14 @@ def hvprobe_record(spec, doc, stderr=()):
         "verdict": doc.get("verdict"), "exit_status": doc.get("exit_status"),
         "wall_s": (doc.get("timing") or {}).get("wall_s"),
         "calibrations": smp.get("calibrations"),
+        "cal_ticks": (smp.get("cal_ticks") or {}).get("median"),
+        "cal_ms": None if not isinstance((smp.get("cal_us") or {}).get(
+            "median"), int) else round(smp["cal_us"]["median"] / 1000.0, 3),
+        "linux_direct_ticks": smp.get("linux_direct_ticks"),
+        "hz": smp.get("hz"),
+        "calibrate_concurrency": smp.get("calibrate_concurrency"),
+        "calibrations_serialized": smp.get("calibrations_serialized"),
+        "waited": (smp.get("wait_us") or {}).get("n"),
         "lpj_source": smp.get("lpj_source"),
         "guest_total_us": smp.get("total_us"),
         "per_ap_us": smp.get("per_ap_us"),
@@ -291,12 +304,17 @@ def hvprobe_record(spec, doc, stderr=()):
 
 # --- Linux -------------------------------------------------------------------
 
-def run_linux(args, machine, vmlinuz, lpj, workdir, name):
-    """One Linux boot, in a run folder of its own; a record for the JSON."""
+def run_linux(args, machine, vmlinuz, lpj, workdir, name, unbootable=None):
+    """One Linux boot, in a run folder of its own; a record for the JSON.
+    unbootable: {vmlinuz: why} of kernels found not to boot here; one
+    that stays silent is added, and one listed is not booted again."""
     argv = linuxref.qemu_argv(machine, args.mem_mib, args.accel, vmlinuz,
                               lpj)
     rec = {"ms": None, "error": None, "cmdline": linuxref.cmdline(lpj),
-           "qemu": argv}
+           "qemu": argv, "kernel": Path(vmlinuz).name}
+    if unbootable is not None and str(vmlinuz) in unbootable:
+        rec["error"] = f"not run: {unbootable[str(vmlinuz)]}"
+        return rec
     try:
         run_dir = results.new_dir(workdir, name)
         boot = linuxref.boot(argv, run_dir, args.timeout)
@@ -314,6 +332,14 @@ def run_linux(args, machine, vmlinuz, lpj, workdir, name):
                 "wall_s": round(boot.wall, 3),
                 "exit_status": boot.exit_status})
     if b["ms"] is None:
+        if boot.silent:
+            why = (f"no serial output in {linuxref.SILENCE_S} s: "
+                   f"{Path(vmlinuz).name} does not boot on this host's "
+                   f"{args.accel.upper()}")
+            if unbootable is not None:
+                unbootable[str(vmlinuz)] = why
+            rec["error"] = why
+            return rec
         if boot.timed_out:
             why = f"timed out after {args.timeout:g} s"
         elif b["fatal"]:
@@ -370,6 +396,9 @@ class Bench:
         self.rows, self.meta, self.lpjs = [], None, {}
         self.failed = 0
         self.vmlinuz = None
+        self.backport = None        # the 6.12 image, where one is offered
+        self.backport_why = None
+        self.unbootable = {}        # vmlinuz -> why it does not boot here
         self.progress = None
         self.kvm = batch.kvm_state()
 
@@ -392,8 +421,17 @@ class Bench:
 
         self.rows = sidebyside.rows_for(args.specs)
         self.machines = list(dict.fromkeys(r.machine for r in self.rows))
-        if args.no_linux:
-            for row in self.rows:
+        wants_backport = any(r.linux in linuxref.BACKPORT_VARIANTS
+                             for r in self.rows)
+        if not args.no_linux and wants_backport:
+            try:
+                self.backport = linuxref.ensure_backport(log=print)
+            except linuxref.LinuxError as err:
+                self.backport_why = str(err)
+                print(f"no Linux {linuxref.BACKPORT_SERIES} rows: {err}")
+        for row in self.rows:
+            if args.no_linux or (row.linux in linuxref.BACKPORT_VARIANTS
+                                 and self.backport is None):
                 row.linux = None
         # (machine, variant) -> the row that Linux run sits on.
         self.linux_rows = {(r.machine, r.linux): r for r in self.rows
@@ -404,7 +442,10 @@ class Bench:
         lx = None
         if self.vmlinuz is not None:
             lx = {"vmlinuz": str(self.vmlinuz), "package": linuxref.PACKAGE,
-                  "version": package_version(self.vmlinuz)}
+                  "version": package_version(self.vmlinuz),
+                  "backport": None if self.backport is None
+                  else str(self.backport),
+                  "backport_why_not": self.backport_why}
         self.meta = {
             "schema": SCHEMA, "benchmark": "smp-bringup",
             "started": datetime.datetime.now().isoformat(timespec="seconds"),
@@ -534,9 +575,12 @@ class Bench:
             for variant, row in linux:
                 self.progress.started()
                 name = self.repeats[(row.spec.name, r + 1)].run_name
-                rec = run_linux(args, machine, self.vmlinuz,
+                vmlinuz = self.backport if variant in \
+                    linuxref.BACKPORT_VARIANTS else self.vmlinuz
+                rec = run_linux(args, machine, vmlinuz,
                                 lpj if variant == "lpj" else None,
-                                self.workdir, f"linux-{name}")
+                                self.workdir, f"linux-{name}",
+                                self.unbootable)
                 self.record(row.linux_runs, rec, r, describe(
                     machine, "Linux", linuxref.VARIANTS[variant], r,
                     args.runs))
@@ -566,6 +610,15 @@ class Bench:
                          for m, (v, s) in self.lpjs.items()},
                     rows=rows)
 
+    def linux_ticks(self):
+        """(HZ, ticks) of Linux's direct calibration, as the runs' smp DATA
+        states it, or None."""
+        for row in self.rows:
+            for run in row.hvprobe_runs:
+                if run.get("linux_direct_ticks") and run.get("hz"):
+                    return run["hz"], run["linux_direct_ticks"]
+        return None
+
     def finish(self, complete):
         args, meta = self.args, self.meta
         write_json(args.output, self.document(complete))
@@ -578,12 +631,17 @@ class Bench:
                         + (f" ({lx['version']})" if lx["version"] else ""))
         for model, (value, source) in self.lpjs.items():
             head.append(f"preset lpj on {model}: {value} ({source})")
+            if lx.get("backport"):
+                head.append(f"Linux {linuxref.BACKPORT_SERIES}: "
+                            f"{Path(lx['backport']).name}")
+        for why in self.unbootable.values():
+            head.append(f"Linux not booted again: {why}")
         if not complete:
             head.append("INCOMPLETE: the sweep was stopped; rows without "
                         "runs show -")
         print("\n" + "\n".join(head + sidebyside.table(
             self.rows, args.runs, hvprobe=not args.no_hvprobe,
-            linux=not args.no_linux)))
+            linux=not args.no_linux, linux_ticks=self.linux_ticks())))
         print(f"raw timings: {shown(args.output)}", flush=True)
 
 

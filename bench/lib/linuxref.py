@@ -21,7 +21,21 @@ from tools.lib import guest, qemu, serial
 
 PACKAGE = "linux-image-cloud-amd64"
 APT_INSTALL = ["apt-get", "install", "-y", "--no-install-recommends", PACKAGE]
-VMLINUZ_GLOB = "vmlinuz-*-cloud-amd64"
+# The installed reference is Debian 12's own kernel, 6.1; a newer one that
+# a backports meta-package may have put in /boot is not it.
+SERIES = "6.1"
+VMLINUZ_GLOB = f"vmlinuz-{SERIES}.*-cloud-amd64"
+# The second reference: the same package's 6.12 series, which the
+# machine's apt sources offer in a backports suite. It is downloaded and
+# unpacked into the build folder, never installed: /boot stays as it is.
+BACKPORT_SERIES = "6.12"
+BACKPORT_DIR = Path(__file__).resolve().parent.parent.parent / "build" / \
+    "linux-ref"
+# A kernel that prints nothing on its serial port this long after QEMU
+# started will not boot here (under this machine's KVM, Debian's kernels
+# print nothing at all: it needs a PVM guest kernel); it is reported and
+# not booted again, instead of being waited on for the whole timeout.
+SILENCE_S = 20
 
 # announce_cpu() prints this just before it sends the first AP its INIT,
 # the same moment hvprobe's "# smp: booting N APs" marks.
@@ -50,8 +64,11 @@ _CONSTANT_TSC_PREFIXES = (
     "Icelake", "SapphireRapids", "GraniteRapids", "SierraForest",
     "ClearwaterForest", "Snowridge", "Denverton", "KnightsMill")
 
-# The two Linux runs per machine: without lpj= and with it.
-VARIANTS = {"calibrate": "no lpj=", "lpj": "lpj="}
+# The Linux runs per machine: 6.1 without lpj= and with it, and 6.12
+# (parallel bring-up, calibration skipped when the TSC is synchronized).
+VARIANTS = {"calibrate": "6.1", "lpj": "6.1 lpj=", "6.12": "6.12"}
+# The variants the backports kernel boots.
+BACKPORT_VARIANTS = ("6.12",)
 
 
 def constant_tsc(model):
@@ -65,20 +82,23 @@ def constant_tsc(model):
 
 def variant_for(lpj_mode, bringup, model):
     """Which Linux run is the same experiment as an hvprobe row (its lpj
-    mode: none, node or preset, and bring-up order): "lpj" (lpj= given),
-    "calibrate" (no lpj=) or None.
+    mode: none, node, preset, linux61 or linux65 (lpj_policy=linux-6.1,
+    linux-6.5), and bring-up
+    order): "lpj" (6.1 with lpj=), "calibrate" (6.1 without), "6.12", or
+    None.
 
-    Linux 6.1 starts its APs one at a time (parallel bring-up came in
-    6.5), so only serial rows have a counterpart. Without lpj= Linux
-    either calibrates every AP (no constant TSC) or copies lpj from a CPU
-    of the same package (constant TSC); with -smp N,sockets=M a package is
-    a NUMA node, which is hvprobe's per-node reuse."""
-    if bringup != "serial":
-        return None
-    if lpj_mode == "preset":
+    Linux 6.1 starts its APs one at a time and copies lpj from a CPU of
+    the same package when the TSC is constant: hvprobe's serial rows
+    under lpj_policy=linux-6.1 (and, with lpj=, its serial preset rows).
+    Linux 6.12 starts them in parallel and copies the boot CPU's lpj when
+    the TSC is constant and synchronized: the parallel linux-6.5 rows.
+    The model decides what either Linux does (constant_tsc())."""
+    if bringup == "serial" and lpj_mode == "preset":
         return "lpj"
-    if lpj_mode == ("node" if constant_tsc(model) else "none"):
+    if bringup == "serial" and lpj_mode == "linux61":
         return "calibrate"
+    if bringup == "parallel" and lpj_mode == "linux65":
+        return "6.12"
     return None
 
 
@@ -136,6 +156,78 @@ def ensure_vmlinuz(boot="/boot", log=print):
     return vmlinuz
 
 
+def _run(argv):
+    try:
+        done = subprocess.run(argv, capture_output=True, text=True,
+                              timeout=600, stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        raise LinuxError(f"{' '.join(argv)}: {err}") from None
+    return done
+
+
+def backport_versions(madison):
+    """The versions of PACKAGE in BACKPORT_SERIES that `apt-cache madison
+    PACKAGE` lists, newest first (madison's own order)."""
+    out = []
+    for line in madison.splitlines():
+        fields = [f.strip() for f in line.split("|")]
+        if len(fields) >= 2 and fields[0] == PACKAGE and \
+                fields[1].startswith(BACKPORT_SERIES + "."):
+            out.append(fields[1])
+    return out
+
+
+def image_package(show):
+    """The versioned image package (and its version) that the
+    meta-package's `apt-cache show` record depends on, or (None, None)."""
+    m = re.search(r"^Depends:.*?\b(linux-image-[\w.+~-]+-cloud-amd64)"
+                  r"\s*\(= ([^)]+)\)", show, re.MULTILINE)
+    return (m.group(1), m.group(2)) if m else (None, None)
+
+
+def find_backport(directory=BACKPORT_DIR):
+    found = sorted(Path(directory).glob(
+        f"boot/vmlinuz-{BACKPORT_SERIES}.*-cloud-amd64"), key=_version_key)
+    return found[-1] if found else None
+
+
+def ensure_backport(directory=BACKPORT_DIR, log=print):
+    """The 6.12 reference image, unpacked from the package the machine's
+    apt sources offer (apt-get download, dpkg-deb -x; nothing installed);
+    LinuxError saying why when no source offers it."""
+    found = find_backport(directory)
+    if found:
+        return found
+    madison = _run(["apt-cache", "madison", PACKAGE]).stdout
+    versions = backport_versions(madison)
+    if not versions:
+        raise LinuxError(f"no apt source offers {PACKAGE} {BACKPORT_SERIES}"
+                         " (a backports suite; apt-get update may help)")
+    show = _run(["apt-cache", "show", f"{PACKAGE}={versions[0]}"]).stdout
+    package, version = image_package(show)
+    if package is None:
+        raise LinuxError(f"{PACKAGE} {versions[0]} names no image package")
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    log(f"downloading {package} {version} into {directory}")
+    done = subprocess.run(["apt-get", "download", f"{package}={version}"],
+                          cwd=directory, stdin=subprocess.DEVNULL,
+                          capture_output=True, text=True)
+    debs = sorted(directory.glob(f"{package}_*.deb"))
+    if done.returncode or not debs:
+        raise LinuxError(f"apt-get download {package}={version} failed: "
+                         f"{(done.stderr or done.stdout).strip()[-200:]}")
+    done = subprocess.run(["dpkg-deb", "-x", str(debs[-1]), str(directory)],
+                          stdin=subprocess.DEVNULL, capture_output=True,
+                          text=True)
+    found = find_backport(directory)
+    if done.returncode or found is None:
+        raise LinuxError(f"dpkg-deb -x {debs[-1].name} gave no vmlinuz: "
+                         f"{done.stderr.strip()[-200:]}")
+    debs[-1].unlink()
+    return found
+
+
 def cmdline(lpj=None):
     """The reference kernel's command line: serial console, and panic=-1
     so that the panic for want of a root ends QEMU at once (-no-reboot)
@@ -151,24 +243,37 @@ class Boot(serial.Console):
     seconds since QEMU started, per line) and qemu.stderr, as tools/run
     writes them for hvprobe. The run stops at the first line matching
     `until` (QEMU is killed then: nothing after it is measured), at a
-    fatal line, at QEMU's exit or after the timeout."""
+    fatal line, at QEMU's exit, after the timeout, or after `silence`
+    seconds with no serial output at all (silent is then True)."""
 
-    def __init__(self, run_dir, until=END, fatal=FATAL):
+    def __init__(self, run_dir, until=END, fatal=FATAL, silence=SILENCE_S):
         super().__init__(run_dir)
-        self.until, self.fatal = until, fatal
+        self.until, self.fatal, self.silence = until, fatal, silence
+        self.said_something = False
+        self.silent = False
 
     def line(self, raw, text, stamp):
+        self.said_something = True
         return bool(self.until.search(text) or self.fatal.search(text))
+
+    def deadline(self, start, timeout):
+        if self.said_something or self.silence is None:
+            return start + timeout
+        return start + min(timeout, self.silence)
+
+    def expired(self):
+        super().expired()
+        self.silent = not self.said_something
 
     def lines(self):
         """(seconds, text) of every line read, from serial.times."""
         return serial.read_times((self.run_dir / serial.TIMES).read_text())
 
 
-def boot(argv, run_dir, timeout):
+def boot(argv, run_dir, timeout, silence=SILENCE_S):
     """Boot QEMU (argv) with the Linux reference kernel in run_dir; the
     finished Boot. serial.CannotStart when QEMU does not start."""
-    run = Boot(run_dir)
+    run = Boot(run_dir, silence=silence)
     run.boot(argv, timeout)
     return run
 

@@ -14,7 +14,8 @@ from . import linuxref
 
 # The lpj axis of the matrix: how hvprobe's APs get lpj, as the table
 # names it.
-LPJ_LABELS = {"none": "per-CPU", "node": "per-node", "preset": "preset"}
+LPJ_LABELS = {"none": "per-CPU", "node": "per-node", "preset": "preset",
+              "linux61": "6.1-rule", "linux65": "6.5-rule"}
 
 
 @dataclass(frozen=True)
@@ -76,6 +77,14 @@ def calibrations(runs):
     return str(seen.pop()) if len(seen) == 1 else "?"
 
 
+def ticks(runs):
+    """hvprobe's median ticks per calibration in this row's runs: the
+    middle of the runs' medians, "" when none calibrated."""
+    seen = sorted(r["cal_ticks"] for r in runs
+                  if isinstance(r.get("cal_ticks"), int) and r["cal_ticks"])
+    return str(seen[len(seen) // 2]) if seen else ""
+
+
 def _cells(runs, wanted=True):
     """min and median cells, 18 characters: a * after the median marks a
     row where some runs failed, FAIL one where all did, - no runs."""
@@ -89,9 +98,10 @@ def _cells(runs, wanted=True):
 
 
 HEADER = (f"{'vCPUs':>5} {'nodes':>5} {'lpj':<8} {'bringup':<8} {'cal':>3}"
-          f" | {'hvprobe':<18} | {'Linux':<7} {'':<18} | {'hv/Linux':>8}")
-SUBHEADER = (f"{'':>5} {'':>5} {'':<8} {'':<8} {'':>3}"
-             f" | {'min':>8} {'median':>8}  | {'':<7} {'min':>8} "
+          f" {'tick':>4} | {'hvprobe':<18} | {'Linux':<8} {'':<18} |"
+          f" {'hv/Linux':>8}")
+SUBHEADER = (f"{'':>5} {'':>5} {'':<8} {'':<8} {'':>3} {'':>4}"
+             f" | {'min':>8} {'median':>8}  | {'':<8} {'min':>8} "
              f"{'median':>8}  | {'median':>8}")
 
 
@@ -103,9 +113,10 @@ def cpu_heading(model):
     return f"-cpu {model} ({why})"
 
 
-def table(rows, runs, hvprobe=True, linux=True):
+def table(rows, runs, hvprobe=True, linux=True, linux_ticks=None):
     """The table as a list of lines. Without hvprobe runs only the rows
-    with Linux runs show."""
+    with Linux runs show. linux_ticks: (HZ, ticks) of Linux's direct
+    calibration, for the note."""
     out = []
     any_failed = False
     if not hvprobe:
@@ -125,8 +136,9 @@ def table(rows, runs, hvprobe=True, linux=True):
                 f"{m.vcpus if first else '':>5} {m.nodes if first else '':>5}"
                 f" {LPJ_LABELS.get(row.lpj_mode, row.lpj_mode):<8}"
                 f" {row.bringup:<8} {calibrations(row.hvprobe_runs):>3}"
+                f" {ticks(row.hvprobe_runs):>4}"
                 f" | {_cells(row.hvprobe_runs, hvprobe)}"
-                f" | {linuxref.VARIANTS[row.linux] if has_linux else '-':<7}"
+                f" | {linuxref.VARIANTS[row.linux] if has_linux else '-':<8}"
                 f" {_cells(row.linux_runs, has_linux)}"
                 f" | {'-' if r is None else f'{r:.2f}':>8}")
     notes = [
@@ -142,12 +154,18 @@ def table(rows, runs, hvprobe=True, linux=True):
         "hvprobe reported.",
         "hv/Linux: ratio of medians (none with 1 vCPU: no APs, both times "
         "are noise).",
-        "Linux 6.1 starts APs one at a time, so parallel rows have no Linux "
-        "counterpart.",
-        "Without lpj= it calibrates every AP on a CPU without constant TSC "
-        "(per-CPU row)",
-        "and once per socket on one with it (per-node row; a socket is a "
-        "node here).",
+        "tick: median ticks (jiffies) per calibration, the figure a loaded "
+        "host moves least"
+        + (f"; Linux's calibrate_delay_direct() takes {linux_ticks[1]} at "
+           f"HZ={linux_ticks[0]}." if linux_ticks else "."),
+        "Linux 6.1 starts APs one at a time and copies lpj within a package "
+        "when the TSC",
+        "is constant: the serial 6.1-rule rows (lpj_policy=linux-6.1; a "
+        "socket is a node",
+        "here). Linux 6.12 starts them in parallel and copies the boot "
+        "CPU's when the TSC",
+        "is also synchronized: the parallel 6.5-rule rows "
+        "(lpj_policy=linux-6.5).",
     ]
     if any_failed:
         notes.append("*: some runs failed, FAIL: all did; the JSON says "

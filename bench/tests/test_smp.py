@@ -91,17 +91,20 @@ class Plan(unittest.TestCase):
 
     def test_hvprobe_cmdlines(self):
         # The matrix's base words, then the lpj and bring-up entries.
+        # Per-CPU forces calibration: KVM's kvmclock would preset lpj.
         self.assertEqual(spec_of(4, 1, "none").cmdline,
-                         ["test=smp", "init_udelay=0", "lpj_reuse=none",
-                          "bringup=serial"])
+                         ["test=smp", "lpj_reuse=none",
+                          "lpj_source=calibrate", "bringup=serial"])
         self.assertEqual(spec_of(4, 1, "node", "parallel").cmdline,
-                         ["test=smp", "init_udelay=0", "lpj_reuse=node",
+                         ["test=smp", "lpj_reuse=node", "bringup=parallel"])
+        self.assertEqual(spec_of(4, 1, "linux65", "parallel").cmdline,
+                         ["test=smp", "lpj_policy=linux-6.5",
                           "bringup=parallel"])
         spec = smp.preset(spec_of(4, 1, "preset"), 9781616)
-        self.assertEqual(spec.cmdline, ["test=smp", "init_udelay=0",
-                                        "lpj=9781616", "bringup=serial"])
+        self.assertEqual(spec.cmdline, ["test=smp", "lpj=9781616",
+                                        "bringup=serial"])
         # Only the preset rows take the learned value.
-        self.assertEqual(smp.preset(spec_of(4, 1, "none"), 5).cmdline[2],
+        self.assertEqual(smp.preset(spec_of(4, 1, "none"), 5).cmdline[1],
                          "lpj_reuse=none")
         spec = spec_of(16, 4)
         self.assertEqual((spec.cpu, spec.vcpus, spec.numa, spec.mem_mib,
@@ -111,16 +114,18 @@ class Plan(unittest.TestCase):
 
     def test_linux_counterparts(self):
         v = linuxref.variant_for
-        # Constant TSC: Linux reuses lpj within a package = per node.
-        self.assertEqual(v("node", "serial", "Skylake-Client"), "calibrate")
-        self.assertIsNone(v("none", "serial", "Skylake-Client"))
-        # No constant TSC: every Linux AP calibrates.
-        self.assertEqual(v("none", "serial", "qemu64"), "calibrate")
-        self.assertIsNone(v("node", "serial", "qemu64"))
         for model in ("Skylake-Client", "qemu64"):
+            # Linux 6.1 beside hvprobe under its rule, serially.
+            self.assertEqual(v("linux61", "serial", model), "calibrate")
             self.assertEqual(v("preset", "serial", model), "lpj")
+            # Linux 6.12 beside the 6.5 rule, in parallel.
+            self.assertEqual(v("linux65", "parallel", model), "6.12")
+            for mode in ("none", "node"):
+                self.assertIsNone(v(mode, "serial", model))
             for mode in sbs.LPJ_LABELS:
-                self.assertIsNone(v(mode, "parallel", model))
+                if mode != "linux65":
+                    self.assertIsNone(v(mode, "parallel", model))
+            self.assertIsNone(v("linux65", "serial", model))
 
     def test_machines_and_rows(self):
         args = parse()
@@ -130,14 +135,14 @@ class Plan(unittest.TestCase):
         self.assertNotIn(sbs.Machine("qemu64", 1, 4), machines)
         self.assertEqual(len(args.skipped), 1)
         self.assertIn("1 vCPUs x 4 nodes", args.skipped[0])
-        self.assertEqual(len(rows), 18 * 6)
+        self.assertEqual(len(rows), 18 * 10)
         # Machine by machine, as the table shows them.
         self.assertEqual(machines[:3], [sbs.Machine("Skylake-Client", 1, 1),
                                         sbs.Machine("Skylake-Client", 4, 1),
                                         sbs.Machine("Skylake-Client", 4, 4)])
-        # Each Linux run sits on exactly one row: two per machine.
+        # Each Linux run sits on exactly one row: three per machine.
         linux = [(r.machine, r.linux) for r in rows if r.linux]
-        self.assertEqual(len(linux), 2 * len(machines))
+        self.assertEqual(len(linux), 3 * len(machines))
         self.assertEqual(len(set(linux)), len(linux))
 
 
@@ -297,6 +302,42 @@ class LinuxLog(unittest.TestCase):
         self.assertIsNone(b["ms"])
         self.assertTrue(b["fatal"].startswith("[    1.0] Kernel panic"))
 
+    def test_backport_from_apt(self):
+        madison = (
+            " linux-image-cloud-amd64 | 6.12.95-1~bpo12+1 | http://h/debian "
+            "bookworm-backports/main amd64 Packages\n"
+            " linux-image-cloud-amd64 |  6.1.192-3 | http://h/debian-security"
+            " bookworm-security/main amd64 Packages\n")
+        self.assertEqual(linuxref.backport_versions(madison),
+                         ["6.12.95-1~bpo12+1"])
+        self.assertEqual(linuxref.backport_versions(madison.replace(
+            "6.12.95", "6.13.1")), [])
+        show = ("Package: linux-image-cloud-amd64\nDepends: "
+                "linux-image-6.12.95+deb12-cloud-amd64 (= 6.12.95-1~bpo12+1)"
+                "\n")
+        self.assertEqual(linuxref.image_package(show),
+                         ("linux-image-6.12.95+deb12-cloud-amd64",
+                          "6.12.95-1~bpo12+1"))
+        self.assertEqual(linuxref.image_package("Depends: foo\n"),
+                         (None, None))
+
+    def test_silent_kernel_is_detected(self):
+        # A QEMU that prints nothing: the boot ends after `silence`, not
+        # after its timeout, and says it was silent.
+        with tempfile.TemporaryDirectory() as tmp:
+            run = linuxref.boot([sys.executable, "-c",
+                                 "import time; time.sleep(30)"],
+                                Path(tmp), timeout=60, silence=0.5)
+        self.assertTrue(run.silent)
+        self.assertLess(run.wall, 10)
+        with tempfile.TemporaryDirectory() as tmp:
+            run = linuxref.boot([sys.executable, "-c",
+                                 "print('Linux version', flush=True); "
+                                 "import time; time.sleep(2)"],
+                                Path(tmp), timeout=1.5, silence=0.5)
+        self.assertFalse(run.silent)
+        self.assertTrue(run.timed_out)
+
     def test_cmdline(self):
         self.assertEqual(linuxref.cmdline(), "console=ttyS0 panic=-1")
         self.assertEqual(linuxref.cmdline(5), "console=ttyS0 panic=-1 lpj=5")
@@ -400,13 +441,14 @@ class CommandLine(unittest.TestCase):
         self.assertEqual(a.cpu, ["Skylake-Client", "qemu64"])
         self.assertEqual(a.accel, "tcg")
         self.assertEqual((a.lpj_modes, a.bringup, a.timeout),
-                         (["none", "node", "preset"], ["serial", "parallel"],
+                         (["none", "node", "preset", "linux61", "linux65"],
+                          ["serial", "parallel"],
                           300))
 
     def test_quick_and_overrides(self):
         a = parse("--quick")
         self.assertEqual((a.runs, a.vcpus), (1, [1, 4, 16]))
-        self.assertEqual(len(a.specs), 2 * 5 * 6)
+        self.assertEqual(len(a.specs), 2 * 5 * 10)
         a = parse("--quick", "--runs", "2", "--vcpus", "8,8,2",
                   "--cpu", "qemu64", "--lpj-modes", "preset,none",
                   "--accel", "tcg", "--mem", "512M", "--timeout", "30")

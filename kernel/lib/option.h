@@ -12,7 +12,10 @@
 #include "kernel/lib/table.h"
 #include "kernel/lib/types.h"
 
-enum option_kind { OPTION_U32, OPTION_U64, OPTION_ENUM, OPTION_STRING };
+enum option_kind { OPTION_U32, OPTION_U64, OPTION_U64_AUTO, OPTION_ENUM, OPTION_STRING };
+
+/* What an OPTION_U64_AUTO key holds for the word "auto": the owner decides. */
+#define OPTION_AUTO UINT64_MAX
 
 struct option {
 	const char *key;
@@ -36,6 +39,12 @@ struct option {
 	_Static_assert(sizeof(var) == sizeof(u64), k ": a u64 option");             \
 	DEFINE_OPTION_(.key = (k), .kind = OPTION_U64, .value = &(var), .min = (lo), \
 		       .max = (hi), .def = (d))
+/* A number in lo..hi, or the word "auto" (OPTION_AUTO), the default. */
+#define DEFINE_OPTION_U64_OR_AUTO(k, var, lo, hi)                                        \
+	_Static_assert(sizeof(var) == sizeof(u64), k ": a u64 option");                  \
+	_Static_assert((hi) < OPTION_AUTO, k ": auto lies outside the range");           \
+	DEFINE_OPTION_(.key = (k), .kind = OPTION_U64_AUTO, .value = &(var), .min = (lo), \
+		       .max = (hi), .def = OPTION_AUTO)
 /* table is the array of accepted words, indexed by the enum's values. */
 #define DEFINE_OPTION_ENUM(k, var, table, d)                                         \
 	_Static_assert(sizeof(var) == sizeof(u32), k ": an enum option is a u32");    \

@@ -21,7 +21,16 @@ static struct {
 	const char *preset_source;
 	/* A requested lpj source that could not be honoured, and why. */
 	char problem[128];
+	/* An AP read a TSC earlier than the BSP's before its SIPI: a warp. */
+	bool tsc_unstable;
 } delay;
+
+const char *const lpj_plan_names[] = {
+	[LPJ_PLAN_PRESET] = "preset",
+	[LPJ_PLAN_COPY] = "copy",
+	[LPJ_PLAN_CALIBRATE] = "calibrate",
+};
+_Static_assert(ARRAY_SIZE(lpj_plan_names) == LPJ_PLAN_COUNT, "lpj_plan_names");
 
 /*
  * Linux's X86_FEATURE_CONSTANT_TSC: the invariant-TSC bit, or Intel's
@@ -46,28 +55,45 @@ static bool tsc_is_constant(const char **why)
 	return false;
 }
 
-u64 delay_calibrate_linux(void)
+/*
+ * Spin until jiffies passes `past`, keeping the last TSC reading before
+ * the edge in *pre and the reading in *t; count each change of jiffies
+ * this CPU saw in *edges. An edge is one step of the method whatever the
+ * host did meanwhile: a vCPU descheduled across several ticks sees them
+ * as one jump, one edge, where elapsed jiffies would count them all.
+ */
+static void wait_past(u64 past, u64 *pre, u64 *t, u64 *seen, u32 *edges)
 {
-	u32 dct = MAX(clock.hz / 100, 1u);
+	for (;;) {
+		u64 now = jiffies;
+
+		if (now != *seen) {
+			*seen = now;
+			(*edges)++;
+		}
+		if (now > past)
+			return;
+		*pre = *t;
+		*t = rdtsc();
+	}
+}
+
+u64 delay_calibrate_linux(u32 *edges)
+{
+	u32 dct = lpj_direct_dct(clock.hz);
 	u64 lower[LPJ_DIRECT_SAMPLES], upper[LPJ_DIRECT_SAMPLES];
 
 	for (u32 i = 0; i < LPJ_DIRECT_SAMPLES; i++) {
-		u64 start = jiffies, pre_start = 0, post_start, pre_end = 0, post_end, t;
+		u64 start = jiffies, seen = start, pre_start = 0, post_start, pre_end = 0, post_end, t;
 		u64 first_edge;
 
 		/* Bracket the edge after start + 1, then the one DCT ticks later. */
 		t = rdtsc();
-		while (jiffies <= start + 1) {
-			pre_start = t;
-			t = rdtsc();
-		}
+		wait_past(start + 1, &pre_start, &t, &seen, edges);
 		post_start = rdtsc();
 		first_edge = jiffies;
 		t = post_start;
-		while (jiffies <= start + 1 + dct) {
-			pre_end = t;
-			t = rdtsc();
-		}
+		wait_past(start + 1 + dct, &pre_end, &t, &seen, edges);
 		post_end = rdtsc();
 		/*
 		 * A late tick makes jiffies jump, so an edge is not one jiffy
@@ -98,13 +124,20 @@ u64 delay_calibrate_fast(void)
 
 static void calibrate(struct percpu *cpu)
 {
-	u64 lpj = 0;
+	u64 lpj = 0, tsc = rdtsc(), start = jiffies;
+	u32 edges = 0;
+	bool direct = time_options.calibrate == CALIBRATE_LINUX || !clock_have_ref();
 
 	/* calibrate=fast needs a reference timer; with none, count jiffies. */
-	if (time_options.calibrate == CALIBRATE_LINUX || !clock_have_ref())
+	if (direct)
 		for (u32 i = 0; i < LINUX_CALIBRATION_TRIES && !lpj; i++)
-			lpj = delay_calibrate_linux();
+			lpj = delay_calibrate_linux(&edges);
 	cpu->lpj = lpj || !clock_have_ref() ? lpj : delay_calibrate_fast();
+	cpu->cal_jiffies = jiffies - start;
+	/* The fast method waits on no tick: its cost in ticks is the time it took. */
+	cpu->cal_edges = direct ? edges : cpu->cal_jiffies;
+	cpu->cal_start = tsc;
+	cpu->cal_tsc = rdtsc() - tsc;
 	cpu->lpj_source = "calibrate";
 	cpu->calibrated = true;
 }
@@ -162,6 +195,17 @@ static void choose_preset(void)
 
 bool delay_same_domain(const struct percpu *a, const struct percpu *b)
 {
+	switch (time_options.lpj_policy) {
+	case LPJ_POLICY_LINUX_6_5:
+		/* Linux 6.5+'s calibrate_delay_is_known(): CPU0's value while the TSC is stable. */
+		if (!delay.tsc_unstable)
+			return true;
+		return a->package == b->package;
+	case LPJ_POLICY_LINUX_6_1:
+		/* Linux 6.1's calibrate_delay_is_known(): a sibling in topology_core_cpumask(). */
+		return a->package == b->package;
+	default: break;
+	}
 	switch (time_options.lpj_reuse) {
 	case LPJ_REUSE_NODE: return a->node == b->node;
 	case LPJ_REUSE_PACKAGE: return a->package == b->package;
@@ -169,22 +213,56 @@ bool delay_same_domain(const struct percpu *a, const struct percpu *b)
 	}
 }
 
-/* Linux's calibrate_delay_is_known(): copy from a finished sibling. */
-static bool reuse(struct percpu *cpu)
+bool delay_tsc_synchronized(void)
 {
-	if (!delay.tsc_constant || time_options.lpj_reuse == LPJ_REUSE_NONE)
-		return false;
-	for (u32 i = 0; i < cpu_count(); i++) {
-		const struct percpu *other = cpu_at(i);
+	return !delay.tsc_unstable;
+}
 
-		if (other != cpu && other->state == CPU_ONLINE && other->lpj &&
-		    delay_same_domain(cpu, other)) {
-			cpu->lpj = other->lpj;
-			cpu->lpj_source = "reuse";
-			return true;
-		}
+const char *delay_policy_rule(void)
+{
+	switch (time_options.lpj_policy) {
+	case LPJ_POLICY_LINUX_6_1: return "constant TSC: copy from a CPU of the same package";
+	case LPJ_POLICY_LINUX_6_5:
+		return delay.tsc_unstable ? "constant TSC, not synchronized: copy within the package"
+					  : "constant, synchronized TSC: copy the boot CPU's";
+	default: break;
 	}
-	return false;
+	switch (time_options.lpj_reuse) {
+	case LPJ_REUSE_NODE: return "constant TSC: copy from a CPU of the same node";
+	case LPJ_REUSE_PACKAGE: return "constant TSC: copy from a CPU of the same package";
+	default: return "every AP calibrates";
+	}
+}
+
+/*
+ * The CPU an AP may copy from under the policy: the first CPU of its
+ * domain in bring-up order (the boot CPU for linux-6.5), or NULL when the
+ * AP is the first and must calibrate. Linux's calibrate_delay_is_known()
+ * takes any online sibling; in bring-up order the first is the one that
+ * calibrated.
+ */
+static struct percpu *copy_source(const struct percpu *cpu)
+{
+	if (!delay.tsc_constant || time_options.lpj_source == LPJ_SOURCE_CALIBRATE)
+		return NULL;
+	if (time_options.lpj_policy == LPJ_POLICY_HVPROBE &&
+	    time_options.lpj_reuse == LPJ_REUSE_NONE)
+		return NULL;
+	for (u32 i = 0; i < cpu->index; i++)
+		if (delay_same_domain(cpu, cpu_at(i)))
+			return cpu_at(i);
+	return NULL;
+}
+
+void delay_plan_ap(struct percpu *cpu)
+{
+	cpu->lpj_from = NULL;
+	if (delay.preset_lpj) {
+		cpu->lpj_plan = LPJ_PLAN_PRESET;
+		return;
+	}
+	cpu->lpj_from = copy_source(cpu);
+	cpu->lpj_plan = cpu->lpj_from ? LPJ_PLAN_COPY : LPJ_PLAN_CALIBRATE;
 }
 
 void delay_init_bsp(void)
@@ -193,6 +271,7 @@ void delay_init_bsp(void)
 
 	delay.tsc_constant = tsc_is_constant(&delay.tsc_constant_why);
 	choose_preset();
+	cpu->lpj_ready = 1;
 	if (preset(cpu))
 		return;
 	if (time_options.lpj_source == LPJ_SOURCE_CALIBRATE) {
@@ -203,17 +282,30 @@ void delay_init_bsp(void)
 	cpu->lpj = lpj_from_tsc_hz(clock.tsc_hz, clock.hz);
 	cpu->lpj_source = "lpj_fine";
 	cpu->calibrated = clock.tsc_hz_measured;
+	cpu->lpj_ready = 1;
 }
 
 void delay_calibrate_ap(void)
 {
-	struct percpu *cpu = this_cpu();
+	struct percpu *cpu = this_cpu(), *from = cpu->lpj_from;
 
-	if (preset(cpu))
-		return;
-	if (time_options.lpj_source != LPJ_SOURCE_CALIBRATE && reuse(cpu))
-		return;
-	calibrate(cpu);
+	/*
+	 * check_tsc_warp()'s question, asked once: an AP whose TSC reads
+	 * earlier than the BSP's stamp before its SIPI is not in step with it.
+	 * Linux 6.5 then falls back to the package rule; this AP calibrates.
+	 */
+	if (cpu->tsc_alive < cpu->tsc_sipi)
+		delay.tsc_unstable = true;
+	if (cpu->lpj_plan == LPJ_PLAN_PRESET && preset(cpu)) {
+		/* the preset */
+	} else if (cpu->lpj_plan == LPJ_PLAN_COPY && from && from->lpj_ready && from->lpj &&
+		   delay_same_domain(cpu, from)) {
+		cpu->lpj = from->lpj;
+		cpu->lpj_source = "reuse";
+	} else {
+		calibrate(cpu);
+	}
+	__atomic_store_n(&cpu->lpj_ready, 1, __ATOMIC_RELEASE);
 }
 
 void udelay(u64 us)
@@ -250,6 +342,9 @@ void delay_json(struct json *j)
 	json_string(j, "lpj_source_requested", lpj_source_names[time_options.lpj_source]);
 	json_string(j, "calibrate", calibrate_names[time_options.calibrate]);
 	json_string(j, "lpj_reuse", lpj_reuse_names[time_options.lpj_reuse]);
+	json_string(j, "lpj_policy", lpj_policy_names[time_options.lpj_policy]);
+	json_string(j, "lpj_policy_rule", delay_policy_rule());
+	json_bool(j, "tsc_synchronized", !delay.tsc_unstable);
 	json_bool(j, "tsc_constant", delay.tsc_constant);
 	json_string(j, "tsc_constant_why", delay.tsc_constant_why);
 }

@@ -15,7 +15,23 @@ struct json;
 
 /* On the BSP, after clock_init(). */
 void delay_init_bsp(void);
-/* On each AP, on itself, as Linux's smp_callin() does. */
+
+/*
+ * How an AP will get its lpj, decided on the BSP before the AP starts, in
+ * calibrate_delay()'s order: a preset; a copy from a CPU whose value the
+ * policy lets it take (lpj_from: the boot CPU, or the first CPU of its
+ * node or package, which calibrates); else its own calibration. Bring-up
+ * uses the plan to order the APs: a copier waits for its source, and
+ * calibrating APs take turns where the host cannot run them all at once.
+ */
+enum lpj_plan { LPJ_PLAN_PRESET, LPJ_PLAN_COPY, LPJ_PLAN_CALIBRATE, LPJ_PLAN_COUNT };
+extern const char *const lpj_plan_names[LPJ_PLAN_COUNT];
+void delay_plan_ap(struct percpu *cpu);
+/*
+ * On each AP, on itself, as Linux's smp_callin() does: carry out the plan
+ * (a copy whose source never became ready calibrates instead), then set
+ * lpj_ready.
+ */
 void delay_calibrate_ap(void);
 void udelay(u64 us);
 
@@ -25,13 +41,23 @@ u64 delay_preset_lpj(void);
 bool delay_tsc_constant(const char **why);
 /* A requested lpj source that could not be honoured, and why; "" for none. */
 const char *delay_problem(void);
-/* Whether lpj_reuse= lets a copy go from one of these CPUs to the other. */
+/*
+ * Whether the policy (lpj_policy=, and lpj_reuse= under hvprobe's) lets a
+ * copy go from one of these CPUs to the other, the TSC's constancy aside.
+ */
 bool delay_same_domain(const struct percpu *a, const struct percpu *b);
+/* Whether the TSC counts as synchronized (no AP saw it behind the BSP's). */
+bool delay_tsc_synchronized(void);
+/* The policy's name and what it does here, for the DATA. */
+const char *delay_policy_rule(void);
 /* The BSP's lpj and where it came from, the rule's settings and the TSC's constancy. */
 void delay_json(struct json *j);
 
-/* The two measurements, on the calling CPU: TSC cycles per jiffy. */
-u64 delay_calibrate_linux(void);
+/*
+ * The two measurements, on the calling CPU: TSC cycles per jiffy. The
+ * direct method adds the tick edges it waited through to *edges.
+ */
+u64 delay_calibrate_linux(u32 *edges);
 u64 delay_calibrate_fast(void);
 
 #endif

@@ -10,6 +10,16 @@ u64 lpj_from_tsc_hz(u64 tsc_hz, u32 hz)
 	return hz ? tsc_hz / 1000 * 1000 / hz : 0;
 }
 
+u32 lpj_direct_dct(u32 hz)
+{
+	return hz < 100 ? 1 : hz / 100;
+}
+
+u32 lpj_direct_ticks(u32 hz)
+{
+	return LPJ_DIRECT_SAMPLES * (lpj_direct_dct(hz) + 2);
+}
+
 u64 lpj_delay_cycles(u64 lpj, u32 hz, u64 us)
 {
 	/* lpj * hz is cycles per second; split to keep us * that in range. */

@@ -26,6 +26,16 @@ u64 lpj_delay_cycles(u64 lpj, u32 hz, u64 us);
 #define LPJ_DIRECT_SAMPLES 5
 u64 lpj_direct_combine(const u64 lower[], const u64 upper[], u32 n, u32 ticks);
 
+/*
+ * Ticks Linux's calibrate_delay_direct() spends, by its algorithm: five
+ * samples, each waiting for jiffies to pass start + 1 (two tick edges)
+ * and then DCT more (DELAY_CALIBRATION_TICKS: HZ/100, at least 1), so
+ * 5 * (DCT + 2) edges. In time that is 5 * (DCT + 2) jiffies less the
+ * first sample's phase (up to one jiffy).
+ */
+u32 lpj_direct_ticks(u32 hz);
+u32 lpj_direct_dct(u32 hz);
+
 /* What the command line and the hypervisor offer; 0 where nothing is. */
 struct lpj_offers {
 	u64 cmdline_lpj;

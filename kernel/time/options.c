@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /*
- * timer=, hz=, lpj=, lpj_source=, calibrate= and lpj_reuse=: see README,
+ * timer=, hz=, lpj=, lpj_source=, calibrate=, lpj_reuse= and lpj_policy=: see README,
  * "Kernel command line".
  */
 #include "kernel/lib/option.h"
@@ -35,6 +35,13 @@ const char *const lpj_reuse_names[] = {
 };
 _Static_assert(ARRAY_SIZE(lpj_reuse_names) == LPJ_REUSE_COUNT, "lpj_reuse_names");
 
+const char *const lpj_policy_names[] = {
+	[LPJ_POLICY_HVPROBE] = "hvprobe",
+	[LPJ_POLICY_LINUX_6_1] = "linux-6.1",
+	[LPJ_POLICY_LINUX_6_5] = "linux-6.5",
+};
+_Static_assert(ARRAY_SIZE(lpj_policy_names) == LPJ_POLICY_COUNT, "lpj_policy_names");
+
 DEFINE_OPTION_ENUM("timer", time_options.timer, timer_names, TIMER_AUTO);
 /* Debian's CONFIG_HZ. */
 DEFINE_OPTION_U64("hz", time_options.hz, 10, 10000, 250);
@@ -42,3 +49,4 @@ DEFINE_OPTION_U64("lpj", time_options.lpj, 0, UINT64_MAX, 0);
 DEFINE_OPTION_ENUM("lpj_source", time_options.lpj_source, lpj_source_names, LPJ_SOURCE_AUTO);
 DEFINE_OPTION_ENUM("calibrate", time_options.calibrate, calibrate_names, CALIBRATE_LINUX);
 DEFINE_OPTION_ENUM("lpj_reuse", time_options.lpj_reuse, lpj_reuse_names, LPJ_REUSE_NODE);
+DEFINE_OPTION_ENUM("lpj_policy", time_options.lpj_policy, lpj_policy_names, LPJ_POLICY_HVPROBE);

@@ -31,6 +31,13 @@ enum lpj_source {
 
 enum calibrate_method { CALIBRATE_LINUX, CALIBRATE_FAST, CALIBRATE_COUNT };
 enum lpj_reuse { LPJ_REUSE_NODE, LPJ_REUSE_PACKAGE, LPJ_REUSE_NONE, LPJ_REUSE_COUNT };
+/*
+ * lpj_policy=: whose rule an AP follows to skip calibration. hvprobe is
+ * lpj_reuse='s; linux-6.1 copies from a CPU of the same package when the
+ * TSC is constant; linux-6.5 copies the boot CPU's value when the TSC is
+ * constant and synchronized (else as 6.1). See delay.c.
+ */
+enum lpj_policy { LPJ_POLICY_HVPROBE, LPJ_POLICY_LINUX_6_1, LPJ_POLICY_LINUX_6_5, LPJ_POLICY_COUNT };
 
 struct time_options {
 	u32 timer;	/* timer=: an enum timer_choice */
@@ -39,6 +46,7 @@ struct time_options {
 	u32 lpj_source; /* lpj_source=: an enum lpj_source */
 	u32 calibrate;	/* calibrate=: an enum calibrate_method */
 	u32 lpj_reuse;	/* lpj_reuse=: an enum lpj_reuse */
+	u32 lpj_policy; /* lpj_policy=: an enum lpj_policy */
 };
 
 extern struct time_options time_options;
@@ -46,5 +54,6 @@ extern const char *const timer_names[TIMER_COUNT];
 extern const char *const lpj_source_names[LPJ_SOURCE_COUNT];
 extern const char *const calibrate_names[CALIBRATE_COUNT];
 extern const char *const lpj_reuse_names[LPJ_REUSE_COUNT];
+extern const char *const lpj_policy_names[LPJ_POLICY_COUNT];
 
 #endif

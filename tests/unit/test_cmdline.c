@@ -25,8 +25,8 @@
 /* Sorted: the keys come from every folder's table, in the linker's order. */
 #define ACCEPTED_KEYS                                                                              \
 	" (accepted: apic, bringup, calibrate, cpus, exit, fault, hz, init_udelay, lpj, "          \
-	"lpj_reuse, lpj_source, pmu.lvtpc, pmu.nmi_ipi, pmu.period, pmu.seconds, skip, test, "   \
-	"timer, watchdog)"
+	"lpj_policy, lpj_reuse, lpj_source, parallel_calibrate, pmu.lvtpc, pmu.nmi_ipi, "         \
+	"pmu.period, pmu.seconds, skip, test, timer, watchdog)"
 #define CMDLINE_TEST_MAX TEST_SELECTION_MAX
 
 /* Every option's value, one after the other: what a parse may change. */
@@ -36,7 +36,7 @@ static size_t snapshot(u8 *buf, size_t size)
 
 	for (const struct option *o = options_begin(); o < options_end(); o++) {
 		size_t len = o->kind == OPTION_STRING ? o->count
-			     : o->kind == OPTION_U64  ? sizeof(u64)
+			     : o->kind == OPTION_U64 || o->kind == OPTION_U64_AUTO ? sizeof(u64)
 						      : sizeof(u32);
 
 		if (n + len > size)
@@ -120,7 +120,11 @@ DEFINE_TEST(unit_cmdline_defaults, "defaults, and an empty line keeps them", 0)
 	report_eq(kernel_options.exit, EXIT_AUTO, "exit defaults to auto");
 	report_eq(time_options.hz, 250, "hz defaults to 250");
 	report_eq(apic_options.mode, APIC_AUTO, "apic defaults to auto");
-	report_eq(apic_options.init_udelay, 10000, "init_udelay defaults to the SDM's 10 ms");
+	report_eq(apic_options.init_udelay, OPTION_AUTO,
+		  "init_udelay defaults to auto (Linux's rule by vendor and family)");
+	report_eq(apic_options.parallel_calibrate, PARALLEL_CALIBRATE_AUTO,
+		  "parallel_calibrate defaults to auto");
+	report_eq(time_options.lpj_policy, LPJ_POLICY_HVPROBE, "lpj_policy defaults to hvprobe");
 	report_eq(time_options.lpj_reuse, LPJ_REUSE_NODE, "lpj_reuse defaults to node");
 
 	parse_ok("");
@@ -141,7 +145,7 @@ DEFINE_TEST(unit_cmdline_keys, "every key with a good value", 0)
 	parse_ok("test=boot,cpuinfo lpj=4000000 lpj_source=kvm calibrate=fast bringup=parallel "
 		 "cpus=3 timer=pmtmr pmu.period=100000 pmu.seconds=3600 pmu.nmi_ipi=1000000 "
 		 "exit=acpi hz=1000 apic=x2apic init_udelay=0 lpj_reuse=package pmu.lvtpc=fixed "
-		 "watchdog=0 fault=ap_silent");
+		 "watchdog=0 fault=ap_silent lpj_policy=linux-6.5 parallel_calibrate=serialize");
 	report_str_eq(test_options.test, "boot,cpuinfo", "test=boot,cpuinfo");
 	report_eq(time_options.lpj, 4000000, "lpj=4000000");
 	report_eq(time_options.lpj_source, LPJ_SOURCE_KVM, "lpj_source=kvm");
@@ -160,6 +164,29 @@ DEFINE_TEST(unit_cmdline_keys, "every key with a good value", 0)
 	report_eq(pmu_options.lvtpc, PMU_LVTPC_FIXED, "pmu.lvtpc=fixed");
 	report_eq(test_options.watchdog, 0, "watchdog=0");
 	report_eq(kernel_options.fault, FAULT_AP_SILENT, "fault=ap_silent");
+	report_eq(time_options.lpj_policy, LPJ_POLICY_LINUX_6_5, "lpj_policy=linux-6.5");
+	report_eq(apic_options.parallel_calibrate, PARALLEL_CALIBRATE_SERIALIZE,
+		  "parallel_calibrate=serialize");
+	parse_ok("init_udelay=10000 init_udelay=auto");
+	report_eq(apic_options.init_udelay, OPTION_AUTO, "init_udelay=auto after a number");
+	parse_ok("init_udelay=1000000");
+	report_eq(apic_options.init_udelay, 1000000, "init_udelay=1000000, the upper limit");
+	parse_ok("init_udelay=0x10");
+	report_eq(apic_options.init_udelay, 16, "init_udelay in hex");
+	for (u32 i = 0; i < LPJ_POLICY_COUNT; i++) {
+		char line[64];
+
+		snprintf(line, sizeof(line), "lpj_policy=%s", lpj_policy_names[i]);
+		parse_ok(line);
+		report_eq(time_options.lpj_policy, i, lpj_policy_names[i]);
+	}
+	for (u32 i = 0; i < PARALLEL_CALIBRATE_COUNT; i++) {
+		char line[64];
+
+		snprintf(line, sizeof(line), "parallel_calibrate=%s", parallel_calibrate_names[i]);
+		parse_ok(line);
+		report_eq(apic_options.parallel_calibrate, i, parallel_calibrate_names[i]);
+	}
 	parse_ok("skip=exceptions,hv");
 	report_str_eq(test_options.skip, "exceptions,hv", "skip=exceptions,hv");
 
@@ -282,6 +309,17 @@ DEFINE_TEST(unit_cmdline_errors, "each bad word is refused with its message", 0)
 				    "kvm, kvmclock, cpuid, cmdline, calibrate)");
 	parse_bad("calibrate=slow", "calibrate: 'slow' is not accepted (accepted: linux, fast)");
 	parse_bad("bringup=x", "bringup: 'x' is not accepted (accepted: serial, parallel)");
+	parse_bad("init_udelay=1000001",
+		  "init_udelay: '1000001' is not accepted (accepted: auto, 0..1000000)");
+	parse_bad("init_udelay=AUTO",
+		  "init_udelay: 'AUTO' is not accepted (accepted: auto, 0..1000000)");
+	parse_bad("init_udelay=autox",
+		  "init_udelay: 'autox' is not accepted (accepted: auto, 0..1000000)");
+	parse_bad("init_udelay=", "init_udelay: '' is not accepted (accepted: auto, 0..1000000)");
+	parse_bad("lpj_policy=linux-6.2",
+		  "lpj_policy: 'linux-6.2' is not accepted (accepted: hvprobe, linux-6.1, linux-6.5)");
+	parse_bad("parallel_calibrate=2",
+		  "parallel_calibrate: '2' is not accepted (accepted: auto, serialize, concurrent)");
 	parse_bad("pmu.lvtpc=smi", "pmu.lvtpc: 'smi' is not accepted (accepted: nmi, fixed)");
 	parse_bad("watchdog=-1", "watchdog: '-1' is not accepted (accepted: 0..86400)");
 	parse_bad("fault=reboot",

@@ -25,7 +25,7 @@ import subprocess
 from pathlib import Path
 
 from tools import ROOT, TOOLS
-from tools.lib import batch, cli, guest, media, qemu, report, results
+from tools.lib import batch, cli, figures, guest, media, qemu, report, results
 from tools.lib import scenario as scen
 from tools.lib.guest import CannotRun, shown
 
@@ -34,7 +34,8 @@ TIMEOUTS = {"kernel": 60, "bios": 60, "uefi": 120}
 EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_CANNOT_RUN = 0, 1, 2, 3
 # Options that describe one machine; a scenario names its own.
 MACHINE_OPTIONS = ("boot", "smp", "numa", "mem", "accel", "cpu", "machine",
-                   "qemu_arg", "expect_fail", "expect_status", "expect_line")
+                   "qemu_arg", "expect_fail", "expect_status", "expect_line",
+                   "iso_entry")
 
 
 def parse_args(argv):
@@ -87,6 +88,12 @@ def parse_args(argv):
     one.add_argument("--expect-status", metavar="N", type=int,
                      help="QEMU's exit status must be N (0 for an ACPI "
                           "power-off, exit=acpi)")
+    one.add_argument("--iso-entry", metavar="NAME",
+                     help="with --boot bios or uefi: boot the build ISO's "
+                          "entry NAME (a shipped scenario, NAME.VARIANT), "
+                          "picked by a small disk holding "
+                          "hvprobe-scenario.cfg as on Hyper-V; the command "
+                          "line is the entry's")
     one.add_argument("--quiet", action="store_true",
                      help="do not stream the serial log")
     many = p.add_argument_group("many runs")
@@ -127,6 +134,12 @@ def parse_args(argv):
             p.error(f"HVPROBE_ACCEL={args.accel!r} is not one of "
                     f"{', '.join(qemu.ACCELS)}")
     args.boot = args.boot or "kernel"
+    if args.iso_entry is not None:
+        if args.boot == "kernel":
+            p.error("--iso-entry needs --boot bios or uefi")
+        if args.cmdline:
+            p.error("--iso-entry boots the entry's own command line; give "
+                    "no words after --")
     args.smp = 1 if args.smp is None else args.smp
     args.numa = args.numa or 0
     args.machine = args.machine or "q35"
@@ -246,12 +259,34 @@ def main(argv):
 
     run_dir = built_and_made(args, "{stamp}-" + args.boot, "run")
     kvm_ok = guest.kvm_ok_for(machine.accel, machine.boot, machine.cpu)
+    accel, _ = qemu.resolve_accel(machine.accel, kvm_ok)
+    note = qemu.tcg_tsc_note(machine.cpu) if machine.cpu and \
+        accel == "tcg" and machine.smp > 1 else None
+    if note:
+        print(f"note: {note}", flush=True)
     outcome = guest.run(machine, args.cmdline, run_dir, args.timeout,
                         quiet=args.quiet, expect_status=args.expect_status,
                         expect_fail=args.expect_fail, kvm_ok=kvm_ok,
-                        expect_lines=args.expect_line)
-    print("\n".join(outcome.lines))
+                        expect_lines=args.expect_line,
+                        iso_entry=args.iso_entry)
+    print("\n".join(outcome.lines + bringup_notes(outcome.doc)))
     return EXIT_PASS if outcome.ok else EXIT_FAIL
+
+
+def bringup_notes(doc):
+    """What the kernel chose for bring-up where it chose by the CPU, in
+    its own words from the DATA: the INIT wait, and whether APs may skip
+    calibration (a constant TSC)."""
+    out = []
+    smp = figures.data(doc, "smp") or {}
+    lpj = figures.data(doc, "lpj") or {}
+    if "init_udelay_us" in smp and smp.get("init_udelay_why"):
+        out.append(f"smp: init_udelay={smp['init_udelay_us']} us "
+                   f"({smp.get('init_udelay', '?')}: "
+                   f"{smp['init_udelay_why']})")
+    if lpj.get("tsc_constant_why"):
+        out.append(f"lpj: {lpj['tsc_constant_why']}")
+    return out
 
 
 def run_many(args):

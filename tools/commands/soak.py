@@ -54,7 +54,13 @@ CHOICES = {
     "timer": ("auto", "pit", "hpet", "pmtmr"),
     "apic": ("auto", "xapic", "x2apic"),
     "hz": ("100", "250", "1000"),
-    "init_udelay": ("0", "10000"),
+    "init_udelay": ("0", "10000", "auto"),
+    # With bringup=parallel these cross every lpj mode above: Linux's
+    # rules by name, and calibrations in turn or as the probe allows
+    # (all at once, the old way, is left out: 64 APs calibrating at once
+    # on 2 host cores outlast the bring-up bound).
+    "lpj_policy": ("hvprobe", "linux-6.1", "linux-6.5"),
+    "parallel_calibrate": ("auto", "serialize"),
 }
 # An lpj= preset is TSC cycles per jiffy; TCG's guest TSC is the host's.
 # 2450 MHz is the development machine's, where lpj=9800000 at HZ=250

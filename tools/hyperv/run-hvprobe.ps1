@@ -14,11 +14,20 @@ timeout passes. OUTDIR\NAME.meta.json describes the VM and the host;
 `tools/report OUTDIR` reads both. The VM is removed afterwards unless
 -Keep is given.
 
+With -Scenario NAME (a shipped scenario, NAME.VARIANT: the entries the ISO
+lists in \boot\hvprobe\scenarios.json) the VM boots that entry of the
+same ISO: a small VHDX beside the DVD holds hvprobe-scenario.cfg with
+"set default=NAME", which the ISO's GRUB looks for on every disk. The
+scenario's vCPUs, NUMA nodes and memory apply unless given.
+
 Exit status: 0 the VM powered itself off, 1 it timed out (it is turned
 off; the log holds what arrived), 2 bad usage or Hyper-V refused a step.
 
 .EXAMPLE
 .\tools\hyperv\run-hvprobe.ps1 -Iso .\build\hvprobe.iso -Generation 2 -VCpus 16 -NumaNodes 2
+
+.EXAMPLE
+.\tools\hyperv\run-hvprobe.ps1 -Iso .\build\hvprobe.iso -Scenario lpj-hyperv-16.hyperv
 #>
 #Requires -RunAsAdministrator
 #Requires -Modules Hyper-V
@@ -34,6 +43,8 @@ param(
     [string]$OutDir = (Join-Path (Get-Location) "results\hyperv"),
     [ValidateRange(10, 86400)][int]$TimeoutSec = 600,
     [string]$Description = "",
+    # An ISO entry other than the default: a shipped scenario, NAME.VARIANT.
+    [string]$Scenario = "",
     # Remove a VM of the same name first (it must be one of ours).
     [switch]$Replace,
     # Leave the VM in place afterwards, for a look at its settings.
@@ -49,6 +60,25 @@ function Fail([string]$why) {
 }
 
 $Iso = (Resolve-Path -LiteralPath $Iso).Path
+$cmdline = $null
+if ($Scenario) {
+    # The ISO's list of entries: mount it read-only, read, dismount.
+    $image = Mount-DiskImage -ImagePath $Iso -Access ReadOnly -PassThru
+    try {
+        $letter = ($image | Get-Volume).DriveLetter
+        $index = Get-Content -Raw -LiteralPath "${letter}:\boot\hvprobe\scenarios.json" | ConvertFrom-Json
+    } finally {
+        Dismount-DiskImage -ImagePath $Iso | Out-Null
+    }
+    $entry = $index.entries | Where-Object { $_.id -eq $Scenario }
+    if (-not $entry) { Fail "the ISO has no entry $Scenario (entries: $(($index.entries | ForEach-Object { $_.id }) -join ', '))" }
+    $cmdline = $entry.cmdline
+    if ($entry.machine) {
+        if (-not $PSBoundParameters.ContainsKey("VCpus")) { $VCpus = $entry.machine.vcpus }
+        if (-not $PSBoundParameters.ContainsKey("NumaNodes")) { $NumaNodes = $entry.machine.numa }
+        if (-not $PSBoundParameters.ContainsKey("MemoryMB")) { $MemoryMB = $entry.machine.mem_mib }
+    }
+}
 if ($NumaNodes -gt 0) {
     if ($VCpus % $NumaNodes -ne 0) { Fail "$VCpus vCPUs do not split evenly into $NumaNodes NUMA nodes" }
     if ($MemoryMB % $NumaNodes -ne 0 -or ($MemoryMB / $NumaNodes) % 2 -ne 0) {
@@ -95,6 +125,30 @@ try {
         Set-VMFirmware -VM $vm -EnableSecureBoot Off -FirstBootDevice $dvd
     }
 
+    # 3b. -Scenario: a small disk whose hvprobe-scenario.cfg names the
+    #     entry GRUB boots (boot/grub.cfg searches every disk for it).
+    if ($Scenario) {
+        $vhd = Join-Path $OutDir "$Name.scenario.vhdx"
+        Remove-Item -LiteralPath $vhd -ErrorAction SilentlyContinue
+        New-VHD -Path $vhd -SizeBytes 64MB -Dynamic | Out-Null
+        $disk = Mount-VHD -Path $vhd -Passthru | Get-Disk
+        try {
+            Initialize-Disk -Number $disk.Number -PartitionStyle MBR
+            $part = New-Partition -DiskNumber $disk.Number -UseMaximumSize -AssignDriveLetter
+            Format-Volume -Partition $part -FileSystem FAT -NewFileSystemLabel HVPROBE -Confirm:$false | Out-Null
+            # GRUB reads it as a script: ASCII, one line, the name quoted.
+            [System.IO.File]::WriteAllText("$($part.DriveLetter):\hvprobe-scenario.cfg", "set default='$Scenario'`n", [System.Text.Encoding]::ASCII)
+        } finally {
+            Dismount-VHD -Path $vhd
+        }
+        if ($Generation -eq 1) {
+            Add-VMHardDiskDrive -VM $vm -ControllerType IDE -ControllerNumber 0 -ControllerLocation 0 -Path $vhd
+        } else {
+            Add-VMHardDiskDrive -VM $vm -ControllerType SCSI -Path $vhd
+            Set-VMFirmware -VM $vm -FirstBootDevice $dvd
+        }
+    }
+
     # 4. COM1 to a named pipe. Hyper-V is the pipe's server while the VM
     #    runs; we connect as its client and read.
     Set-VMComPort -VM $vm -Number 1 -Path "\\.\pipe\$pipeName"
@@ -131,7 +185,8 @@ try {
         description = $Description
         started_at = $started
         timed_out = $timedOut
-        cmdline = $null      # the ISO's own grub.cfg command line
+        cmdline = $cmdline   # the -Scenario entry's; $null: the ISO's default entry
+        scenario = $(if ($Scenario) { $Scenario } else { $null })
         machine = [ordered]@{
             boot = $(if ($Generation -eq 1) { "bios" } else { "uefi" })
             generation = $Generation
@@ -156,6 +211,7 @@ try {
     if (-not $Keep) {
         Stop-VM -Name $Name -TurnOff -Force -ErrorAction SilentlyContinue
         Remove-VM -Name $Name -Force -ErrorAction SilentlyContinue
+        if ($Scenario) { Remove-Item -LiteralPath (Join-Path $OutDir "$Name.scenario.vhdx") -ErrorAction SilentlyContinue }
     }
 }
 

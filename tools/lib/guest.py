@@ -7,6 +7,7 @@ a matrix; each run owns its folder, so runs never share a file.
 """
 
 import collections
+import dataclasses
 import datetime
 import json
 import re
@@ -45,11 +46,26 @@ def shown(path):
         return str(path.resolve())
 
 
-def boot_media(boot, words, run_dir):
+def iso_entry_words(entry, isodir=BUILD / "isodir"):
+    """The kernel command line of the build ISO's entry `entry`, from the
+    scenarios.json tools/mkiso wrote beside it; CannotRun when the ISO has
+    no such entry."""
+    path = need(Path(isodir) / "boot" / "hvprobe" / "scenarios.json")
+    doc = json.loads(path.read_text())
+    ids = [e["id"] for e in doc["entries"]]
+    if entry not in ids:
+        raise CannotRun(f"the ISO has no entry {entry!r} (entries: "
+                        f"{', '.join(ids)})")
+    return doc["entries"][ids.index(entry)]["cmdline"].split()
+
+
+def boot_media(boot, words, run_dir, iso_entry=None):
     """Keyword arguments of qemu_argv for this run's boot path."""
     if boot == "kernel":
         return {"kernel": shown(need(BUILD / "hvprobe.elf32"))}
-    if words:
+    if iso_entry is not None:
+        iso = need(BUILD / "hvprobe.iso")
+    elif words:
         iso = media.make_iso(need(BUILD / "isodir"), run_dir, words)
     else:
         iso = need(BUILD / "hvprobe.iso")
@@ -136,11 +152,20 @@ class Outcome:
 
 
 def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
-        expect_status=None, expect_fail=None, kvm_ok=None, expect_lines=()):
+        expect_status=None, expect_fail=None, kvm_ok=None, expect_lines=(),
+        iso_entry=None):
     """Boot machine once with the kernel command line words, in run_dir;
-    write run_dir/results.json and return the Outcome. Raises CannotRun
-    (or media.MediaError, or qemu.ConfigError) when no guest could be
+    write run_dir/results.json and return the Outcome. iso_entry boots
+    that entry of the build's ISO instead (words are then its own), picked
+    by a disk as a Hyper-V user picks one. Raises CannotRun (or
+    media.MediaError, or qemu.ConfigError) when no guest could be
     started."""
+    if iso_entry is not None:
+        words = iso_entry_words(iso_entry)
+        choice = media.choice_disk(run_dir, iso_entry)
+        machine = dataclasses.replace(machine, extra=[
+            *machine.extra, "-drive",
+            f"file={shown(choice)},format=raw,if=ide,index=0"])
     if kvm_ok is None:
         kvm_ok = kvm_ok_for(machine.accel, machine.boot, machine.cpu)
     accel, _ = qemu.resolve_accel(machine.accel, kvm_ok)
@@ -158,7 +183,8 @@ def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
     cmdline = " ".join(words)
     started = datetime.datetime.now(datetime.timezone.utc)
     argv, accel = qemu.qemu_argv(machine, kvm_ok, cmdline=cmdline,
-                                 **boot_media(machine.boot, words, run_dir))
+                                 **boot_media(machine.boot, words, run_dir,
+                                              iso_entry))
     guest = Run(run_dir, quiet)
     guest.boot(argv, timeout)
     crash = guest.crash_reason(timeout)
@@ -173,7 +199,7 @@ def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
     doc = {
         "schema": results.SCHEMA, "source": "qemu", "run": run_dir.name,
         "started_at": started.isoformat(timespec="seconds"),
-        "scenario": scenario, "boot": machine.boot,
+        "scenario": scenario, "boot": machine.boot, "iso_entry": iso_entry,
         "cmdline": cmdline, "qemu": argv, "accel": accel,
         "host": host, "not_runnable": not_runnable, "host_notes": notes,
         "hvprobe": {"version": hostinfo.hvprobe_version(),

@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: MIT
 """Boot media for the firmware paths: a per-run GRUB CD carrying the
-run's kernel command line, and a private copy of OVMF's variable store.
+run's kernel command line, a disk that picks one of the ISO's own
+entries, and a private copy of OVMF's variable store.
 
 GRUB takes the command line from the `multiboot2 <kernel> <args...>` line
-of grub.cfg, so a run with its own command line gets its own ISO, rebuilt
-from the build's ISO tree with that one line rewritten.
+of grub.cfg, so a run with its own command line gets its own ISO, made
+by tools/mkiso from the build's ISO tree with that line as the default
+entry's. A run of one of the shipped scenarios' entries boots the build's
+ISO itself, with a small disk whose hvprobe-scenario.cfg names the entry.
 """
 
 import re
@@ -47,17 +50,16 @@ def rewrite_grub_cfg(text, words):
 
 def make_iso(isodir, run_dir, words):
     """Build run_dir/hvprobe.iso from the ISO tree isodir with words as
-    the kernel command line; returns its path."""
+    the default entry's kernel command line; returns its path."""
     tree = Path(run_dir) / "isodir"
     iso = Path(run_dir) / "hvprobe.iso"
-    cfg = tree / "boot" / "grub" / "grub.cfg"
     try:
         shutil.copytree(isodir, tree)
-        cfg.write_text(rewrite_grub_cfg(cfg.read_text(), words))
     except OSError as err:
         raise MediaError(f"cannot prepare the ISO tree: {err}") from None
     try:
-        done = subprocess.run([str(MKISO), str(tree), str(iso)],
+        done = subprocess.run([str(MKISO), "--cmdline", " ".join(words),
+                               str(tree), str(iso)],
                               stdin=subprocess.DEVNULL, capture_output=True,
                               text=True, errors="replace")
     except OSError as err:
@@ -68,6 +70,31 @@ def make_iso(isodir, run_dir, words):
     # The tree is the build's plus one line; the ISO is what the run used.
     shutil.rmtree(tree)
     return iso
+
+
+# The file GRUB looks for on any disk (boot/grub.cfg): it names the entry.
+CHOICE_FILE = "hvprobe-scenario.cfg"
+
+
+def choice_disk(run_dir, entry):
+    """run_dir/choice.img: a FAT floppy-sized disk holding CHOICE_FILE
+    with `set default=entry`, for GRUB to boot that ISO entry; made with
+    mtools, as a Hyper-V user makes a VHDX with the same file."""
+    img = Path(run_dir) / "choice.img"
+    cfg = Path(run_dir) / CHOICE_FILE
+    cfg.write_text(f"set default={grub_quote(entry)}\n")
+    for argv in (["mformat", "-C", "-f", "1440", "-v", "HVPROBE", "-i",
+                  str(img), "::"],
+                 ["mcopy", "-i", str(img), str(cfg), f"::/{CHOICE_FILE}"]):
+        try:
+            done = subprocess.run(argv, stdin=subprocess.DEVNULL,
+                                  capture_output=True, text=True)
+        except OSError as err:
+            raise MediaError(f"cannot run {argv[0]}: {err}") from None
+        if done.returncode:
+            raise MediaError(f"{argv[0]} failed ({done.returncode}): "
+                             f"{done.stderr.strip()}")
+    return img
 
 
 def copy_ovmf_vars(source, run_dir):

@@ -78,6 +78,41 @@ KVM_CPU = "host,-arch-capabilities"
 TCG_CPU = "max,vendor=GenuineIntel,family=6,model=94"
 
 
+# QEMU's named Intel models from Core on: family 6, model 0x0e or later,
+# which Linux's early_init_intel() gives X86_FEATURE_CONSTANT_TSC.
+_INTEL_CONSTANT_TSC = (
+    "Conroe", "Penryn", "Nehalem", "Westmere", "SandyBridge", "IvyBridge",
+    "Haswell", "Broadwell", "Skylake", "Cascadelake", "Cooperlake",
+    "Icelake", "SapphireRapids", "GraniteRapids", "SierraForest",
+    "ClearwaterForest", "Snowridge", "Denverton", "KnightsMill")
+
+
+def tcg_tsc_note(model):
+    """None when a guest on TCG CPU model `model` has a constant TSC by
+    Linux's rule (the invariant-TSC bit, or an Intel family 6 model from
+    0x0e on), else why not: then every AP calibrates unless lpj is
+    preset. TCG's own "max" is an AMD family 6 CPU without invariant TSC,
+    hence the Intel family 6 model TCG_CPU gives it."""
+    name, *opts = model.split(",")
+    keys = dict(o.split("=", 1) for o in opts if "=" in o)
+    if "+invtsc" in opts or keys.get("invtsc") == "on":
+        return None
+    if name.startswith(_INTEL_CONSTANT_TSC) and "vendor" not in keys:
+        return None
+    try:
+        family = int(keys.get("family", "-1"), 0)
+        number = int(keys.get("model", "-1"), 0)
+    except ValueError:
+        family = number = -1
+    if keys.get("vendor") == "GenuineIntel" and (
+            (family == 6 and number >= 0x0e) or (family == 0xf and number >= 3)):
+        return None
+    return (f"-cpu {model} has no constant TSC by Linux's rule under TCG (no "
+            "invariant-TSC bit, not an Intel family 6 model from 0x0e): "
+            "every AP will calibrate unless lpj= is given; the default "
+            f"model ({TCG_CPU}) has one")
+
+
 def resolve_accel(requested, kvm_ok):
     """(accelerator, default CPU model) for --accel and the host's KVM."""
     if requested not in ACCELS:

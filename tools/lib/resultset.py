@@ -72,6 +72,7 @@ def doc_from_log(path, problems):
                      "repeats": 1, "machine": meta.get("machine"),
                      "cmdline": meta.get("cmdline"), "timeout_s": None},
         "boot": (meta.get("machine") or {}).get("boot"),
+        "iso_entry": meta.get("scenario"),
         "cmdline": meta.get("cmdline"), "qemu": None,
         "accel": (meta.get("host") or {}).get("accel"),
         "host": meta.get("host"),

@@ -188,3 +188,21 @@ class Grub(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class TscNote(unittest.TestCase):
+    """tools/run says when a TCG model will make every AP calibrate."""
+
+    def test_models(self):
+        note = qemu.tcg_tsc_note
+        self.assertIsNone(note(qemu.TCG_CPU))
+        self.assertIsNone(note("Skylake-Client"))
+        self.assertIsNone(note("max,+invtsc"))
+        self.assertIsNone(note("qemu64,invtsc=on"))
+        self.assertIsNone(note("max,vendor=GenuineIntel,family=6,model=0x0e"))
+        self.assertIn("every AP will calibrate", note("max"))
+        self.assertIn("-cpu qemu64 has no constant TSC", note("qemu64"))
+        self.assertIsNotNone(note("max,vendor=GenuineIntel,family=6,model=13"))
+        self.assertIsNotNone(note("EPYC"))
+        self.assertIsNotNone(note("Skylake-Client,vendor=AuthenticAMD"))
+        self.assertIsNotNone(note("max,family=x"))
