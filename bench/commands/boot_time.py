@@ -10,13 +10,12 @@ go to results/bench-boot.json as well as to the table.
 
 import argparse
 import json
-import subprocess
 import sys
 import tempfile
 from pathlib import Path
 
 from tools import ROOT
-from tools.lib import batch, qemu, stats
+from tools.lib import batch, cli, qemu, stats
 from tools.lib.scenario import RunSpec
 
 BOOTS = qemu.BOOTS
@@ -54,7 +53,7 @@ def main(argv):
     if args.n < 1:
         p.error("-n must be at least 1")
 
-    if subprocess.run(["make", "-s", "-C", str(ROOT), "all"]).returncode:
+    if cli.build(ROOT):
         return 3
     sizes = {f: (ROOT / "build" / f).stat().st_size
              for f in ("hvprobe.elf", "hvprobe.elf32", "hvprobe.iso")}

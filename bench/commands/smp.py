@@ -413,11 +413,9 @@ class Bench:
             except linuxref.LinuxError as err:
                 raise Fatal(str(err)) from None
         if not args.no_hvprobe and not args.no_build:
-            done = subprocess.run(["make", "-s", "-C", str(ROOT), "all"],
-                                  stdin=subprocess.DEVNULL)
-            if done.returncode:
-                raise CannotRun(f"build failed (make exited "
-                                f"{done.returncode})")
+            failed = cli.build(ROOT)
+            if failed:
+                raise CannotRun(failed)
 
         self.rows = sidebyside.rows_for(args.specs)
         self.machines = list(dict.fromkeys(r.machine for r in self.rows))

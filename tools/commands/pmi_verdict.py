@@ -27,11 +27,10 @@ the rest SKIPs with the reason.
 import datetime
 import json
 import re
-import subprocess
 
 from tools import ROOT
-from tools.lib import (cli, guest, hostprobe, kvm, probecount, probedrun,
-                       qemu, results)
+from tools.lib import (cli, guest, hostinfo, hostprobe, kvm, probecount,
+                       probedrun, qemu, results)
 
 EXIT_VERDICT, EXIT_FAILED, EXIT_USAGE, EXIT_CANNOT, EXIT_NO_VERDICT = \
     0, 1, 2, 3, 4
@@ -473,26 +472,17 @@ def rate_of(n, seconds):
     return f"{n / seconds:.1f}" if seconds else "-"
 
 
-def build():
-    try:
-        done = subprocess.run(["make", "-s"], cwd=ROOT,
-                              stdin=subprocess.DEVNULL)
-    except OSError as err:
-        raise CannotRun(f"cannot run make: {err}") from None
-    if done.returncode:
-        raise CannotRun(f"build failed (make -s exited {done.returncode})")
-
-
 def main(argv):
     args = parse_args(argv)
-    ok, why = kvm.ioctl_check()
-    if not ok:
-        raise CannotRun(f"needs KVM: {why}")
     if hostprobe.geteuid() != 0:
         raise CannotRun("needs root: the host probe runs perf on kvm: "
                         "tracepoints (and kprobes)")
-    if not args.no_build:
-        build()
+    failed = None if args.no_build else cli.build(ROOT)
+    if failed:
+        raise CannotRun(failed)
+    ok, why = kvm.works(str(ROOT), hostinfo.qemu_version())
+    if not ok:
+        raise CannotRun(f"needs KVM: {why}")
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     try:
         folder = results.new_dir(args.results,

@@ -21,7 +21,6 @@ run (build, media, QEMU).
 import datetime
 import os
 import re
-import subprocess
 from pathlib import Path
 
 from tools import ROOT, TOOLS
@@ -218,13 +217,9 @@ def shipped(directory):
 def build():
     if not (ROOT / "Makefile").exists():
         raise CannotRun(f"no Makefile in {ROOT}")
-    try:
-        done = subprocess.run(["make", "-s"], cwd=ROOT,
-                              stdin=subprocess.DEVNULL)
-    except OSError as err:
-        raise CannotRun(f"cannot run make: {err}") from None
-    if done.returncode:
-        raise CannotRun(f"build failed (make -s exited {done.returncode})")
+    failed = cli.build(ROOT)
+    if failed:
+        raise CannotRun(failed)
 
 
 def built_and_made(args, name, what):

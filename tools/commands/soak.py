@@ -287,9 +287,9 @@ def main(argv):
         for p in plans:
             print(f"#{p.index:<4} {reproduce(p)}")
         return 0
-    if not args.no_build and subprocess.run(
-            ["make", "-s"], cwd=ROOT, stdin=subprocess.DEVNULL).returncode:
-        print("tools/soak: build failed", file=sys.stderr)
+    failed = None if args.no_build else cli.build(ROOT)
+    if failed:
+        print(f"tools/soak: {failed}", file=sys.stderr)
         return 1
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     out_dir = results.new_dir(args.results, f"soak-{stamp}")

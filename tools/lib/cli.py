@@ -5,6 +5,7 @@ the rest below them, laid out as written), and the options several
 commands take."""
 
 import argparse
+import subprocess
 
 from . import results
 
@@ -25,6 +26,18 @@ def no_build(p, why=""):
     """--no-build: the command runs make first unless told not to."""
     p.add_argument("--no-build", action="store_true",
                    help=f"do not run make first{why}")
+
+
+def build(root):
+    """`make -s` in root, the default goal: None when it built, else why
+    not, in a line."""
+    try:
+        done = subprocess.run(["make", "-s", "-C", str(root)],
+                              stdin=subprocess.DEVNULL)
+    except OSError as err:
+        return f"cannot run make: {err}"
+    return f"build failed (make -s exited {done.returncode})" \
+        if done.returncode else None
 
 
 def results_option(p, root, what):

@@ -13,6 +13,7 @@ import unittest
 from pathlib import Path
 
 from tools import ROOT, entry
+from tools.lib import cli
 
 COMMANDS = {
     "bench/boot-time": "bench.commands.boot_time",
@@ -143,6 +144,17 @@ class OnePlace(unittest.TestCase):
                     found.append(path.relative_to(ROOT).as_posix())
         self.assertEqual(found, ["tools/entry.py"])
         self.assertTrue(os.access(ROOT / "tools" / "entry.py", os.X_OK))
+
+
+class Build(unittest.TestCase):
+    """tools/lib/cli.py's build(): one way every command runs make."""
+
+    def test_built_and_failed(self):
+        with tempfile.TemporaryDirectory() as d:
+            (Path(d) / "Makefile").write_text("all:\n\t@true\n")
+            self.assertIsNone(cli.build(d))
+            (Path(d) / "Makefile").write_text("all:\n\t@exit 2\n")
+            self.assertEqual(cli.build(d), "build failed (make -s exited 2)")
 
 
 if __name__ == "__main__":
