@@ -354,6 +354,7 @@ def guest_host(test):
             (guest, "BUILD", build),
             (qemu, "kvm_device_ok", lambda *a: True),
             (kvm, "ioctl_check", lambda *a: (True, "fake")),
+            (kvm, "works", lambda *a: (True, "fake")),
             (hostinfo, "host", lambda accel, ok: {
                 "accel": accel, "kvm_usable": ok, "kvm": kvm_state,
                 "qemu_version": "10.0.2"})):

@@ -222,11 +222,12 @@ class Refusals(unittest.TestCase):
             self.assertEqual(cm.exception.code, 2)
 
     def test_cannot_run(self):
-        with mock.patch.object(pv.kvm, "ioctl_check",
-                               lambda: (False, "no /dev/kvm")), \
+        with mock.patch.object(pv.kvm, "works",
+                               lambda *a: (False, "no /dev/kvm")), \
+                mock.patch.object(pv.hostprobe, "geteuid", lambda: 0), \
                 self.assertRaisesRegex(pv.CannotRun, "needs KVM"):
             pv.main(["--no-build"])
-        with mock.patch.object(pv.kvm, "ioctl_check", lambda: (True, "")), \
+        with mock.patch.object(pv.kvm, "works", lambda *a: (True, "")), \
                 mock.patch.object(pv.hostprobe, "geteuid", lambda: 1000), \
                 self.assertRaisesRegex(pv.CannotRun, "needs root"):
             pv.main(["--no-build"])
