@@ -78,7 +78,9 @@ MODELED := \
 KERNEL := \
 	$(MODELED) \
 	apic/apic.c \
+	apic/parallel.c \
 	apic/smp.c \
+	apic/smp_json.c \
 	apic/timer.c \
 	apic/trampoline.S \
 	boot/boot.c \

@@ -1,0 +1,393 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Parallel bring-up's calibration line: the host-parallelism probe, the
+ * APs parked for a source's lpj or their turn to calibrate, and the
+ * BSP's kick, grants and wait. See smp.h.
+ */
+#include "apic/options.h"
+#include "apic/smp.h"
+#include "apic/smp_internal.h"
+#include "kernel/lib/printf.h"
+#include "kernel/time/clock.h"
+#include "kernel/time/delay.h"
+#include "kernel/x86/x86.h"
+
+/*
+ * Hang bounds, not targets: on a loaded 2-core TCG host 64 APs
+ * calibrating at once took over a minute.
+ */
+#define PARALLEL_TIMEOUT_US (30 * 1000000ULL)
+#define PARALLEL_TIMEOUT_PER_AP_US 1000000ULL
+/*
+ * A parked AP PAUSEs this many times, then HLTs. It has no tick of its
+ * own: an APIC timer armed as a backstop on every parked AP doubled each
+ * calibration's cost under TCG (16 vCPUs on 4 nodes, a loaded host), so
+ * the BSP nudges parked APs instead, once AP_ONLINE_TIMEOUT_US has passed,
+ * for them to see their own timeouts.
+ */
+#define PARK_PAUSES 256
+/* The host-parallelism probe: APs in it, their window, and the lead-in. */
+#define PROBE_MAX_APS 4
+#define PROBE_WINDOW_US 1000
+#define PROBE_LEAD_US 200
+#define PROBE_ARRIVE_US 5000
+#define PROBE_SOLO_TRIES 2
+#define PROBE_SOLO_US 500
+#define PROBE_ALIVE_TIMEOUT_US (5 * 1000000ULL)
+
+struct calibration_line cal_line;
+
+/* A loop the probe counts: as many turns as the host lets it run before end. */
+static u64 __attribute__((noinline)) spin_until(u64 end)
+{
+	u64 n = 0;
+
+	while (rdtsc() < end) {
+		n++;
+		asm volatile("" ::: "memory");
+	}
+	return n;
+}
+
+/* The probe runs on the calibrating APs after the first, which is calibrating meanwhile. */
+bool in_probe(const struct percpu *cpu)
+{
+	return cpu->lpj_plan == LPJ_PLAN_CALIBRATE && cpu->cal_rank >= 1 &&
+	       cpu->cal_rank <= cal_line.probed;
+}
+
+/* On a parked AP: run the probe's window once per round it is asked to. */
+static bool probe_wanted(const struct percpu *cpu)
+{
+	return in_probe(cpu) && cpu->probe_round != cal_line.probe_round;
+}
+
+/*
+ * The window opens once every AP in the probe is running: the last to
+ * arrive sets its start a little ahead, so that a vCPU the host wakes
+ * late is not counted as slow, only one that the host cannot run beside
+ * the others. An AP that waits PROBE_ARRIVE_US for the rest counts 0.
+ */
+static void probe_run(struct percpu *cpu)
+{
+	u32 round = cal_line.probe_round;
+	u64 per_us = clock.tsc_hz / 1000000, t0 = rdtsc();
+
+	cpu->probe_loops = 0;
+	if (__atomic_add_fetch(&cal_line.probe_arrived, 1, __ATOMIC_ACQ_REL) == cal_line.probed) {
+		u64 start = rdtsc() + PROBE_LEAD_US * per_us;
+
+		__atomic_store_n(&cal_line.probe_end, start + PROBE_WINDOW_US * per_us,
+				 __ATOMIC_RELEASE);
+		__atomic_store_n(&cal_line.probe_start, start, __ATOMIC_RELEASE);
+	}
+	while (!__atomic_load_n(&cal_line.probe_start, __ATOMIC_ACQUIRE) &&
+	       rdtsc() - t0 < PROBE_ARRIVE_US * per_us)
+		pause();
+	if (cal_line.probe_start) {
+		while (rdtsc() < cal_line.probe_start)
+			pause();
+		cpu->probe_loops = spin_until(cal_line.probe_end);
+	}
+	__atomic_store_n(&cpu->probe_round, round, __ATOMIC_RELEASE);
+}
+
+/*
+ * Park the calling AP until ready(cpu) or timeout_us: PAUSE a little, then
+ * HLT, woken by whoever makes it ready (a fixed IPI), or by the BSP's
+ * nudges once a wait runs long (wait_parallel()). A spinning vCPU takes
+ * host time its siblings need; a halted one gives it back. False on
+ * timeout.
+ */
+static bool ap_park(struct percpu *cpu, bool (*ready)(const struct percpu *), const char *what,
+		    u64 timeout_us)
+{
+	u64 start = rdtsc(), limit = timeout_us * (clock.tsc_hz / 1000000);
+	bool ok = true;
+
+	cpu->waited_for = what;
+	cpu->tsc_wait_start = start;
+	for (u32 spins = 0; !ready(cpu); spins++) {
+		if (probe_wanted(cpu)) {
+			probe_run(cpu);
+			continue;
+		}
+		if (rdtsc() - start > limit) {
+			ok = false;
+			break;
+		}
+		if (spins < PARK_PAUSES) {
+			pause();
+			continue;
+		}
+		cli();
+		if (ready(cpu) || probe_wanted(cpu)) {
+			sti();
+			continue;
+		}
+		/* STI's shadow covers HLT: a wake-up between check and HLT ends it. */
+		asm volatile("sti; hlt" ::: "memory");
+	}
+	cpu->tsc_wait_end = rdtsc();
+	return ok;
+}
+
+static bool source_ready(const struct percpu *cpu)
+{
+	return __atomic_load_n(&cpu->lpj_from->lpj_ready, __ATOMIC_ACQUIRE);
+}
+
+static bool my_turn(const struct percpu *cpu)
+{
+	return cpu->cal_rank < __atomic_load_n(&cal_line.granted, __ATOMIC_ACQUIRE);
+}
+
+static u64 parallel_timeout_us(void)
+{
+	return PARALLEL_TIMEOUT_US + (cpu_count() - 1) * PARALLEL_TIMEOUT_PER_AP_US;
+}
+
+/*
+ * An AP's lpj in parallel bring-up: a copier waits (parked) for its
+ * source, a calibrating AP for its turn; then the plan runs, the next
+ * turn is granted and the CPUs waiting on this one are woken. Serially
+ * every source is online before its copiers start, and nobody waits.
+ */
+void ap_lpj(struct percpu *cpu)
+{
+	bool parallel = apic_options.bringup == BRINGUP_PARALLEL;
+
+	if (parallel && cpu->lpj_plan == LPJ_PLAN_COPY && !source_ready(cpu))
+		ap_park(cpu, source_ready, "source", parallel_timeout_us());
+	else if (parallel && cpu->lpj_plan == LPJ_PLAN_CALIBRATE && !my_turn(cpu))
+		ap_park(cpu, my_turn, "turn", parallel_timeout_us());
+	delay_calibrate_ap();
+	if (!parallel)
+		return;
+	if (cpu->lpj_plan == LPJ_PLAN_CALIBRATE) {
+		u32 next = __atomic_fetch_add(&cal_line.granted, 1, __ATOMIC_ACQ_REL);
+
+		if (next < cal_line.calibrators)
+			smp_wake(cal_line.ranked[next]);
+	}
+	for (u32 i = cpu->index + 1; i < cpu_count(); i++) {
+		struct percpu *other = cpu_at(i);
+
+		if (other->lpj_from == cpu && other->lpj_plan == LPJ_PLAN_COPY)
+			smp_wake(other);
+	}
+}
+
+static bool answered(const struct percpu *cpu)
+{
+	return __atomic_load_n(&cpu->probe_round, __ATOMIC_ACQUIRE) == cal_line.probe_round;
+}
+
+/* Each AP in the probe answered, or has left its park to calibrate and never will. */
+static bool probe_done(void *arg)
+{
+	(void)arg;
+	for (u32 r = 1; r <= cal_line.probed; r++) {
+		const struct percpu *cpu = cal_line.ranked[r];
+
+		if (!answered(cpu) && !cpu->tsc_wait_end && cpu->state != CPU_ONLINE)
+			return false;
+	}
+	return true;
+}
+
+static bool probed_alive(void *arg)
+{
+	(void)arg;
+	for (u32 r = 1; r <= cal_line.probed; r++)
+		if (cal_line.ranked[r]->state < CPU_ALIVE)
+			return false;
+	return true;
+}
+
+/*
+ * How many APs may calibrate at once. Each one that calibrates against
+ * the tick needs the host to run it whenever a tick lands; where the host
+ * has fewer CPUs than there are calibrating APs, concurrent calibrations
+ * only stretch each other (the seed: 16 APs calibrating at once on 2 host
+ * cores took 5.5 s, one at a time 1.2 s). So measure: before any AP runs
+ * the BSP runs a loop alone (the best of a few short windows); then,
+ * while the first calibrating AP is already at work (so that serialized
+ * is never slower than serial), up to PROBE_MAX_APS of the other
+ * calibrating APs run it together for PROBE_WINDOW_US;
+ * their combined count over the BSP's is the parallelism the host has
+ * beside the first (calibrate_concurrency()).
+ */
+static void choose_concurrency(void)
+{
+	u64 together[PROBE_MAX_APS];
+	u32 n = MIN(cal_line.calibrators - 1, (u32)PROBE_MAX_APS);
+
+	if (cal_line.calibrators <= 1) {
+		cal_line.concurrency = 1;
+		snprintf(cal_line.why, sizeof(cal_line.why), "%u AP calibrates",
+			 cal_line.calibrators);
+		return;
+	}
+	if (apic_options.parallel_calibrate == PARALLEL_CALIBRATE_SERIALIZE) {
+		cal_line.concurrency = 1;
+		snprintf(cal_line.why, sizeof(cal_line.why),
+			 "parallel_calibrate=serialize: one at a time");
+		return;
+	}
+	if (apic_options.parallel_calibrate == PARALLEL_CALIBRATE_CONCURRENT) {
+		cal_line.concurrency = cal_line.calibrators;
+		snprintf(cal_line.why, sizeof(cal_line.why),
+			 "parallel_calibrate=concurrent: all at once");
+		return;
+	}
+	cal_line.concurrency = 1;
+	cal_line.probed = n;
+	if (!smp_wait(probed_alive, NULL, PROBE_ALIVE_TIMEOUT_US)) {
+		snprintf(cal_line.why, sizeof(cal_line.why),
+			 "auto: the probe's APs did not start in time: one at a time");
+		return;
+	}
+	cal_line.probe_start = cal_line.probe_end = 0;
+	cal_line.probe_arrived = 0;
+	__atomic_store_n(&cal_line.probe_round, 1, __ATOMIC_RELEASE);
+	for (u32 r = 1; r <= n; r++)
+		smp_wake(cal_line.ranked[r]);
+	if (!smp_wait(probe_done, NULL, PROBE_ALIVE_TIMEOUT_US)) {
+		snprintf(cal_line.why, sizeof(cal_line.why),
+			 "auto: the probe's APs did not answer: one at a time");
+		return;
+	}
+	/* An AP whose turn came before the probe reached it ran nothing: 0. */
+	for (u32 r = 1; r <= n; r++)
+		together[r - 1] =
+			answered(cal_line.ranked[r]) ? cal_line.ranked[r]->probe_loops : 0;
+	cal_line.concurrency =
+		calibrate_concurrency(cal_line.solo_loops, together, n, &cal_line.parallelism_x100);
+	snprintf(cal_line.why, sizeof(cal_line.why),
+		 "probe: %u APs beside the first ran at %u.%02u CPUs: %s", n,
+		 cal_line.parallelism_x100 / 100, cal_line.parallelism_x100 % 100,
+		 cal_line.concurrency == 1 ? "serialized, the host has no CPU to spare"
+					   : "concurrent");
+}
+
+/*
+ * An AP that never came alive holds no turn and offers no value: its turn
+ * goes to the next in line and its copiers are woken to calibrate.
+ */
+static void give_up_on(struct percpu *dead)
+{
+	if (dead->lpj_plan == LPJ_PLAN_CALIBRATE) {
+		u32 next = __atomic_fetch_add(&cal_line.granted, 1, __ATOMIC_ACQ_REL);
+
+		if (next < cal_line.calibrators)
+			smp_wake(cal_line.ranked[next]);
+	}
+	__atomic_store_n(&dead->lpj_ready, 1, __ATOMIC_RELEASE);
+	for (u32 i = dead->index + 1; i < cpu_count(); i++)
+		if (cpu_at(i)->lpj_from == dead)
+			smp_wake(cpu_at(i));
+}
+
+#define PARALLEL_POLL_US 100000
+
+static bool all_online(void *arg)
+{
+	(void)arg;
+	for (u32 i = 1; i < cpu_count(); i++)
+		if (cpu_at(i)->state != CPU_ONLINE)
+			return false;
+	return true;
+}
+
+/* Every AP online, or the bound; the ones not alive after AP_ONLINE_TIMEOUT_US are given up. */
+static void wait_parallel(void)
+{
+	u64 start = rdtsc(), per_us = clock.tsc_hz / 1000000;
+	bool gave_up = false;
+
+	while (!smp_wait(all_online, NULL, PARALLEL_POLL_US)) {
+		u64 us = (rdtsc() - start) / per_us;
+
+		if (us > parallel_timeout_us())
+			return;
+		if (us < AP_ONLINE_TIMEOUT_US)
+			continue;
+		/* Parked APs have no tick: a nudge lets each see its own timeout. */
+		for (u32 i = 1; i < cpu_count(); i++)
+			if (cpu_at(i)->state == CPU_ALIVE)
+				smp_wake(cpu_at(i));
+		if (gave_up)
+			continue;
+		for (u32 i = 1; i < cpu_count(); i++)
+			if (cpu_at(i)->state == CPU_OFFLINE)
+				give_up_on(cpu_at(i));
+		gave_up = true;
+	}
+}
+
+/* The calibrating APs in line, and the probe's yardstick (see choose_concurrency()). */
+void prepare_parallel(void)
+{
+	u64 t0 = rdtsc();
+
+	cal_line.calibrators = 0;
+	for (u32 i = 1; i < cpu_count(); i++) {
+		struct percpu *cpu = cpu_at(i);
+
+		if (cpu->lpj_plan == LPJ_PLAN_CALIBRATE) {
+			cpu->cal_rank = cal_line.calibrators;
+			cal_line.ranked[cal_line.calibrators++] = cpu;
+		}
+	}
+	/*
+	 * Before any AP runs: the best of a few short windows, since a host
+	 * that takes the BSP away for part of one would make every AP look
+	 * faster than one CPU. It is set-up, like the CPU list, and left out
+	 * of the bring-up time (its cost is yardstick_us in the DATA): inside
+	 * it would move the first calibration a tick later one time in four.
+	 */
+	if (cal_line.calibrators > 1 &&
+	    apic_options.parallel_calibrate == PARALLEL_CALIBRATE_AUTO) {
+		for (int i = 0; i < PROBE_SOLO_TRIES; i++)
+			cal_line.solo_loops =
+				MAX(cal_line.solo_loops,
+				    spin_until(rdtsc() + PROBE_SOLO_US * (clock.tsc_hz / 1000000)));
+		cal_line.solo_loops = cal_line.solo_loops * PROBE_WINDOW_US / PROBE_SOLO_US;
+	}
+	cal_line.yardstick_us = tsc_to_us(rdtsc() - t0);
+}
+
+/*
+ * Linux 6.5+'s shape (cpuhp's parallel bring-up): kick every AP, let their
+ * start-up (trampoline, long mode, tables, APIC) run concurrently, and
+ * order only what needs it: lpj (see ap_lpj()). The first calibrating AP
+ * is kicked first and calibrates at once, as serially; the probe runs
+ * beside it once every AP is kicked, and grants more turns if the host
+ * has CPUs to spare.
+ */
+void boot_parallel(void)
+{
+	cal_line.granted = 1;
+	kick_all(cal_line.calibrators ? cal_line.ranked[0]->index : 0);
+	choose_concurrency();
+	if (cal_line.concurrency > 1) {
+		u32 was = __atomic_fetch_add(&cal_line.granted, cal_line.concurrency - 1,
+					     __ATOMIC_ACQ_REL);
+
+		for (u32 r = was; r < was + cal_line.concurrency - 1 && r < cal_line.calibrators;
+		     r++)
+			smp_wake(cal_line.ranked[r]);
+	}
+	wait_parallel();
+}
+
+u32 smp_calibrating_aps(void)
+{
+	return cal_line.calibrators;
+}
+
+u32 smp_calibrate_concurrency(void)
+{
+	return cal_line.concurrency;
+}

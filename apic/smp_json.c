@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: MIT
+/* The smp DATA: the bring-up's settings and totals, and each AP's timeline. */
+#include "apic/apic.h"
+#include "apic/options.h"
+#include "apic/smp.h"
+#include "apic/smp_internal.h"
+#include "kernel/lib/json.h"
+#include "kernel/lib/option.h"
+#include "kernel/lib/stats.h"
+#include "kernel/time/clock.h"
+#include "kernel/time/delay.h"
+#include "kernel/time/lpj.h"
+#include "kernel/time/options.h"
+
+static u64 us_since_start(u64 tsc)
+{
+	return tsc > smp.tsc_start ? tsc_to_us(tsc - smp.tsc_start) : 0;
+}
+
+static u64 wait_us(const struct percpu *c)
+{
+	return c->tsc_wait_end > c->tsc_wait_start ? tsc_to_us(c->tsc_wait_end - c->tsc_wait_start)
+						   : 0;
+}
+
+void smp_ap_json(struct json *j, u32 index)
+{
+	const struct percpu *c = cpu_at(index);
+	bool up = c->state == CPU_ONLINE;
+
+	json_u64(j, "cpu", index);
+	json_u64(j, "apic_id", c->apic_id);
+	json_u64(j, "node", c->node);
+	json_u64(j, "package", c->package);
+	json_bool(j, "online", up);
+	json_u64(j, "init_us", us_since_start(c->tsc_init));
+	json_u64(j, "sipi_us", us_since_start(c->tsc_sipi));
+	json_u64(j, "alive_us", c->state >= CPU_ALIVE ? us_since_start(c->tsc_alive) : 0);
+	json_u64(j, "calibrated_us", up ? us_since_start(c->tsc_calibrated) : 0);
+	json_u64(j, "online_us", up ? us_since_start(c->tsc_online) : 0);
+	json_u64(j, "lpj", c->lpj);
+	json_string(j, "lpj_source", c->lpj_source ? c->lpj_source : "none");
+	json_string(j, "lpj_plan", lpj_plan_names[c->lpj_plan]);
+	if (c->lpj_from)
+		json_u64(j, "lpj_from", c->lpj_from->index);
+	/* What it parked for: its source's value, or its turn to calibrate. */
+	json_string(j, "waited_for", c->waited_for ? c->waited_for : "none");
+	json_u64(j, "wait_us", wait_us(c));
+	json_u64(j, "cal_us", c->calibrated ? tsc_to_us(c->cal_tsc) : 0);
+	json_u64(j, "cal_ticks", c->calibrated ? c->cal_edges : 0);
+	json_u64(j, "cal_jiffies", c->calibrated ? c->cal_jiffies : 0);
+	if (in_probe(c))
+		json_u64(j, "probe_loops", c->probe_loops);
+}
+
+static void spread_json(struct json *j, const char *key, u64 *v, u32 n)
+{
+	sort_u64(v, n);
+	json_object_begin(j, key);
+	json_u64(j, "n", n);
+	json_u64(j, "min", percentile_u64(v, n, 0));
+	json_u64(j, "median", percentile_u64(v, n, 50));
+	json_u64(j, "max", percentile_u64(v, n, 100));
+	json_object_end(j);
+}
+
+void smp_json(struct json *j)
+{
+	static u64 per_ap[MAX_CPUS], waits[MAX_CPUS], cal_us[MAX_CPUS], cal_ticks[MAX_CPUS],
+		cal_jiffies[MAX_CPUS];
+	u32 n = 0, calibrations = 0, waited = 0, cals = 0;
+
+	for (u32 i = 0; i < cpu_count(); i++) {
+		const struct percpu *c = cpu_at(i);
+
+		calibrations += c->calibrated;
+		if (c->cal_tsc) {
+			cal_us[cals] = tsc_to_us(c->cal_tsc);
+			cal_jiffies[cals] = c->cal_jiffies;
+			cal_ticks[cals++] = c->cal_edges;
+		}
+		if (i && c->waited_for)
+			waits[waited++] = wait_us(c);
+		if (i && c->state == CPU_ONLINE)
+			per_ap[n++] = tsc_to_us(c->tsc_online - c->tsc_init);
+	}
+	sort_u64(per_ap, n);
+
+	json_u64(j, "cpus", cpu_online_count());
+	json_u64(j, "nodes", smp.nodes);
+	json_string(j, "apic", apic_mode_name());
+	json_string(j, "bringup", bringup_names[apic_options.bringup]);
+	json_u64(j, "init_udelay_us", smp.init_udelay);
+	json_string(j, "init_udelay", apic_options.init_udelay == OPTION_AUTO ? "auto" : "given");
+	json_string(j, "init_udelay_why", smp.init_udelay_why ? smp.init_udelay_why : "");
+	if (apic_options.bringup == BRINGUP_PARALLEL)
+		json_u64(j, "kick_batch", KICK_BATCH);
+	json_string(j, "lpj_source", cpu_at(0)->lpj_source);
+	json_string(j, "lpj_reuse", lpj_reuse_names[time_options.lpj_reuse]);
+	json_string(j, "lpj_policy", lpj_policy_names[time_options.lpj_policy]);
+	json_u64(j, "calibrations", calibrations);
+	json_u64(j, "total_us",
+		 smp.tsc_end > smp.tsc_start ? tsc_to_us(smp.tsc_end - smp.tsc_start) : 0);
+	json_object_begin(j, "per_ap_us");
+	json_u64(j, "min", percentile_u64(per_ap, n, 0));
+	json_u64(j, "median", percentile_u64(per_ap, n, 50));
+	json_u64(j, "max", percentile_u64(per_ap, n, 100));
+	json_object_end(j);
+	/*
+	 * Each calibration's cost in µs, in jiffies elapsed, and in ticks:
+	 * the edges it waited through, which is what Linux's count for the
+	 * method counts (linux_direct_ticks).
+	 */
+	spread_json(j, "cal_us", cal_us, cals);
+	spread_json(j, "cal_jiffies", cal_jiffies, cals);
+	spread_json(j, "cal_ticks", cal_ticks, cals);
+	json_u64(j, "hz", clock.hz);
+	json_u64(j, "linux_direct_ticks", lpj_direct_ticks(clock.hz));
+	if (apic_options.bringup == BRINGUP_PARALLEL) {
+		json_string(j, "parallel_calibrate",
+			    parallel_calibrate_names[apic_options.parallel_calibrate]);
+		json_u64(j, "calibrating_aps", cal_line.calibrators);
+		json_u64(j, "calibrate_concurrency", cal_line.concurrency);
+		json_bool(j, "calibrations_serialized",
+			  cal_line.calibrators > 1 && cal_line.concurrency == 1);
+		json_string(j, "calibrate_concurrency_why", cal_line.why);
+		json_u64(j, "host_parallelism_x100", cal_line.parallelism_x100);
+		json_u64(j, "yardstick_us", cal_line.yardstick_us);
+		/* n: the APs that parked for a source's value or their turn. */
+		spread_json(j, "wait_us", waits, waited);
+	}
+}
