@@ -269,3 +269,28 @@ u64 boot_info_ram_extent_kib(const struct boot_info *bi)
 	}
 	return (low_end + high) / KiB;
 }
+
+static bool overlap(const struct mem_region *x, const struct mem_region *y)
+{
+	return x->base < y->base + y->length && y->base < x->base + x->length;
+}
+
+bool boot_info_regions_disjoint(const struct boot_info *bi, u32 *a, u32 *b)
+{
+	for (u32 i = 0; i < bi->mem_count; i++)
+		for (u32 j = i + 1; j < bi->mem_count; j++)
+			if (overlap(&bi->mem[i], &bi->mem[j])) {
+				*a = i;
+				*b = j;
+				return false;
+			}
+	return true;
+}
+
+bool boot_info_regions_in_order(const struct boot_info *bi)
+{
+	for (u32 i = 1; i < bi->mem_count; i++)
+		if (bi->mem[i].base < bi->mem[i - 1].base)
+			return false;
+	return true;
+}

@@ -26,5 +26,15 @@ u64 boot_info_ram_kib(const struct boot_info *bi);
  * available regions, is what matches the VM's configured memory.
  */
 u64 boot_info_ram_extent_kib(const struct boot_info *bi);
+/*
+ * Whether no two regions overlap, in whatever order they come: false with
+ * the first overlapping pair in *a < *b. ACPI's E820 interface (ACPI 6.4,
+ * 15.1) and the Multiboot maps built from it promise no order, and qboot
+ * hands its map over unsorted; Linux sorts it before use
+ * (e820__update_table()).
+ */
+bool boot_info_regions_disjoint(const struct boot_info *bi, u32 *a, u32 *b);
+/* Whether the loader gave the regions in ascending address order. */
+bool boot_info_regions_in_order(const struct boot_info *bi);
 
 #endif

@@ -555,3 +555,40 @@ DEFINE_TEST(unit_boot_info_mb2_malformed, "Multiboot 2: bad sizes and tags", 0)
 	check_map(many, BOOT_MEM_MAX, "in order");
 	report_str_eq(bi.problems, "memory map has more than 256 regions", "and the rest reported");
 }
+
+DEFINE_TEST(unit_boot_info_overlap, "regions overlap or not, in any order", 0)
+{
+	/* qboot's map, as it hands it over: the high RAM region comes last. */
+	static const struct mem_region qboot[] = {
+		{ 0x0, 0x9fc00, MEM_RAM },
+		{ 0x9fc00, 0x400, MEM_RESERVED },
+		{ 0xd0000, 0x20000, MEM_NVS },
+		{ 0xf0000, 0x10000, MEM_RESERVED },
+		{ 0xb0000000, 0x10000000, MEM_RESERVED },
+		{ 0x100000, 0xff00000, MEM_RAM },
+	};
+	static const struct mem_region overlapping[] = {
+		{ 0x100000, 0x200000, MEM_RAM },
+		{ 0x0, 0x9fc00, MEM_RAM },
+		{ 0x280000, 0x1000, MEM_RESERVED },
+	};
+	u32 a = 9, b = 9;
+
+	memset(&bi, 0, sizeof(bi));
+	memcpy(bi.mem, qboot, sizeof(qboot));
+	bi.mem_count = ARRAY_SIZE(qboot);
+	report(boot_info_regions_disjoint(&bi, &a, &b), "qboot's unsorted map is disjoint");
+	report(!boot_info_regions_in_order(&bi), "and says it is out of order");
+
+	memcpy(bi.mem, seabios_256m, sizeof(seabios_256m));
+	bi.mem_count = ARRAY_SIZE(seabios_256m);
+	report(boot_info_regions_disjoint(&bi, &a, &b) && boot_info_regions_in_order(&bi),
+	       "SeaBIOS's map is disjoint and in order");
+
+	memcpy(bi.mem, overlapping, sizeof(overlapping));
+	bi.mem_count = ARRAY_SIZE(overlapping);
+	report(!boot_info_regions_disjoint(&bi, &a, &b), "an overlap out of order is found");
+	report(a == 0 && b == 2, "with its pair (%u, %u)", a, b);
+	bi.mem[2].base = 0x300000;
+	report(boot_info_regions_disjoint(&bi, &a, &b), "a region that only touches is no overlap");
+}
