@@ -170,15 +170,21 @@ void ktap_case(struct ktap *k, enum result r, const char *fmt, ...)
 	va_end(ap);
 }
 
-void ktap_diag(struct ktap *k, const char *fmt, ...)
+static void ktap_vdiag(struct ktap *k, const char *fmt, va_list ap)
 {
 	char buf[LINE_MAX];
+
+	vsnprintf(buf, sizeof(buf), fmt, ap);
+	line(k, "# %s", buf);
+}
+
+void ktap_diag(struct ktap *k, const char *fmt, ...)
+{
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	ktap_vdiag(k, fmt, ap);
 	va_end(ap);
-	line(k, "# %s", buf);
 }
 
 void ktap_prefix_push(struct ktap *k, const char *prefix)
@@ -267,13 +273,11 @@ void report_error(const char *fmt, ...)
 
 void report_info(const char *fmt, ...)
 {
-	char buf[LINE_MAX];
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(buf, sizeof(buf), fmt, ap);
+	ktap_vdiag(ktap_current, fmt, ap);
 	va_end(ap);
-	ktap_diag(ktap_current, "%s", buf);
 }
 
 void report_data(const char *json)

@@ -165,8 +165,7 @@ def python_tests(log_dir):
 @functools.lru_cache(maxsize=None)
 def qemu_version():
     """QEMU's (major, minor), or (0, 0) when it cannot say."""
-    m = re.match(r"(\d+)\.(\d+)", hostinfo.qemu_version() or "")
-    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+    return hostinfo.qemu_release()
 
 
 @functools.lru_cache(maxsize=None)

@@ -21,13 +21,12 @@ import os
 import random
 import re
 import shlex
-import subprocess
 import sys
 import time
 from dataclasses import dataclass, field
 
 from tools import ROOT
-from tools.lib import batch, cli, guest, qemu, results
+from tools.lib import batch, cli, guest, hostinfo, qemu, results
 from tools.lib import kvm as kvm_lib
 
 MAX_CPUS = 64
@@ -150,13 +149,7 @@ def plan(seed, index, x2apic=True, tsc_mhz=DEFAULT_TSC_MHZ, kvm=False,
 
 def qemu_has_x2apic():
     """TCG emulates x2APIC from QEMU 8 on (7.2 lacks it)."""
-    try:
-        out = subprocess.run(["qemu-system-x86_64", "--version"],
-                             capture_output=True, text=True).stdout
-    except OSError:
-        return False
-    m = re.search(r"version (\d+)\.", out)
-    return bool(m) and int(m.group(1)) >= 8
+    return hostinfo.qemu_release() >= (8, 0)
 
 
 def reproduce(p):

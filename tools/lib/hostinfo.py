@@ -42,6 +42,12 @@ def qemu_version(binary="qemu-system-x86_64"):
     return match.group(1) if match else None
 
 
+def qemu_release(binary="qemu-system-x86_64"):
+    """QEMU's (major, minor), or (0, 0) when it cannot say."""
+    m = re.match(r"(\d+)\.(\d+)", qemu_version(binary) or "")
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
 @functools.lru_cache(maxsize=None)
 def hvprobe_version(root=ROOT):
     """git describe of the tree the image was built from; "-dirty" says
