@@ -168,6 +168,8 @@ def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
             f"file={shown(choice)},format=raw,if=ide,index=0"])
     try:
         words = hostinfo.resolve_host_lpj(words)
+        machine = dataclasses.replace(
+            machine, cpu=hostinfo.resolve_host_cpu(machine.cpu))
     except hostinfo.HostUnknown as err:
         raise CannotRun(str(err)) from None
     if kvm_ok is None:

@@ -7,6 +7,7 @@ Each answer is looked up once per process: a matrix of runs shares them.
 """
 
 import functools
+import json
 import os
 import platform
 import re
@@ -141,10 +142,36 @@ def resolve_host_lpj(words, mhz=None):
     return [f"lpj={lpj}" if w == f"lpj={HOST_LPJ}" else w for w in words]
 
 
+def resolve_host_cpu(cpu, mhz=None):
+    """A -cpu model with tsc-frequency=host replaced by this host's TSC
+    rate in Hz: KVM's timing leaf (CPUID 0x40000010) is offered only with
+    a stated rate, and a host without TSC scaling (an L1 nested under
+    TCG) accepts only its own (within kvm.tsc_tolerance_ppm)."""
+    if not cpu or "tsc-frequency=host" not in cpu.split(","):
+        return cpu
+    if mhz is None:
+        mhz, _ = tsc_mhz()
+    if mhz is None:
+        raise HostUnknown("tsc-frequency=host: this host's TSC rate is in "
+                          "neither the kernel log nor /proc/cpuinfo")
+    return ",".join(f"tsc-frequency={round(mhz * 1000) * 1000}"
+                    if f == "tsc-frequency=host" else f
+                    for f in cpu.split(","))
+
+
+def nested():
+    """How this host was nested, when it is an L1 that tools/lib/nested.py
+    booted (it says so in HVPROBE_NESTED); None on a machine of its own."""
+    try:
+        return json.loads(os.environ["HVPROBE_NESTED"])
+    except (KeyError, ValueError):
+        return None
+
+
 def host(accel, kvm_usable):
     """The host block of results.json for a run under accel; kvm is the
     host's KVM (tools/lib/kvm.py's state()) whether this run used it or
-    not."""
+    not; nested, how this host was itself a guest (None: it was not)."""
     return {**_static(), "accel": accel, "kvm_usable": kvm_usable,
             "kvm": kvm.state(ROOT, qemu_version()),
-            "qemu_version": qemu_version()}
+            "qemu_version": qemu_version(), "nested": nested()}

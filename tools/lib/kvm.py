@@ -134,7 +134,10 @@ def host_notes(module, enable_pmu):
 
 
 def _cache_path(root):
-    return Path(root) / "build" / "kvm-probe.json"
+    # An L1 host kernel sees this checkout read-only: it keeps its cache
+    # on its own tmpfs (tools/lib/nested.py sets the variable).
+    return Path(os.environ.get("HVPROBE_KVM_CACHE") or
+                Path(root) / "build" / "kvm-probe.json")
 
 
 def _cache_key(qemu_version, device=DEVICE):
@@ -202,6 +205,14 @@ def works(root, qemu_version):
 @functools.lru_cache(maxsize=None)
 def _works_once(root, qemu_version):
     return works(root, qemu_version)
+
+
+def flavour_works(root):
+    """(vendor module, whether KVM works here), for choosing how to run
+    an L1 host kernel."""
+    from . import hostinfo      # hostinfo imports this module
+    return flavour()["module"], _works_once(str(root),
+                                            hostinfo.qemu_version())[0]
 
 
 def usable(root, qemu_version):
