@@ -57,6 +57,12 @@ class HostKernel:
         return f"Linux {self.release} ({what})"
 
 
+def _shown(path):
+    path = Path(path).resolve()
+    return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) \
+        else str(path)
+
+
 def _run(argv, **kwargs):
     try:
         return subprocess.run(argv, capture_output=True, text=True,
@@ -147,7 +153,7 @@ def fetch_debian(series, cache=CACHE, log=print):
              f"{package}={version}"]).stdout)
         Path(cache).mkdir(parents=True, exist_ok=True)
         log(f"host kernel {series}: downloading {package} {version} "
-            f"({size >> 20} MiB) into {target.relative_to(ROOT)}")
+            f"({size >> 20} MiB) into {_shown(target)}")
         # A private folder: nobody else can swap the file apt wrote. apt
         # then downloads as root rather than as _apt, and says so.
         with tempfile.TemporaryDirectory(dir=cache) as work:
