@@ -62,12 +62,7 @@ PERF_WAIT_S = 20            # perf's start, ack and end, each at most
 DISCOVERY_THREADS = 2       # vCPU threads perf stat counts kvm:* on
 STOP_GRACE_S = 1.0          # for perf to end by itself once QEMU has
 
-# The vendor modules, and where each cancels a prepared VM-entry: the
-# function kvm_x86_ops.cancel_injection calls. Linux 6.16 puts a TDX
-# wrapper (vt_) in front of vmx_; either counts once per cancel.
-VENDORS = {"kvm_intel": ("vmx_cancel_injection", "vt_cancel_injection"),
-           "kvm_amd": ("svm_cancel_injection",),
-           "kvm_pvm": ("pvm_cancel_injection",)}
+VENDORS = kvm.CANCEL_SYMBOLS
 CANCEL = re.compile(r"^(\w+)_cancel_injection$")
 
 # The tracepoints recorded where they exist; everything else of kvm: is
@@ -96,9 +91,9 @@ def read(path, default=None):
 
 
 def vendor_module():
-    """The KVM vendor module (kvm_intel, kvm_amd, kvm_pvm...): the one
-    tools/lib/kvm.py's flavour() names."""
-    return kvm.flavour(SYSMODULE)["module"]
+    """The KVM vendor module (kvm_intel, kvm_amd, kvm_pvm), by the CPU's
+    vendor and what /proc/kallsyms lists (kvm.vendor_module())."""
+    return kvm.flavour(SYSMODULE, PROC)["module"]
 
 
 def sample_rate():

@@ -159,7 +159,7 @@ class FakeHost:
     already mounted (else the fake mount command mounts it)."""
 
     def __init__(self, folder, kprobes=True, mounted=True,
-                 vendor="kvm_intel",
+                 vendor="kvm_intel", cpu="GenuineIntel", cpu_flags="vmx",
                  kallsyms="ffffffffc0a01230 t vmx_cancel_injection\t"
                           "[kvm_intel]\n"
                           "ffffffffc0800000 T kvm_pmu_deliver_pmi\t[kvm]\n"
@@ -173,6 +173,7 @@ class FakeHost:
             "100000\n")
         (self.proc / "filesystems").write_text("nodev\ttracefs\n")
         (self.proc / "kallsyms").write_text(kallsyms)
+        (self.proc / "cpuinfo").write_text(cpuinfo(cpu, cpu_flags))
         for module in ("kvm", vendor):
             (self.sysmodule / module / "parameters").mkdir(parents=True)
         (self.sysmodule / "kvm/parameters/enable_pmu").write_text("Y\n")
@@ -271,6 +272,13 @@ class FakeHost:
                             ("geteuid", lambda: euid)):
             stack.enter_context(mock.patch.object(hostprobe, name, value))
         return stack
+
+
+def cpuinfo(vendor, flags, cpus=2):
+    """/proc/cpuinfo of cpus processors of this vendor with these flags."""
+    return "".join(f"processor\t: {n}\nvendor_id\t: {vendor}\n"
+                   f"cpu family\t: 25\nflags\t\t: fpu tsc {flags} "
+                   "lm\n\n" for n in range(cpus))
 
 
 def script_line(tid, stamp, event, trace, pid=QEMU_PID):

@@ -51,15 +51,20 @@ class Host(unittest.TestCase):
                          [text])
         self.assertEqual(hostprobe.kmsg_record(b"junk"), (None, None))
 
-    def test_vendor_module_from_sys_module(self):
+    def test_vendor_module_from_the_cpu_and_kallsyms(self):
         with self.host.patched():
             self.assertEqual(hostprobe.vendor_module(), "kvm_intel")
-            (self.host.sysmodule / "kvm_intel").rename(
-                self.host.sysmodule / "kvm_pvm")
-            self.assertEqual(hostprobe.vendor_module(), "kvm_pvm")
-            (self.host.sysmodule / "kvm_pvm").rename(
-                self.host.sysmodule / "kvm_other")
-            self.assertEqual(hostprobe.vendor_module(), "kvm_other")
+        # An AMD host whose kernel has both vendor modules built in.
+        amd = FakeHost(self.host.dir / "amd", vendor="kvm_intel",
+                       cpu="AuthenticAMD", cpu_flags="svm",
+                       kallsyms="ffffffff81049a10 t vmx_cancel_injection\n"
+                                "ffffffff8106b2c0 t svm_cancel_injection\n")
+        (amd.sysmodule / "kvm_amd").mkdir()
+        with amd.patched():
+            self.assertEqual(hostprobe.vendor_module(), "kvm_amd")
+            self.assertEqual(hostprobe.cancel_symbol(
+                (amd.proc / "kallsyms").read_text(),
+                hostprobe.vendor_module()), ("svm_cancel_injection", ""))
 
     def test_cancel_symbol(self):
         syms = ("ffffffffc0a01230 t vmx_cancel_injection\t[kvm_intel]\n"
