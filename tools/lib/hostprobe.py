@@ -15,17 +15,21 @@ What is counted depends on the host:
   kprobe mode (the kernel has kprobe events): the vendor's
     cancel_injection (vmx_, svm_, pvm_... from /proc/kallsyms), i.e. the
     VM-entries KVM prepared and then cancelled; kvm_pmu_deliver_pmi
-    (PMIs the host delivered) and kvm_inject_nmi (NMIs queued), placed
-    with `perf probe` and removed again;
+    (PMIs the host delivered) and kvm_inject_nmi (NMIs queued), each
+    recording its vCPU (the first argument), written as events of our
+    own group to tracefs's kprobe_events and removed again by name.
+    `perf probe -a` cannot place them where KVM is a module, as on every
+    distribution kernel ("svm_cancel_injection is out of .text");
   tracepoint mode (always): kvm:kvm_entry and kvm:kvm_exit (VM-entries
     and exits, on hosts whose vendor code traces them), kvm:kvm_apic_ipi
     (IPIs a vCPU sent, NMI ones apart) and kvm:kvm_apic_accept_irq (what
     the local APICs accepted: PMIs through LVTPC, NMI IPIs).
 
 Which kvm: tracepoints fire at all is found out by counting all of them
-(perf stat) on a few vCPU threads for the whole run. Nothing is written
-to tracefs by hand; tracefs is mounted only where it was not, and then
-unmounted; the probes are removed; and the tracing state before and
+(perf stat) on a few vCPU threads for the whole run. The only writes to
+tracefs are our own kprobe events, appended one at a time and removed
+by name ("-:GROUP/NAME"), never anything else; tracefs is mounted only
+where it was not, and then unmounted; and the tracing state before and
 after is compared, so that a probe that leaves something behind says so.
 """
 
@@ -61,6 +65,12 @@ VCPU_COMM = re.compile(r"CPU (\d+)/KVM$")
 PERF_WAIT_S = 20            # perf's start, ack and end, each at most
 DISCOVERY_THREADS = 2       # vCPU threads perf stat counts kvm:* on
 STOP_GRACE_S = 1.0          # for perf to end by itself once QEMU has
+REMOVE_TRIES = 10           # a kprobe event perf still holds is busy
+# The kprobes' one fetch argument: the struct kvm_vcpu * each function
+# takes first (x86-64 passes it in RDI), so that an NMI injected into a
+# vCPU from another vCPU's thread (an NMI IPI) is counted for the vCPU
+# it was injected into.
+KPROBE_ARGS = "vcpu=%di:x64"
 
 VENDORS = kvm.CANCEL_SYMBOLS
 CANCEL = re.compile(r"^(\w+)_cancel_injection$")
@@ -329,6 +339,25 @@ def short(value, limit=120):
     return text if len(text) <= limit else text[:limit] + "..."
 
 
+# --- kprobe events --------------------------------------------------------
+
+def write_tracefs(name, text):
+    """Append text to a tracefs file in one write. Never opened for
+    truncation: that clears kprobe_events of every probe on the host."""
+    fd = os.open(TRACEFS / name, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+def kprobe_listed(kprobe_events, name, group=PROBE_GROUP):
+    """Whether kprobe_events' text lists GROUP/NAME (as "p:GROUP/NAME
+    SYMBOL ..." or "r...:GROUP/NAME ...")."""
+    return any(line.split(" ", 1)[0].split(":", 1)[-1] == f"{group}/{name}"
+               for line in kprobe_events.splitlines())
+
+
 # --- perf -----------------------------------------------------------------
 
 def run_quiet(argv, timeout=60):
@@ -508,8 +537,7 @@ class Probe:
         self.perf = None
         self.mounted = False
         self.tracefs = None
-        self.placed = []            # kprobe events we tried to add
-        self.active = []            # and those that were added
+        self.active = []            # kprobe events we added
         self.notes = []
         self.before = None
         self.tmp = None
@@ -588,14 +616,13 @@ class Probe:
                               "*_cancel_injection in /proc/kallsyms for "
                               f"vendor module {vendor_module()}")
             return
-        rc, listed, _ = run_quiet([self.perf, "probe", "-l"])
+        listed = read(TRACEFS / "kprobe_events", "") or ""
         for name in KPROBES.values():
-            if re.search(rf"^\s*{PROBE_GROUP}:{name}\s", listed + "\n",
-                         re.MULTILINE):
+            if kprobe_listed(listed, name):
                 raise CannotProbe(
                     f"{PROBE_GROUP}:{name} already exists (another run, or "
-                    "one that was killed); remove it with: perf probe -d "
-                    f"{PROBE_GROUP}:{name}")
+                    "one that was killed); remove it with: echo "
+                    f"'-:{PROBE_GROUP}/{name}' >> {TRACEFS}/kprobe_events")
         others = kallsyms_find(kallsyms, [PMI_SYMBOL, NMI_SYMBOL])
         for key, sym, mod, needed in (
                 ("cancel", symbol, module, True),
@@ -618,20 +645,45 @@ class Probe:
         return f"{PROBE_GROUP}:{KPROBES[key]}"
 
     def _add_kprobe(self, name, symbol, module):
-        """None once placed, else why not. Without debuginfo perf finds
-        module symbols in kallsyms; with a vmlinux it may want -m."""
-        spec = f"{name}={symbol}"
-        rc, _, err = run_quiet([self.perf, "probe", "-q", "-a", spec])
-        if rc and module:
-            rc, _, err = run_quiet([self.perf, "probe", "-q", "-m", module,
-                                    "-a", spec])
-        # Removed at the end even after a failure: perf may have made
-        # part of it. Only what was placed is recorded.
-        self.placed.append(f"{PROBE_GROUP}:{name}")
-        if rc:
-            return f"perf probe -a {spec} failed: {' '.join(err.split())}"
+        """None once placed, else why not (the kernel's words: the
+        write's error and what it added to tracefs's error_log)."""
+        line = f"p:{PROBE_GROUP}/{name} {symbol} {KPROBE_ARGS}"
+        log = read(TRACEFS / "error_log", "") or ""
+        try:
+            write_tracefs("kprobe_events", line + "\n")
+        except OSError as err:
+            new = (read(TRACEFS / "error_log", "") or "")
+            new = new[len(log):] if new.startswith(log) else new
+            why = f"writing '{line}' to {TRACEFS}/kprobe_events failed: " \
+                f"{err.strerror or err}"
+            if new.strip():
+                why += f" (error_log: {' '.join(new.split())[:300]})"
+            return why
+        # Only what the kernel took is ours to remove.
         self.active.append(f"{PROBE_GROUP}:{name}")
         return None
+
+    def _remove_kprobes(self):
+        """Remove the kprobe events we added, by name, and nothing else;
+        perf may hold one a moment after it ends (EBUSY)."""
+        for event in reversed(self.active):
+            group, name = event.split(":")
+            err = None
+            for _ in range(REMOVE_TRIES):
+                try:
+                    write_tracefs("kprobe_events", f"-:{group}/{name}\n")
+                    err = None
+                    break
+                except OSError as e:
+                    err = e
+                    if e.errno != errno.EBUSY:
+                        break
+                    time.sleep(0.2)
+            if err is not None:
+                self.notes.append(
+                    f"could not remove {event}: {err.strerror or err}; run: "
+                    f"echo '-:{group}/{name}' >> {TRACEFS}/kprobe_events")
+        self.active = []
 
     def recorded_events(self):
         events = [(MARK_EVENT, MARK_FILTER)]
@@ -738,13 +790,7 @@ class Probe:
         for session in self.sessions:
             with _ignored():
                 session.stop(grace_s=0)
-        for event in reversed(self.placed):
-            rc, _, err = run_quiet([self.perf, "probe", "-q", "-d", event])
-            if rc:
-                self.notes.append(f"could not remove {event}: "
-                                  f"{' '.join(err.split())}; run: perf "
-                                  f"probe -d {event}")
-        self.placed = []
+        self._remove_kprobes()
         if self.mounted:
             for _ in range(10):
                 rc, _, err = run_quiet([*UMOUNT, str(TRACEFS)], timeout=30)

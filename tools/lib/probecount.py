@@ -14,11 +14,11 @@ from dataclasses import dataclass, field
 MARK_PORT, MARK_BEGIN, MARK_END = 0x80, 0xb0, 0xb1
 SEP = ";"                   # perf stat -x: thread names hold spaces
 
-# Our own kprobe names: one someone else placed on the same function is
-# left alone, and a stale one of ours is recognised.
-PROBE_GROUP = "probe"
-KPROBES = {"cancel": "hvprobe_cancel", "pmi": "hvprobe_pmi",
-           "nmi": "hvprobe_nmi"}
+# Our own kprobe events, in a group of our own: one someone else placed
+# on the same function is left alone, and a stale one of ours is
+# recognised.
+PROBE_GROUP = "hvprobe"
+KPROBES = {"cancel": "cancel", "pmi": "pmi", "nmi": "inject_nmi"}
 # tally()'s key for each.
 KPROBE_KEYS = {"cancel": "cancel", "pmi": "pmi", "nmi": "inject_nmi"}
 PMI_SYMBOL = "kvm_pmu_deliver_pmi"

@@ -3,10 +3,15 @@
 and tracefs trees under a temporary folder, and a fake perf (and QEMU)
 first on PATH. Not a test module itself (the tests import it).
 
+tracefs's kprobe_events answers writes as the kernel does
+(FakeHost.write_tracefs, in hostprobe.write_tracefs's place): "p:G/N SYM
+..." adds an event where kallsyms lists SYM as text and G/N is new, else
+fails with the kernel's errno and a line in error_log; "-:G/N" removes
+one that exists. FAKE_PROBE_FAIL: every add fails (EINVAL);
+FAKE_KEEP_PROBES: every removal fails (EBUSY).
+
 The fake perf speaks the parts of perf's interface the probe uses:
 
-  probe -l / -q -a NAME=SYM / -q -d probe:NAME   kprobe_events in the fake
-      tracefs (FAKE_PROBE_FAIL: -a fails; FAKE_KEEP_PROBES: -d fails)
   record / stat with -D -1 --control fifo:CTL,ACK   reads "enable" from
       CTL, writes "ack" to ACK (FAKE_NO_ACK: never does), then runs until
       SIGINT and writes its -o file: stat $FAKE_STAT; record the text of
@@ -18,6 +23,7 @@ The fake perf speaks the parts of perf's interface the probe uses:
 Every call is logged, one line each, to $FAKE_LOG.
 """
 
+import errno
 import os
 import shutil
 import stat
@@ -33,29 +39,6 @@ echo "$*" >> "$FAKE_LOG"
 cmd=$1
 shift
 case "$cmd" in
-probe)
-	ke="$FAKE_TRACEFS/kprobe_events"
-	case " $* " in
-	*" -a "*)
-		[ -n "$FAKE_PROBE_FAIL" ] && { echo "no symbol" >&2; exit 1; }
-		all="$*"
-		spec=${all##* -a }
-		echo "p:probe/${spec%%=*} ${spec#*=}" >> "$ke"
-		exit 0 ;;
-	*" -d "*)
-		[ -n "$FAKE_KEEP_PROBES" ] && { echo "busy" >&2; exit 1; }
-		all="$*"
-		ev=${all##* -d }
-		grep -v "^p:probe/${ev#probe:} " "$ke" > "$ke.new"
-		cat "$ke.new" > "$ke"
-		rm -f "$ke.new"
-		exit 0 ;;
-	*" -l "*)
-		[ -f "$ke" ] && sed 's/^p:\([^ ]*\) \(.*\)/  \1 (on \2)/; s#/#:#' \
-			"$ke"
-		exit 0 ;;
-	esac
-	exit 1 ;;
 record|stat)
 	ctl= ack= out= tids=
 	while [ $# -gt 0 ]; do
@@ -193,6 +176,7 @@ class FakeHost:
             (self.template / name).write_text(text + "\n")
         if kprobes:
             (self.template / "kprobe_events").write_text("")
+            (self.template / "error_log").write_text("")
         (self.template / "instances").mkdir()
         self.mounts = [] if not mounted else [self.mount_line()]
         if mounted:
@@ -251,6 +235,41 @@ class FakeHost:
             (base / "task" / str(tid)).mkdir()
             (base / "task" / str(tid) / "comm").write_text(name + "\n")
 
+    def write_tracefs(self, name, text):
+        """What the kernel does with a write to tracefs file name."""
+        path = self.tracefs / name
+        if name != "kprobe_events" or not path.exists():
+            raise OSError(errno.ENOENT, os.strerror(errno.ENOENT))
+        events = path.read_text().splitlines()
+        symbols = {p[2] for p in (line.split() for line in
+                                  (self.proc / "kallsyms").read_text()
+                                  .splitlines())
+                   if len(p) >= 3 and p[1] in "tT"}
+        for line in text.splitlines():
+            what, _, rest = line.partition(" ")
+            kind, _, name_ = what.partition(":")
+            mine = [e for e in events
+                    if e.split(" ", 1)[0].split(":", 1)[-1] == name_]
+            if kind == "-":
+                if os.environ.get("FAKE_KEEP_PROBES"):
+                    raise OSError(errno.EBUSY, os.strerror(errno.EBUSY))
+                if not mine:
+                    raise OSError(errno.ENOENT, os.strerror(errno.ENOENT))
+                events = [e for e in events if e not in mine]
+                continue
+            symbol = rest.split(" ", 1)[0]
+            fail = errno.EINVAL if os.environ.get("FAKE_PROBE_FAIL") else \
+                errno.EEXIST if mine else \
+                errno.ENOENT if symbol not in symbols else None
+            if fail:
+                with open(self.tracefs / "error_log", "a") as log:
+                    log.write(f"[  12.345678] trace_kprobe: error: Failed to "
+                              f"register probe event\n  Command: {line}\n"
+                              f"             ^\n")
+                raise OSError(fail, os.strerror(fail))
+            events.append(f"p:{name_} {rest}")
+        path.write_text("".join(f"{e}\n" for e in events))
+
     def calls(self):
         return self.log.read_text().splitlines() if self.log.exists() \
             else []
@@ -269,7 +288,8 @@ class FakeHost:
                                        "tracefs", "nodev")),
                             ("UMOUNT", (str(self.bin / "umount"),)),
                             ("STOP_GRACE_S", 0.0),
-                            ("geteuid", lambda: euid)):
+                            ("geteuid", lambda: euid),
+                            ("write_tracefs", self.write_tracefs)):
             stack.enter_context(mock.patch.object(hostprobe, name, value))
         return stack
 
@@ -308,8 +328,8 @@ def storm_script():
         rows.append((tid, 1.1 + i / 100, "kvm:kvm_apic_ipi", NMI_IPI))
         rows.append((tid, 1.1 + i / 100, "kvm:kvm_apic_accept_irq",
                      accept(dest, 0, "NMI")))
-    rows += [("TID0", 1.5, "probe:hvprobe_cancel", "(ffffffffc0a01230)"),
-             ("TID0", 1.6, "probe:hvprobe_pmi", "(ffffffffc0800000)"),
+    rows += [("TID0", 1.5, "hvprobe:cancel", "(ffffffffc0a01230)"),
+             ("TID0", 1.6, "hvprobe:pmi", "(ffffffffc0800000)"),
              ("TID0", 2.0, "kvm:kvm_pio", pio(0xb1))]
     return "".join(script_line(tid, s, e, t) + "\n"
                    for tid, s, e, t in rows)

@@ -23,7 +23,7 @@ from tools.lib import hostprobe
 from tools.tests.fakehost import (QEMU_PID, STORM_KTAP, VCPU_TIDS, FakeHost,
                                   storm_script)
 
-EV = "probe:hvprobe_cancel"
+EV = "hvprobe:cancel"
 PMI_DATA = {"test": "pmi_stress", "lvtpc": "nmi", "cpus": 2, "pmis": 3000,
             "pmis_per_s_per_cpu": 1, "nmi_ipi_rate": 0}
 
@@ -86,10 +86,10 @@ class Runs(Base):
         self.assertIn("vCPU threads: 2, by thread names (CPU n/KVM)", out)
         self.assertIn("window ?: 1.000 s between the guest's marks", out)
         self.assertRegex(out, rf"CPU 0 +{VCPU_TIDS[0]} .* 1\.0 ")
-        calls = self.host.calls()
-        self.assertEqual(calls[-1], f"probe -q -d {EV}")
+        record = next(c for c in self.host.calls() if c.startswith("record"))
+        self.assertIn(f"-e {EV}", record, "the kprobe was placed")
         self.assertEqual((self.host.tracefs / "kprobe_events").read_text(),
-                         "")
+                         "", "and removed")
         self.assertTrue((out_dir / "perf.data").exists())
         saved = json.loads((out_dir / "host-probe.json").read_text())
         self.assertEqual(saved["pid"], QEMU_PID)
@@ -157,7 +157,10 @@ class Runs(Base):
                               capture_output=True, text=True, timeout=60,
                               env=env)
         self.assertEqual(done.returncode, 130, done.stdout + done.stderr)
-        self.assertEqual(self.host.calls()[-1], f"probe -q -d {EV}")
+        record = next(c for c in self.host.calls() if c.startswith("record"))
+        self.assertIn(f"-e {EV}", record, "the kprobe was placed")
+        self.assertEqual((self.host.tracefs / "kprobe_events").read_text(),
+                         "", "and removed")
         self.assertIn("between the guest's marks", done.stdout,
                       "what was counted is still shown")
 

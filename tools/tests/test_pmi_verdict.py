@@ -19,8 +19,8 @@ from tools.lib import guest, probecount
 A, B = 4242, 4243
 KPROBE_EVENTS = ["kvm:kvm_pio", "kvm:kvm_entry", "kvm:kvm_exit",
                  "kvm:kvm_apic_ipi", "kvm:kvm_apic_accept_irq",
-                 "probe:hvprobe_cancel", "probe:hvprobe_pmi",
-                 "probe:hvprobe_nmi"]
+                 "hvprobe:cancel", "hvprobe:pmi",
+                 "hvprobe:inject_nmi"]
 NO_KPROBE_NOTE = ("cancelled VM-entries: not counted: they need kprobes, "
                   "and this kernel has no kprobe events")
 

@@ -24,8 +24,8 @@ RUN = lines(
     (A, 1.1, "kvm:kvm_entry", "vcpu 0, rip 0x1000"),
     (A, 2.0, "kvm:kvm_pio", pio(0xb0)),
     (A, 2.1, "kvm:kvm_entry", "vcpu 0, rip 0x1000"),
-    (A, 2.2, "probe:hvprobe_cancel", "(ffffffffc0a01230)"),
-    (A, 2.3, "probe:hvprobe_pmi", "(ffffffffc0800000)"),
+    (A, 2.2, "hvprobe:cancel", "(ffffffffc0a01230)"),
+    (A, 2.3, "hvprobe:pmi", "(ffffffffc0800000)"),
     (B, 2.4, "kvm:kvm_apic_ipi", NMI_IPI),
     (B, 2.5, "kvm:kvm_apic_accept_irq", accept(0, 0, "NMI")),
     (B, 2.6, "kvm:kvm_apic_ipi", FIXED_IPI),
@@ -48,15 +48,15 @@ class Classify(unittest.TestCase):
         self.assertEqual(pc.classify("kvm:kvm_apic_accept_irq",
                                      accept(3, 34, "Fixed")),
                          "accept_fixed_34")
-        self.assertEqual(pc.classify("probe:hvprobe_cancel", ""), "cancel")
-        self.assertEqual(pc.classify("probe:hvprobe_nmi", ""), "inject_nmi")
+        self.assertEqual(pc.classify("hvprobe:cancel", ""), "cancel")
+        self.assertEqual(pc.classify("hvprobe:inject_nmi", ""), "inject_nmi")
         self.assertIsNone(pc.classify("probe:someone_elses", ""))
         self.assertIsNone(pc.classify("kvm:kvm_msr", "msr_write 830"))
 
     def test_event_keys(self):
         self.assertEqual(pc.event_keys("kvm:kvm_apic_ipi"),
                          ("nmi_ipi", "other_ipi"))
-        self.assertEqual(pc.event_keys("probe:hvprobe_pmi"), ("pmi",))
+        self.assertEqual(pc.event_keys("hvprobe:pmi"), ("pmi",))
         self.assertEqual(pc.event_keys("kvm:kvm_msr"), ())
 
 
@@ -174,7 +174,7 @@ class Reading(unittest.TestCase):
         self.assertIn("entries/s", text)
         self.assertNotIn("cancels/s", text, "cancels were not recorded")
         self.assertRegex(text, r"CPU 1 +4243 +0\.0 +1\.0")
-        r = result([w], recorded=("probe:hvprobe_cancel",))
+        r = result([w], recorded=("hvprobe:cancel",))
         self.assertIn("cancels/s", "\n".join(pc.window_lines(r, w)))
         # A vendor that never traces entries: "-", not 0.0 a second.
         text = "\n".join(pc.window_lines(result([w]), w))
