@@ -583,6 +583,121 @@ class Verdict:
         return rc
 
 
+# --- several host kernels, side by side --------------------------------
+
+def kernel_summary(label, doc=None, error=None):
+    """One host kernel's outcome, as side_by_side() takes it: from its
+    Verdict's doc (or verdict.json read back), or error, the reason it
+    could not run at all (it did not boot, no KVM in it...)."""
+    out = {"kernel": label, "error": error, "release": None,
+           "vendor_module": None, "enable_pmu": None, "probe": None,
+           "probe_check": None, "ipi_causes": None, "figures": {},
+           "status": None, "verdict": None, "no_verdict": None,
+           "skipped": [], "exit": EXIT_CANNOT if error else None}
+    if doc is None:
+        return out
+    host = doc.get("host") or {}
+    out.update(release=host.get("kernel"),
+               vendor_module=host.get("vendor_module"),
+               enable_pmu=host.get("enable_pmu"),
+               probe=doc.get("probe_mode"),
+               figures=doc.get("figures") or {},
+               status=doc.get("verdict_status"),
+               verdict=doc.get("verdict"), no_verdict=doc.get("no_verdict"),
+               skipped=list(doc.get("skipped") or []),
+               exit=doc.get("exit"))
+    for run in doc.get("runs") or []:
+        if run.get("name") == "probe-check":
+            out["probe_check"] = run.get("check")
+            rows = run.get("causes") or []
+            if rows and all(r.get("after_nmi") is not None for r in rows):
+                out["ipi_causes"] = (sum(r["after_nmi"] for r in rows),
+                                     sum(r["cancels"] for r in rows))
+    return out
+
+
+def _cells(k):
+    """The column of one kernel: {row label: text}."""
+    if k["error"]:
+        return {"result": "could not run"}
+    check = k["probe_check"]
+    nmi, fixed = k["figures"].get("nmi") or {}, \
+        k["figures"].get("fixed") or {}
+    cells = {
+        "release": k["release"] or "?",
+        "vendor module": k["vendor_module"] or "none found",
+        "kvm.enable_pmu": k["enable_pmu"] or "?",
+        "probe mode": k["probe"] or "-",
+        "probe check": "-" if not check else
+        f"{'PASS' if check.get('ok') else 'FAIL'} "
+        f"{check.get('guest_sent')}/{check.get('host_nmi_ipis')}",
+        "NMI-IPI cancels caused": "-" if not k["ipi_causes"] else
+        f"{k['ipi_causes'][0]} of {k['ipi_causes'][1]}",
+        "PMIs (guest), nmi/fixed": f"{count(nmi.get('pmis'))}/"
+                                   f"{count(fixed.get('pmis'))}",
+        "cancels/PMI, LVTPC=nmi": fmt(nmi.get("cancels_per_pmi"), 3),
+        "cancels/PMI, fixed": fmt(fixed.get("cancels_per_pmi"), 3),
+        "caused/PMI, LVTPC=nmi": fmt(nmi.get("caused_per_pmi"), 3),
+        "result": k["status"] or "no verdict"}
+    return cells
+
+
+ROWS = ("release", "vendor module", "kvm.enable_pmu", "probe mode",
+        "probe check", "NMI-IPI cancels caused", "PMIs (guest), nmi/fixed",
+        "cancels/PMI, LVTPC=nmi", "cancels/PMI, fixed",
+        "caused/PMI, LVTPC=nmi", "result")
+
+
+def side_by_side(kernels):
+    """Lines showing each host kernel's figures in a column (kernels: a
+    list of kernel_summary() dicts, in the order asked), then each one's
+    verdict line, or what could not run and why."""
+    cols = [_cells(k) for k in kernels]
+    width = max(len(r) for r in ROWS) + 2
+    widths = [max([len(k["kernel"])] + [len(c.get(r, "")) for r in ROWS])
+              for k, c in zip(kernels, cols)]
+    lines = ["host kernel".ljust(width) + "  ".join(
+        k["kernel"].rjust(w) for k, w in zip(kernels, widths))]
+    for row in ROWS:
+        if all(row not in c for c in cols):
+            continue
+        lines.append(row.ljust(width) + "  ".join(
+            c.get(row, "-").rjust(w) for c, w in zip(cols, widths)))
+    lines.append(f"(PMIs are {PMIS_ARE}; probe check: guest NMI IPIs sent/"
+                 "host kvm:kvm_apic_ipi; NMI-IPI cancels caused: cancels "
+                 "after an NMI injected into that vCPU with no VM-entry "
+                 "between, of all cancels)")
+    for k in kernels:
+        if k["error"]:
+            lines.append(f"{k['kernel']}: could not run: {k['error']}")
+            continue
+        if k["verdict"]:
+            lines.append(f"{k['kernel']}: verdict: {k['verdict']}")
+        elif k["status"] == "inconclusive":
+            lines.append(f"{k['kernel']}: verdict: {k['no_verdict']}")
+        else:
+            lines.append(f"{k['kernel']}: verdict: none: "
+                         f"{k['no_verdict'] or 'not reached'}")
+        for skip in k["skipped"]:
+            lines.append(f"{k['kernel']}:   SKIP {skip.get('what')}: "
+                         f"{skip.get('why')}")
+    return lines
+
+
+def combined_exit(kernels):
+    """One exit status for several kernels: 1 if any run or probe check
+    failed, 3 if no kernel could be probed, 0 if every kernel has a
+    verdict, else 4."""
+    codes = [k["exit"] for k in kernels]
+    if EXIT_FAILED in codes:
+        return EXIT_FAILED
+    if codes and all(c == EXIT_CANNOT for c in codes):
+        return EXIT_CANNOT
+    if codes and all(c == EXIT_VERDICT for c in codes):
+        return EXIT_VERDICT
+    return EXIT_NO_VERDICT
+
+
 def indent(lines):
     return [f"  {line}" for line in lines]
 

@@ -8,6 +8,7 @@ one without kprobes."""
 import contextlib
 import io
 import json
+import re
 import tempfile
 import unittest
 from collections import Counter
@@ -305,6 +306,59 @@ class Course(unittest.TestCase):
         self.assertFalse(pv.ipi_check(8391, 8391, 2, lost=1)["ok"])
         self.assertFalse(pv.ipi_check(8391, 8391, 2, complete=False)["ok"])
         self.assertFalse(pv.ipi_check(None, 8391, 2)["ok"])
+
+
+class SideBySide(unittest.TestCase):
+    """Several host kernels' outcomes in columns, for --host-kernel."""
+
+    def kernels(self):
+        _, _, late = verdict_run(Model(late=0.97), "--no-sweep")
+        _, _, fixed = verdict_run(Model(late=0.0), "--no-sweep")
+        _, _, no_pmu = verdict_run(Model(vpmu=False), enable_pmu="N")
+        return [pv.kernel_summary("6.1", json.loads(late)),
+                pv.kernel_summary("6.12", json.loads(fixed)),
+                pv.kernel_summary("6.12-tcg", json.loads(no_pmu)),
+                pv.kernel_summary("mine", error="L1 did not boot: no "
+                                  "bzImage at /nonexistent")]
+
+    def test_columns(self):
+        kernels = self.kernels()
+        lines = pv.side_by_side(kernels)
+        self.assertRegex(lines[0], r"^host kernel +6\.1 +6\.12 +6\.12-tcg "
+                                   r"+mine$")
+        rows = {cells[0]: cells[1:] for cells in
+                (re.split(r"\s{2,}", line) for line in lines[1:12])}
+        self.assertEqual(rows["probe check"],
+                         ["PASS 20000/20000"] * 3 + ["-"])
+        self.assertEqual(rows["cancels/PMI, LVTPC=nmi"],
+                         ["0.970", "0.000", "-", "-"])
+        self.assertEqual(rows["caused/PMI, LVTPC=nmi"],
+                         ["0.970", "0.000", "-", "-"])
+        self.assertEqual(rows["PMIs (guest), nmi/fixed"],
+                         ["15000/15000", "15000/15000", "-/-", "-"])
+        self.assertEqual(rows["result"], ["late", "on time", "no verdict",
+                                          "could not run"])
+        self.assertEqual(rows["release"], ["6.6.0", "6.6.0", "6.6.0", "-"])
+        text = "\n".join(lines)
+        self.assertIn("6.1: verdict: 0.97 cancels per PMI with LVTPC=NMI",
+                      text)
+        self.assertIn("6.12: verdict: 0.00 cancels per PMI", text)
+        self.assertIn("6.12-tcg: verdict: none: no vPMU", text)
+        self.assertIn("6.12-tcg:   SKIP calibration: no vPMU: guest: no "
+                      "architectural PMU", text)
+        self.assertIn("mine: could not run: L1 did not boot: no bzImage at "
+                      "/nonexistent", text)
+
+    def test_combined_exit(self):
+        late, fixed, no_pmu, broken = self.kernels()
+        self.assertEqual(pv.combined_exit([late, fixed]), pv.EXIT_VERDICT)
+        self.assertEqual(pv.combined_exit([late, no_pmu]),
+                         pv.EXIT_NO_VERDICT)
+        self.assertEqual(pv.combined_exit([late, broken]),
+                         pv.EXIT_NO_VERDICT)
+        self.assertEqual(pv.combined_exit([broken]), pv.EXIT_CANNOT)
+        self.assertEqual(pv.combined_exit([late, {**fixed, "exit": 1}]),
+                         pv.EXIT_FAILED)
 
 
 class Refusals(unittest.TestCase):
