@@ -41,11 +41,6 @@ EXIT_INTERRUPTED = 130
 LATE, ON_TIME = 0.5, 0.1    # cancels per PMI, NMI minus fixed mode
 MIN_PMIS = 1000             # guest PMIs per mode, for a ratio worth a verdict
 BASELINE_MAX = 0.1          # cancels per PMI on a fixed vector
-# The probe check: an NMI IPI sent while another vCPU writes a window
-# mark is counted by the guest on one side of the mark and by the host
-# on the other (measured on Linux 6.1 in L1: 8391 sent, 8392 counted).
-# Each vCPU has at most one such IPI in flight at each of the two edges.
-EDGE_PER_VCPU = 1
 EPILOG = """\
 exit status: 0 a verdict, 1 a run or the probe check failed, 2 bad usage,
 3 cannot probe here (no KVM, not root, no perf or tracefs), 4 ran what
@@ -302,26 +297,10 @@ def verdict(nmi, fixed):
 
 def ipi_check(sent, host, vcpus, lost=0, complete=True):
     """The probe check: the guest's NMI IPIs sent against the host's
-    kvm:kvm_apic_ipi NMIs over the window. They may differ by the IPIs
-    in flight at the window's edges, at most EDGE_PER_VCPU per vCPU at
-    each of the two: {"guest_sent", "host_nmi_ipis", "differ", "bound",
-    "lost", "complete", "ok", "line"}."""
-    bound = 2 * EDGE_PER_VCPU * vcpus
-    differ = None if sent is None else host - sent
-    ok = differ is not None and abs(differ) <= bound and not lost and \
-        complete
-    line = (f"NMI IPIs: guest sent {sent}, host counted {host} "
-            "(kvm:kvm_apic_ipi) over the window")
-    if differ is not None:
-        line += (f": differ by {abs(differ)}, at most {bound} may (one per "
-                 f"vCPU at each of the window's two edges, {vcpus} vCPUs)")
-    if lost:
-        line += f"; perf lost {lost} records"
-    if not complete:
-        line += "; the window was not seen whole"
-    return {"guest_sent": sent, "host_nmi_ipis": host, "differ": differ,
-            "bound": bound, "lost": lost, "complete": complete, "ok": ok,
-            "line": line}
+    kvm:kvm_apic_ipi NMIs over the window, to within the window's edges
+    (probecount.edge_check)."""
+    return probecount.edge_check(sent, host, vcpus, lost=lost,
+                                 complete=complete)
 
 
 class Verdict:

@@ -106,6 +106,10 @@ def vendor_module():
     return kvm.flavour(SYSMODULE, PROC)["module"]
 
 
+def kallsyms_text():
+    return read(PROC / "kallsyms", "") or ""
+
+
 def sample_rate():
     value = read(PROC / "sys/kernel/perf_event_max_sample_rate")
     return int(value) if value and value.isdigit() else None
@@ -609,7 +613,7 @@ class Probe:
                 f"and this kernel has no kprobe events (no {TRACEFS}/"
                 "kprobe_events: CONFIG_KPROBE_EVENTS is off)")
             return
-        kallsyms = read(PROC / "kallsyms", "")
+        kallsyms = kallsyms_text()
         symbol, module = cancel_symbol(kallsyms, vendor_module())
         if symbol is None:
             self.notes.append("cancelled VM-entries: not counted: no "

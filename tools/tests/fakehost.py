@@ -319,15 +319,33 @@ def accept(apicid, vec, mode):
     return f"apicid {apicid:x} vec {vec} ({mode}|edge)"
 
 
-def storm_script():
+# Each vCPU's struct kvm_vcpu *, as the kprobes' vcpu= argument shows it.
+VCPU_PTRS = ("0xffff888104a48000", "0xffff888104a50000")
+
+
+def storm_script(injections=False):
     """perf script of a window with a cancel, a PMI and NMI IPIs; TID0 and
-    TID1 are the fake perf's -t threads."""
+    TID1 are the fake perf's -t threads. injections: each NMI IPI also
+    runs kvm_inject_nmi on its sender's thread for the vCPU it targets,
+    and that vCPU cancels its next VM-entry after the first two it gets
+    (so 2 of each vCPU's cancels follow an injection), then enters."""
     rows = [("TID0", 1.0, "kvm:kvm_pio", pio(0xb0))]
+    got = [0, 0]
     for i in range(10):
         tid, dest = ("TID0", 1) if i % 2 else ("TID1", 0)
-        rows.append((tid, 1.1 + i / 100, "kvm:kvm_apic_ipi", NMI_IPI))
-        rows.append((tid, 1.1 + i / 100, "kvm:kvm_apic_accept_irq",
+        at = 1.1 + i / 100
+        rows.append((tid, at, "kvm:kvm_apic_ipi", NMI_IPI))
+        rows.append((tid, at, "kvm:kvm_apic_accept_irq",
                      accept(dest, 0, "NMI")))
+        if injections:
+            kp = f"(ffffffffc0800100) vcpu={VCPU_PTRS[dest]}"
+            rows.append((tid, at + 0.001, "hvprobe:inject_nmi", kp))
+            got[dest] += 1
+            if got[dest] <= 2:
+                rows.append((f"TID{dest}", at + 0.002, "hvprobe:cancel",
+                             f"(ffffffffc0a01230) vcpu={VCPU_PTRS[dest]}"))
+            rows.append((f"TID{dest}", at + 0.003, "kvm:kvm_entry",
+                         f"vcpu {dest}, rip 0x1000"))
     rows += [("TID0", 1.5, "hvprobe:cancel", "(ffffffffc0a01230)"),
              ("TID0", 1.6, "hvprobe:pmi", "(ffffffffc0800000)"),
              ("TID0", 2.0, "kvm:kvm_pio", pio(0xb1))]
@@ -354,16 +372,16 @@ ok 1 nmi_storm
 """
 
 
-def guest_host(test):
-    """For test (a TestCase): a FakeHost in tracepoint mode whose QEMU is
-    the fake one, a real process (so /proc stays the real one), booting
-    a guest that runs nmi_storm; patched in until the test ends.
-    Returns (host, its folder)."""
+def guest_host(test, kprobes=False):
+    """For test (a TestCase): a FakeHost (in tracepoint mode unless
+    kprobes) whose QEMU is the fake one, a real process (so /proc stays
+    the real one), booting a guest that runs nmi_storm; patched in until
+    the test ends. Returns (host, its folder)."""
     tmp = tempfile.TemporaryDirectory()
     test.addCleanup(tmp.cleanup)
     folder = Path(tmp.name)
-    host = FakeHost(folder, kprobes=False)
-    host.script.write_text(storm_script())
+    host = FakeHost(folder, kprobes=kprobes)
+    host.script.write_text(storm_script(injections=kprobes))
     executable(host.bin / "qemu-system-x86_64", FAKE_QEMU)
     out = folder / "serial.txt"
     out.write_text(STORM_KTAP)
@@ -378,6 +396,10 @@ def guest_host(test):
                  "works": True, "reason": "fake"}
     for where, name, value in (
             (hostprobe, "PROC", Path("/proc")),
+            # This host's symbols and vendor, not the real machine's.
+            (hostprobe, "kallsyms_text",
+             lambda: (host.proc / "kallsyms").read_text()),
+            (hostprobe, "vendor_module", lambda: "kvm_intel"),
             (hostprobe, "mounts", lambda: [f"tracefs {host.tracefs}"]),
             (guest, "BUILD", build),
             (qemu, "kvm_device_ok", lambda *a: True),
