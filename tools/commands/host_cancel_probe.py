@@ -16,13 +16,12 @@ tools/pmi-verdict does all of it, booting the guests itself.
 
 import json
 import os
-import signal
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from tools.lib import cli, hostprobe, ktap, probecount
+from tools.lib import cli, hostprobe, jsonfile, ktap, probecount, signals
 
 EPILOG = """\
 what is counted, by mode (printed first):
@@ -50,15 +49,12 @@ example:
 
 exit status: 0 counted, 1 perf failed, 2 bad usage, 3 cannot probe here
 (not root, no perf or tracefs, no QEMU, a stale probe of ours), 130
-interrupted (what it placed is still removed)."""
+interrupted by Ctrl-C, SIGTERM or SIGHUP (what it placed is still
+removed)."""
 
 EXIT_OK, EXIT_PERF, EXIT_USAGE, EXIT_CANNOT = 0, 1, 2, 3
 POLL_S = 0.2
 DRAIN_S = 0.5           # after the end mark's line, for perf to catch up
-
-
-def interrupt(signum, frame):
-    raise KeyboardInterrupt
 
 
 def qemu_processes():
@@ -185,10 +181,13 @@ def record(probe, args, pid):
 
 def main(argv):
     args = parse_args(argv)
-    try:
-        signal.signal(signal.SIGTERM, interrupt)   # cleans up as Ctrl-C
-    except ValueError:
-        pass                    # not the main thread (a test harness)
+    # SIGTERM and SIGHUP as Ctrl-C: the probes come off, what was
+    # counted is still shown, exit 130.
+    with signals.interruptible():
+        return probe_main(args)
+
+
+def probe_main(args):
     pid = args.pid
     if pid is None:
         found = qemu_processes()
@@ -245,9 +244,12 @@ def main(argv):
               file=sys.stderr)
     if out:
         doc = {"host": facts, "pid": pid, "probe": result.to_json()}
-        with open(out / "host-probe.json", "w") as f:
-            json.dump(doc, f, indent=1)
-            f.write("\n")
+        try:
+            jsonfile.write(out / "host-probe.json", doc)
+        except OSError as err:
+            print(f"host-cancel-probe: cannot write {out}/host-probe.json: "
+                  f"{err.strerror or err}", file=sys.stderr)
+            return EXIT_PERF
     if interrupted:
         return 130
     if not result.perf_ok:

@@ -33,7 +33,7 @@ import re
 
 from tools import ROOT
 from tools.lib import (cli, guest, hostinfo, hostprobe, jsonfile, kvm,
-                       probecount, probedrun, qemu, results)
+                       probecount, probedrun, qemu, results, signals)
 
 EXIT_VERDICT, EXIT_FAILED, EXIT_USAGE, EXIT_CANNOT, EXIT_NO_VERDICT = \
     0, 1, 2, 3, 4
@@ -687,6 +687,13 @@ def rate_of(n, seconds):
 
 def main(argv):
     args = parse_args(argv)
+    # SIGTERM and SIGHUP as Ctrl-C: the probes, perf and QEMU are undone
+    # on the way out, and tools/entry.py says "interrupted" (exit 130).
+    with signals.interruptible():
+        return verdict_main(args)
+
+
+def verdict_main(args):
     if hostprobe.geteuid() != 0:
         raise CannotRun("needs root: the host probe runs perf on kvm: "
                         "tracepoints (and kprobes)")

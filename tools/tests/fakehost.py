@@ -20,7 +20,11 @@ The fake perf speaks the parts of perf's interface the probe uses:
   script -i FILE     prints FILE (what record wrote)
   report --stats     "LOST events: $FAKE_LOST"
 
-Every call is logged, one line each, to $FAKE_LOG.
+Every call is logged, one line each, to $FAKE_LOG, and its pid to
+$FAKE_PIDS where that is set.
+
+The fake QEMU writes its pid to $FAKE_PIDS too, and with
+FAKE_QEMU_HOLD runs on after its output, as a guest that never ends.
 """
 
 import errno
@@ -36,6 +40,7 @@ from tools.lib import guest, hostinfo, hostprobe, kvm, qemu
 
 FAKE_PERF = r"""#!/bin/sh
 echo "$*" >> "$FAKE_LOG"
+[ -n "$FAKE_PIDS" ] && echo "$$" >> "$FAKE_PIDS"
 cmd=$1
 shift
 case "$cmd" in
@@ -85,8 +90,11 @@ exit 1
 # paused (-S) until QMP says cont, then $FAKE_QEMU_OUT on the serial
 # port (stdout), and the exit status isa-debug-exit gives a pass.
 FAKE_QEMU = r"""#!/usr/bin/env python3
-import ctypes, json, os, socket, sys, threading
+import ctypes, json, os, socket, sys, threading, time
 args = sys.argv[1:]
+if os.environ.get("FAKE_PIDS"):
+    with open(os.environ["FAKE_PIDS"], "a") as f:
+        f.write(f"{os.getpid()}\n")
 smp = int(args[args.index("-smp") + 1].split(",")[0])
 libc = ctypes.CDLL(None)
 go = threading.Event()
@@ -121,6 +129,8 @@ if "-S" in args:
 with open(os.environ["FAKE_QEMU_OUT"]) as out:
     sys.stdout.write(out.read())
 sys.stdout.flush()
+while os.environ.get("FAKE_QEMU_HOLD"):
+    time.sleep(0.05)
 go.set()
 for t in threads:
     t.join()
@@ -380,16 +390,29 @@ def guest_host(test, kprobes=False):
     tmp = tempfile.TemporaryDirectory()
     test.addCleanup(tmp.cleanup)
     folder = Path(tmp.name)
+    host = make_guest_host(folder, kprobes)
+    stack = guest_patches(host)
+    test.addCleanup(stack.close)
+    return host, folder
+
+
+def make_guest_host(folder, kprobes=False):
+    """The files of guest_host()'s host, in folder."""
+    folder = Path(folder)
     host = FakeHost(folder, kprobes=kprobes)
     host.script.write_text(storm_script(injections=kprobes))
     executable(host.bin / "qemu-system-x86_64", FAKE_QEMU)
-    out = folder / "serial.txt"
-    out.write_text(STORM_KTAP)
-    build = folder / "build"
-    build.mkdir()
-    (build / "hvprobe.elf32").write_text("")
-    stack = host.patched(FAKE_QEMU_OUT=str(out))
-    test.addCleanup(stack.close)
+    (folder / "serial.txt").write_text(STORM_KTAP)
+    (folder / "build").mkdir()
+    (folder / "build" / "hvprobe.elf32").write_text("")
+    return host
+
+
+def guest_patches(host, **env):
+    """An ExitStack with guest_host()'s host patched in (also in a child
+    process: FakeHost.existing(folder)); env: more FAKE_ settings."""
+    folder = host.dir
+    stack = host.patched(FAKE_QEMU_OUT=str(folder / "serial.txt"), **env)
     # The host block of results.json, without trying the real KVM (nor
     # caching what the fake QEMU would say of it).
     kvm_state = {"module": "kvm_intel", "enable_pmu": True, "kernel": "6.6",
@@ -401,7 +424,7 @@ def guest_host(test, kprobes=False):
              lambda: (host.proc / "kallsyms").read_text()),
             (hostprobe, "vendor_module", lambda: "kvm_intel"),
             (hostprobe, "mounts", lambda: [f"tracefs {host.tracefs}"]),
-            (guest, "BUILD", build),
+            (guest, "BUILD", folder / "build"),
             (qemu, "kvm_device_ok", lambda *a: True),
             (kvm, "ioctl_check", lambda *a: (True, "fake")),
             (kvm, "works", lambda *a: (True, "fake")),
@@ -409,4 +432,17 @@ def guest_host(test, kprobes=False):
                 "accel": accel, "kvm_usable": ok, "kvm": kvm_state,
                 "qemu_version": "10.0.2"})):
         stack.enter_context(mock.patch.object(where, name, value))
-    return host, folder
+    return stack
+
+
+def alive(pids):
+    """Which of pids still run (zombies, which have ended, excepted)."""
+    left = []
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1]
+        except OSError:
+            continue
+        if state.split()[0] != "Z":
+            left.append(pid)
+    return left

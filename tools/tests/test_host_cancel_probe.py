@@ -8,6 +8,7 @@ import contextlib
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -21,7 +22,7 @@ from tools import ROOT
 from tools.commands import host_cancel_probe as hcp
 from tools.lib import hostprobe
 from tools.tests.fakehost import (QEMU_PID, STORM_KTAP, VCPU_TIDS, FakeHost,
-                                  storm_script)
+                                  alive, storm_script)
 
 EV = "hvprobe:cancel"
 PMI_DATA = {"test": "pmi_stress", "lvtpc": "nmi", "cpus": 2, "pmis": 3000,
@@ -163,6 +164,51 @@ class Runs(Base):
                          "", "and removed")
         self.assertIn("between the guest's marks", done.stdout,
                       "what was counted is still shown")
+
+
+    def test_sighup_and_sigterm_clean_up_as_ctrl_c(self):
+        events = self.host.tracefs / "kprobe_events"
+        code = textwrap.dedent(f"""
+            import sys
+            from tools.tests.fakehost import FakeHost
+            from tools.commands import host_cancel_probe as p
+            host = FakeHost.existing({str(self.dir)!r})
+            with host.patched():
+                sys.exit(p.main(["-d", "60", "-p", "{QEMU_PID}"]))
+            """)
+        for sig in (signal.SIGHUP, signal.SIGTERM):
+            with self.subTest(sig=sig.name):
+                pids, tmp = self.dir / f"pids-{sig}", self.dir / f"tmp-{sig}"
+                tmp.mkdir()
+                env = {**os.environ, **self.host.env, "TMPDIR": str(tmp),
+                       "FAKE_PIDS": str(pids)}
+                proc = subprocess.Popen([sys.executable, "-c", code],
+                                        cwd=ROOT, env=env, text=True,
+                                        stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE)
+                deadline = time.monotonic() + 30
+                while not (f"-e {EV}" in "".join(self.host.calls()) and
+                           "hvprobe/cancel" in events.read_text()):
+                    self.assertLess(time.monotonic(), deadline,
+                                    "the probe never started")
+                    time.sleep(0.05)
+                time.sleep(0.3)         # perf enabled, counting
+                proc.send_signal(sig)
+                out, err = proc.communicate(timeout=60)
+                self.assertEqual(proc.returncode, 130, out + err)
+                self.assertEqual(events.read_text(), "",
+                                 "no kprobe events left")
+                self.assertEqual(alive(int(p) for p in
+                                       pids.read_text().split()), [],
+                                 "no perf left running")
+                self.assertEqual(os.listdir(tmp), [], "no temporary folder "
+                                 "left")
+                self.assertIn("between the guest's marks", out,
+                              "what was counted is still shown")
+                # And the next run starts.
+                rc, out, err = self.main("-p", str(QEMU_PID), "-d", "0.2")
+                self.assertEqual(rc, 0, out + err)
+                self.host.log.unlink()
 
 
 if __name__ == "__main__":

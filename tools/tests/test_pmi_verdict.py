@@ -8,15 +8,23 @@ one without kprobes."""
 import contextlib
 import io
 import json
+import os
 import re
+import signal
+import subprocess
+import sys
+import textwrap
+import time
 import tempfile
 import unittest
 from collections import Counter
 from pathlib import Path
 from unittest import mock
 
+from tools import ROOT
 from tools.commands import pmi_verdict as pv
 from tools.lib import guest, probecount
+from tools.tests.fakehost import alive, make_guest_host
 
 A, B = 4242, 4243
 KPROBE_EVENTS = ["kvm:kvm_pio", "kvm:kvm_entry", "kvm:kvm_exit",
@@ -359,6 +367,86 @@ class SideBySide(unittest.TestCase):
         self.assertEqual(pv.combined_exit([broken]), pv.EXIT_CANNOT)
         self.assertEqual(pv.combined_exit([late, {**fixed, "exit": 1}]),
                          pv.EXIT_FAILED)
+
+
+class Signals(unittest.TestCase):
+    """SIGTERM (and SIGHUP) to pmi-verdict as Ctrl-C: on the fake host
+    with the fake QEMU and perf, run as a command in a process of its
+    own, signalled while its first guest runs under the probe."""
+
+    CODE = textwrap.dedent("""
+        import sys
+        from tools import entry
+        from tools.commands import pmi_verdict as p
+        from tools.tests.fakehost import FakeHost, guest_patches
+        host = FakeHost.existing(sys.argv[1])
+        with guest_patches(host):
+            sys.exit(entry.call(p, "tools/pmi-verdict", [
+                "--no-build", "--no-sweep", "--timeout", "60",
+                "--results", sys.argv[2]]))
+        """)
+
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.dir = Path(tmp.name)
+        self.host = make_guest_host(self.dir / "host", kprobes=True)
+
+    def start(self, results, **env):
+        tmp = self.dir / "tmp"
+        tmp.mkdir(exist_ok=True)
+        env = {**os.environ, **self.host.env, "TMPDIR": str(tmp),
+               "FAKE_QEMU_OUT": str(self.host.dir / "serial.txt"), **env}
+        return subprocess.Popen(
+            [sys.executable, "-c", self.CODE, str(self.host.dir),
+             str(results)], cwd=ROOT, env=env, text=True,
+            stdout=subprocess.PIPE, stderr=subprocess.PIPE), tmp
+
+    def test_sigterm_leaves_nothing_behind(self):
+        for sig in (signal.SIGTERM, signal.SIGHUP):
+            with self.subTest(sig=sig.name):
+                self.signalled(sig)
+
+    @staticmethod
+    def stop(proc):
+        if proc.poll() is None:
+            proc.kill()
+            proc.communicate()
+
+    def signalled(self, sig):
+        pids = self.dir / f"pids-{sig.name}"
+        events = self.host.tracefs / "kprobe_events"
+        results = self.dir / f"results-{sig.name}"
+        proc, tmp = self.start(results, FAKE_QEMU_HOLD="1",
+                               FAKE_PIDS=str(pids))
+        self.addCleanup(self.stop, proc)
+        deadline = time.monotonic() + 60
+        # The guest resumed (its serial log written) under the probe.
+        while not ("hvprobe/cancel" in events.read_text() and any(
+                "nmi_storm" in p.read_text() for p in
+                results.glob("*/probe-check/serial.log"))):
+            self.assertIsNone(proc.poll(), proc.stderr.read() if
+                              proc.poll() is not None else "")
+            self.assertLess(time.monotonic(), deadline, "never got there")
+            time.sleep(0.05)
+        qemu = [int(p) for p in pids.read_text().split()]
+        self.assertTrue(alive(qemu), "QEMU and perf run")
+        proc.send_signal(sig)
+        out, err = proc.communicate(timeout=60)
+        self.assertEqual(proc.returncode, 130, out + err)
+        self.assertIn("pmi-verdict: interrupted", err)
+        self.assertEqual(events.read_text(), "", "no kprobe events left")
+        self.assertEqual(alive(int(p) for p in pids.read_text().split()),
+                         [], "no QEMU, no perf left running")
+        self.assertEqual(os.listdir(tmp), [], "no temporary folder left")
+        if sig != signal.SIGTERM:
+            return
+        # The next run starts, and runs what this host allows.
+        proc, _ = self.start(self.dir / f"again-{sig.name}")
+        out, err = proc.communicate(timeout=120)
+        self.assertNotIn("already exists", err)
+        self.assertEqual(proc.returncode, pv.EXIT_NO_VERDICT, out + err)
+        self.assertIn("PASS NMI IPIs: guest sent 10, host counted 10", out)
 
 
 class Refusals(unittest.TestCase):
