@@ -25,6 +25,7 @@ from tools import ROOT
 from tools.commands import pmi_verdict as pv
 from tools.lib import guest, probecount
 from tools.tests.fakehost import alive, make_guest_host
+from tools.tests.test_jsonfile import full_disk
 
 A, B = 4242, 4243
 KPROBE_EVENTS = ["kvm:kvm_pio", "kvm:kvm_entry", "kvm:kvm_exit",
@@ -314,6 +315,28 @@ class Course(unittest.TestCase):
         self.assertFalse(pv.ipi_check(8391, 8391, 2, lost=1)["ok"])
         self.assertFalse(pv.ipi_check(8391, 8391, 2, complete=False)["ok"])
         self.assertFalse(pv.ipi_check(None, 8391, 2)["ok"])
+
+
+class FullDisk(unittest.TestCase):
+    def test_verdict_json_whole_or_not_at_all(self):
+        with mock.patch("json.dump", full_disk), \
+                tempfile.TemporaryDirectory() as tmp:
+            out = io.StringIO()
+            with mock.patch.object(pv.Verdict, "run",
+                                   lambda self, *a, **k:
+                                   Model().run(self, *a, **k)), \
+                    mock.patch.object(pv.hostprobe, "host_facts",
+                                      lambda: {"kernel": "6.6.0"}), \
+                    contextlib.redirect_stdout(out):
+                args = pv.parse_args(["--no-build", "--results", tmp,
+                                      "--no-sweep"])
+                rc = pv.Verdict(args, Path(tmp)).main()
+            self.assertEqual(rc, pv.EXIT_FAILED, out.getvalue())
+            self.assertIn("FAIL cannot write", out.getvalue())
+            self.assertIn("verdict.json: No space left on device",
+                          out.getvalue())
+            self.assertEqual(os.listdir(tmp), [], "no partial verdict.json, "
+                             "no temporary file")
 
 
 class SideBySide(unittest.TestCase):

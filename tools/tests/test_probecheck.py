@@ -13,6 +13,7 @@ from unittest import mock
 
 from tools.lib import guest, hostprobe, kvm, probecheck, probecount
 from tools.tests.fakehost import guest_host
+from tools.tests.test_jsonfile import full_disk_for
 
 
 class Row(unittest.TestCase):
@@ -64,6 +65,16 @@ class KprobeRow(unittest.TestCase):
                          [(0, 2, 5, 5), (1, 2, 5, 5)])
         self.assertEqual((self.host.tracefs / "kprobe_events").read_text(),
                          "", "the probes removed")
+
+    def test_a_full_disk_is_a_failed_case_not_a_traceback(self):
+        with mock.patch("json.dump", full_disk_for("windows")):
+            counts, verdict, text = probecheck.row(self.dir)
+        self.assertEqual(verdict, "fail", text)
+        self.assertIn("FAIL cannot write host-probe.json: No space left on "
+                      "device", text)
+        self.assertEqual(sorted(p.name for p in
+                                (self.dir / "host-probe").glob("*.json*")),
+                         ["results.json"], "no partial host-probe.json")
 
     def test_tracepoint_mode_asked_for_counts_none(self):
         counts, verdict, text = probecheck.row(self.dir, kprobes="off")
