@@ -119,6 +119,14 @@ def guest_lines(result, window, objects):
                          "where NMI requests are serviced before PMI "
                          "requests, near 0 after Linux 6.7 and with "
                          "LVTPC=fixed)")
+    causes = probecount.causes(result, window)
+    if causes and all(r["after_nmi"] is not None for r in causes):
+        lines.append("cancelled VM-entries after an NMI injected into that "
+                     "vCPU with no VM-entry between (after a PMI delivered "
+                     "to it, too), per vCPU: " + ", ".join(
+                         f"CPU {r['vcpu']} {r['after_nmi']} "
+                         f"({dash(r['after_pmi_nmi'])}) of {r['cancels']}"
+                         for r in causes))
     storm = main_data(objects, "nmi_storm")
     if window.name in (None, "nmi_storm") and storm:
         host = window.total("nmi_ipi", set(result.vcpus))
@@ -126,6 +134,10 @@ def guest_lines(result, window, objects):
                      f"host counted {host} (kvm:kvm_apic_ipi) over the "
                      "window")
     return lines
+
+
+def dash(value):
+    return "-" if value is None else str(value)
 
 
 def parse_args(argv):

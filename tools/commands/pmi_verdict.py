@@ -709,7 +709,18 @@ def verdict_main(args):
                                  args.name or f"pmi-verdict-{stamp}")
     except OSError as err:
         raise CannotRun(f"cannot make the results folder: {err}") from None
-    return Verdict(args, folder).main()
+    verdict = Verdict(args, folder)
+    try:
+        return verdict.main()
+    except KeyboardInterrupt as err:
+        # What ran is kept, marked as cut short; the runs in progress
+        # were undone on the way here.
+        verdict.doc["interrupted"] = str(err) or "SIGINT"
+        try:
+            jsonfile.write(folder / "verdict.json", verdict.doc)
+        except OSError:
+            pass
+        raise
 
 
 PROG = "pmi-verdict"

@@ -100,10 +100,16 @@ def read(path, default=None):
         return default
 
 
+def vendor_choice():
+    """(KVM vendor module, how it was chosen): by the CPU's vendor and
+    what /proc/kallsyms lists (kvm.vendor_module())."""
+    return kvm.vendor_module(read(PROC / "cpuinfo", "") or "",
+                             kallsyms_text(), SYSMODULE)
+
+
 def vendor_module():
-    """The KVM vendor module (kvm_intel, kvm_amd, kvm_pvm), by the CPU's
-    vendor and what /proc/kallsyms lists (kvm.vendor_module())."""
-    return kvm.flavour(SYSMODULE, PROC)["module"]
+    """The KVM vendor module (kvm_intel, kvm_amd, kvm_pvm)."""
+    return vendor_choice()[0]
 
 
 def kallsyms_text():
@@ -169,6 +175,7 @@ def host_facts():
     return {
         "kernel": platform.release(),
         "vendor_module": module,
+        "vendor_module_by": vendor_choice()[1],
         "enable_pmu": read(SYSMODULE / "kvm/parameters/enable_pmu"),
         "perf_event_max_sample_rate": sample_rate(),
         "throttle_messages_since_boot":
@@ -181,7 +188,9 @@ def facts_lines(facts):
     pmu = facts.get("enable_pmu")
     lines = [
         f"host: Linux {facts.get('kernel')}, vendor module "
-        f"{facts.get('vendor_module') or 'none found'}, kvm.enable_pmu="
+        f"{facts.get('vendor_module') or 'none found'}"
+        + (f" ({facts['vendor_module_by']})"
+           if facts.get("vendor_module_by") else "") + ", kvm.enable_pmu="
         f"{pmu if pmu is not None else '? (no /sys/module/kvm)'}, "
         f"kernel.perf_event_max_sample_rate="
         f"{facts.get('perf_event_max_sample_rate')}"]

@@ -124,6 +124,16 @@ class Runs(Base):
         # 1 cancel in 1 s on one of 2 vCPUs, 1 PMI/s per vCPU.
         self.assertIn("cancelled VM-entries per guest PMI: 0.500", out)
 
+    def test_cancels_after_nmi_injections(self):
+        self.host.script.write_text(storm_script(injections=True))
+        rc, out, _ = self.main("-p", str(QEMU_PID), "-d", "0.2")
+        self.assertEqual(rc, 0, out)
+        # vCPU 0 also has the storm's one cancel with no injection.
+        self.assertIn("cancelled VM-entries after an NMI injected into that "
+                      "vCPU with no VM-entry between (after a PMI delivered "
+                      "to it, too), per vCPU: CPU 0 2 (0) of 3, CPU 1 2 (0) "
+                      "of 2", out)
+
     def test_tracepoint_mode_says_what_it_cannot_count(self):
         rc, out, _ = self.main("-p", str(QEMU_PID), "-d", "0.2",
                                "--kprobes", "off")

@@ -38,7 +38,9 @@ class Host(unittest.TestCase):
                           "no /dev/kmsg here")
         text = "\n".join(hostprobe.facts_lines({**facts,
                                                 "throttle_messages": []}))
-        self.assertIn("vendor module kvm_intel, kvm.enable_pmu=Y", text)
+        self.assertIn("vendor module kvm_intel (CPU vendor GenuineIntel with "
+                      "vmx, vmx_cancel_injection in kallsyms), "
+                      "kvm.enable_pmu=Y", text)
         self.assertIn("throttling messages while probing: 0 (since boot: "
                       "?)", text)
 

@@ -462,6 +462,10 @@ class Signals(unittest.TestCase):
         self.assertEqual(alive(int(p) for p in pids.read_text().split()),
                          [], "no QEMU, no perf left running")
         self.assertEqual(os.listdir(tmp), [], "no temporary folder left")
+        saved = json.loads(next(results.glob("*/verdict.json")).read_text())
+        self.assertEqual(saved["interrupted"], sig.name)
+        self.assertEqual([r["name"] for r in saved["runs"]], [],
+                         "the probe check was cut short")
         if sig != signal.SIGTERM:
             return
         # The next run starts, and runs what this host allows.
