@@ -104,7 +104,7 @@ def vendor_choice():
     """(KVM vendor module, how it was chosen): by the CPU's vendor and
     what /proc/kallsyms lists (kvm.vendor_module())."""
     return kvm.vendor_module(read(PROC / "cpuinfo", "") or "",
-                             kallsyms_text(), SYSMODULE)
+                             kallsyms_text, SYSMODULE)
 
 
 def vendor_module():

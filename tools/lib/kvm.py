@@ -136,7 +136,10 @@ def kallsyms_modules(kallsyms):
 
 def vendor_module(cpuinfo, kallsyms, sys_module=SYS_MODULE):
     """The KVM vendor module this CPU runs, from its vendor and what
-    kallsyms lists: (module or None, how it was chosen).
+    kallsyms lists: (module or None, how it was chosen). kallsyms is
+    its text, or a function that reads it: reading /proc/kallsyms takes
+    a second on some hosts, so it is read only where /sys/module leaves
+    a doubt.
 
     Only one vendor module can own KVM at a time, and with kvm_intel and
     kvm_amd both built in, both are in /sys/module and both their
@@ -144,43 +147,52 @@ def vendor_module(cpuinfo, kallsyms, sys_module=SYS_MODULE):
     hardware virtualization; it is the one where the CPU shows neither
     vmx nor svm, or where it is the only one kallsyms lists."""
     vendor, flags = cpu_vendor(cpuinfo)
-    listed = kallsyms_modules(kallsyms)
     own, flag = CPU_VENDORS.get(vendor, (None, None))
+    name = (vendor or "unknown").strip()
+    present = {p.name for p in Path(sys_module).glob("kvm_*") if p.is_dir()}
+    # No doubt: the CPU's own module is there, and no other that could
+    # own KVM on this CPU (kvm_pvm needs no vmx/svm, so it could).
+    if own in present and flag in flags and "kvm_pvm" not in present:
+        return own, f"CPU vendor {name} with {flag}, /sys/module/{own}"
+    if "kvm_pvm" in present and flag not in flags:
+        return "kvm_pvm", f"/sys/module/kvm_pvm, and the CPU ({name}) " \
+            "shows no vmx or svm"
+    listed = kallsyms_modules(kallsyms() if callable(kallsyms) else kallsyms)
     if own in listed and flag in flags:
-        return own, f"CPU vendor {vendor.strip()} with {flag}, " \
+        return own, f"CPU vendor {name} with {flag}, " \
             f"{CANCEL_SYMBOLS[own][0]} in kallsyms"
     if "kvm_pvm" in listed:
         return "kvm_pvm", "pvm_cancel_injection in kallsyms" + \
             (f" (the CPU shows no {flag})" if own in listed else "")
     if own in listed:
-        return own, f"CPU vendor {vendor.strip()}, " \
-            f"{CANCEL_SYMBOLS[own][0]} in kallsyms"
+        return own, f"CPU vendor {name}, {CANCEL_SYMBOLS[own][0]} in " \
+            "kallsyms"
     if len(listed) == 1:
         module = next(iter(listed))
-        return module, f"the only cancel_injection in kallsyms " \
-            f"(CPU vendor {vendor!r})"
+        return module, "the only cancel_injection in kallsyms " \
+            f"(CPU vendor {name})"
     if listed:
         return None, f"kallsyms lists {', '.join(sorted(listed))} and " \
-            f"the CPU's vendor ({vendor!r}) picks none"
+            f"the CPU's vendor ({name}) picks none"
     # No kallsyms to read (or a kernel without KVM's symbols there): the
     # CPU's own module where /sys/module has it.
-    if own and (Path(sys_module) / own).is_dir():
-        return own, f"CPU vendor {vendor.strip()}; /sys/module/{own} " \
+    if own in present:
+        return own, f"CPU vendor {name}; /sys/module/{own} " \
             "(no cancel_injection in kallsyms)"
-    present = sorted(p.name for p in Path(sys_module).glob("kvm_*")
-                     if p.is_dir())
     if len(present) == 1:
-        return present[0], f"/sys/module/{present[0]}, the only one " \
+        module = next(iter(present))
+        return module, f"/sys/module/{module}, the only one " \
             "(no cancel_injection in kallsyms)"
     return None, "no KVM vendor module: no cancel_injection in kallsyms" + \
-        (f", and /sys/module has {', '.join(present)}" if present else "")
+        (f", and /sys/module has {', '.join(sorted(present))}"
+         if present else "")
 
 
 def flavour(sys_module=SYS_MODULE, proc=PROC):
     """Which KVM this is: {"module", "enable_pmu", "kernel"}; module and
     enable_pmu are None where the host does not say."""
     module, _ = vendor_module(_read(Path(proc) / "cpuinfo") or "",
-                              _read(Path(proc) / "kallsyms") or "",
+                              lambda: _read(Path(proc) / "kallsyms") or "",
                               sys_module)
     pmu = _read(Path(sys_module) / "kvm" / "parameters" / "enable_pmu")
     return {"module": module,

@@ -79,7 +79,7 @@ class VendorModule(unittest.TestCase):
         module, how = self.choose("AuthenticAMD", "svm", BOTH_BUILT_IN, both)
         self.assertEqual(module, "kvm_amd")
         self.assertEqual(how, "CPU vendor AuthenticAMD with svm, "
-                              "svm_cancel_injection in kallsyms")
+                              "/sys/module/kvm_amd")
         self.assertEqual(self.choose("HygonGenuine", "svm", BOTH_BUILT_IN,
                                      both)[0], "kvm_amd")
         self.assertEqual(self.choose("GenuineIntel", "vmx", BOTH_BUILT_IN,
@@ -90,9 +90,32 @@ class VendorModule(unittest.TestCase):
         self.assertEqual(self.choose("AuthenticAMD", "svm", syms,
                                      ("kvm_amd",))[0], "kvm_amd")
 
+    def test_kallsyms_read_only_in_doubt(self):
+        reads = []
+
+        def kallsyms():
+            reads.append(1)
+            return BOTH_BUILT_IN + PVM
+        self.assertEqual(self.choose("AuthenticAMD", "svm", kallsyms,
+                                     ("kvm_intel", "kvm_amd"))[0], "kvm_amd")
+        self.assertEqual(reads, [], "/sys/module left no doubt")
+        # kvm_pvm loaded beside a CPU that has VMX: kallsyms decides.
+        module, how = self.choose("GenuineIntel", "vmx", kallsyms,
+                                  ("kvm_intel", "kvm_pvm"))
+        self.assertEqual((module, reads), ("kvm_intel", [1]))
+        self.assertEqual(how, "CPU vendor GenuineIntel with vmx, "
+                              "vmx_cancel_injection in kallsyms")
+        # The CPU's own module not in /sys/module.
+        self.assertEqual(self.choose("AuthenticAMD", "svm", BOTH_BUILT_IN,
+                                     ("kvm_intel",))[0], "kvm_amd")
+
     def test_pvm_on_a_cpu_without_vmx(self):
         module, how = self.choose("GenuineIntel", "", BOTH_BUILT_IN + PVM,
                                   ("kvm_intel", "kvm_amd", "kvm_pvm"))
+        self.assertEqual(module, "kvm_pvm")
+        self.assertIn("the CPU (GenuineIntel) shows no vmx or svm", how)
+        module, how = self.choose("GenuineIntel", "", BOTH_BUILT_IN + PVM,
+                                  ("kvm_intel", "kvm_amd"))
         self.assertEqual(module, "kvm_pvm")
         self.assertIn("the CPU shows no vmx", how)
         self.assertEqual(self.choose("AuthenticAMD", "svm", PVM)[0],
