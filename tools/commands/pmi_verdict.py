@@ -52,10 +52,11 @@ QEMU are still removed).
 what the figures mean:
   guest PMIs/s   pmi_stress's pmis_per_s_per_cpu: PMIs that found an
                  overflow, per second per vCPU (mean over the vCPUs)
-  host PMIs/s    PMIs the host delivered to that vCPU: kprobe on
-                 kvm_pmu_deliver_pmi, else the LVTPC interrupts its local
-                 APIC accepted (kvm:kvm_apic_accept_irq; with nmi_ipi=0
-                 every NMI is a PMI)
+  host PMIs/s    PMIs the host tried to deliver to that vCPU: kprobe on
+                 kvm_pmu_deliver_pmi (dropped ones included while LVTPC
+                 is masked), else the LVTPC interrupts its local APIC
+                 accepted (kvm:kvm_apic_accept_irq, which KVM traces for
+                 fixed-vector delivery only); shown, never divided by
   entries/s      VM-entries (kvm:kvm_entry), where the vendor traces them
   cancels/s      VM-entries prepared and cancelled (kprobe on the
                  vendor's *_cancel_injection): a request (KVM_REQ_NMI,
