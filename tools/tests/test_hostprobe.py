@@ -116,6 +116,20 @@ class Host(unittest.TestCase):
             self.assertEqual(set(vcpus), {QEMU_PID, A, B, 80})
             self.assertIn("debug-threads=on", how)
 
+    def test_writes_append_never_truncate(self):
+        # Opened for truncation, kprobe_events drops every probe on the
+        # host: someone else's must survive ours.
+        events = self.host.tracefs / "kprobe_events"
+        events.write_text(OTHERS)
+        with mock.patch.object(hostprobe, "TRACEFS", self.host.tracefs):
+            hostprobe.write_tracefs("kprobe_events", "p:hvprobe/x foo\n")
+        self.assertEqual(events.read_text(), OTHERS + "p:hvprobe/x foo\n")
+        self.assertTrue(hostprobe.kprobe_listed(events.read_text(), "x"))
+        self.assertFalse(hostprobe.kprobe_listed(events.read_text(), "mine"),
+                         "another group's event is not ours")
+        self.assertTrue(hostprobe.kprobe_listed(events.read_text(), "mine",
+                                                group="kprobes"))
+
     def test_tracing_state_and_its_diff(self):
         with self.host.patched():
             self.assertTrue(hostprobe.tracefs_mounted())
