@@ -184,3 +184,44 @@ def row(log_dir, perf="perf", kprobes="auto"):
         counts.add("fail")
         text += f"FAIL cannot write host-probe.json: {err.strerror or err}\n"
     return counts, "fail" if counts.failed else "pass", text
+
+
+EXIT_PASS, EXIT_FAIL, EXIT_SKIP = 0, 1, 4
+
+
+def main(argv):
+    """The row alone, for a job inside a nested host kernel: python3 -m
+    tools.lib.probecheck LOG_DIR [--kprobes auto|off] [--perf PATH].
+    Prints the row's text; exit 0 passed, 1 failed or could not run,
+    4 skipped. LOG_DIR/host-probe/host-probe.json holds the counts."""
+    import argparse
+    p = argparse.ArgumentParser(
+        prog="python3 -m tools.lib.probecheck",
+        description="make check's host-probe row alone: nmi_storm under "
+                    "KVM with the host probe attached, judged.",
+        epilog="exit status: 0 passed, 1 failed or could not run, 2 bad "
+               "usage, 4 skipped (the SKIP line says why)")
+    p.add_argument("log_dir", metavar="LOG_DIR",
+                   help="where the row's folder (host-probe) goes")
+    p.add_argument("--kprobes", choices=("auto", "off"), default="auto",
+                   help="auto: count cancels and NMI injections where the "
+                        "kernel has kprobe events (default)")
+    p.add_argument("--perf", default="perf", metavar="PATH",
+                   help="perf binary (default: perf on PATH)")
+    args = p.parse_args(argv)
+    from pathlib import Path
+    from . import signals
+    with signals.interruptible():
+        try:
+            counts, verdict, text = row(Path(args.log_dir), args.perf,
+                                        args.kprobes)
+        except KeyboardInterrupt:
+            print("probecheck: interrupted")
+            return 130
+    print(text, end="")
+    return {"pass": EXIT_PASS, "skip": EXIT_SKIP}.get(verdict, EXIT_FAIL)
+
+
+if __name__ == "__main__":
+    import sys
+    sys.exit(main(sys.argv[1:]))

@@ -4,6 +4,8 @@ and the fake perf (tools/tests/fakehost.guest_host), a SKIP for
 each missing piece, and a failed case for each count that does not add
 up."""
 
+import contextlib
+import io
 import json
 import os
 import tempfile
@@ -75,6 +77,20 @@ class KprobeRow(unittest.TestCase):
         self.assertEqual(sorted(p.name for p in
                                 (self.dir / "host-probe").glob("*.json*")),
                          ["results.json"], "no partial host-probe.json")
+
+    def test_alone_as_a_module(self):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            rc = probecheck.main([str(self.dir / "logs")])
+        self.assertEqual(rc, 0, out.getvalue())
+        self.assertIn("CPU 0 2 of 3, CPU 1 2 of 2", out.getvalue())
+        saved = json.loads((self.dir / "logs" / "host-probe" /
+                            "host-probe.json").read_text())
+        self.assertEqual(saved["nmi_cancels"]["after_nmi"], 4)
+        with mock.patch.object(hostprobe, "geteuid", lambda: 1000), \
+                contextlib.redirect_stdout(io.StringIO()) as skipped:
+            self.assertEqual(probecheck.main([str(self.dir / "logs")]), 4)
+        self.assertIn("SKIP needs root", skipped.getvalue())
 
     def test_tracepoint_mode_asked_for_counts_none(self):
         counts, verdict, text = probecheck.row(self.dir, kprobes="off")
