@@ -242,7 +242,8 @@ def nested_runs(label, runs, log_dir, seen):
     log_dir/on-LABEL/: [(row name, Counts, verdict, text)]. A kernel that
     cannot be had here skips its runs with the reason, except under
     CI=true, where .ci/run provides both series."""
-    names = [f"{run['name']}@{label}" for run in runs]
+    names = [f"{run['name']}@{label}" for run in runs] + \
+        [f"host-probe@{label}"]
 
     def all_rows(counts, verdict, text):
         return [(n, results.Counts(**vars(counts)), verdict, text)
@@ -262,6 +263,9 @@ def nested_runs(label, runs, log_dir, seen):
     commands = [[sys.executable, str(TOOLS / "run"), "--no-build", "--quiet",
                  "--results", str(share), "--name", run["name"], *run["args"]]
                 for run in runs]
+    # The host probe in kprobe mode on a real KVM: nmi_storm's NMI IPIs
+    # against kvm_inject_nmi, and the VM-entries they cancelled.
+    commands.append([sys.executable, "-m", "tools.lib.probecheck", str(share)])
     l0 = nested.choose_l0(kvm.flavour()["module"], kvm_works()[0])
     try:
         outcome = nested.run(kernel, commands, share,
@@ -270,7 +274,7 @@ def nested_runs(label, runs, log_dir, seen):
         return all_rows(results.Counts(failed=1), "no L1", f"{err}\n")
     NESTED[label] = (outcome, [run["name"] for run in runs])
     rows = []
-    for name, run, rc in zip(names, runs, outcome.statuses):
+    for name, run, rc in zip(names, runs, outcome.statuses[:len(runs)]):
         path = share / run["name"] / "results.json"
         try:
             doc = json.loads(path.read_text())
@@ -279,7 +283,37 @@ def nested_runs(label, runs, log_dir, seen):
         text = f"inside L1 ({kernel.describe()}): exit status {rc}; " \
             f"console {outcome.console}\n"
         rows.append((name, *judged(name, rc, text, doc, seen)))
+    rows.append((names[-1], *probe_row(share, outcome.statuses[-1])))
     return rows
+
+
+def probe_row(share, rc):
+    """The host-probe row that ran inside L1 (python3 -m
+    tools.lib.probecheck), from the counts and text it left in share."""
+    try:
+        said = json.loads((share / "host-probe-row.json").read_text())
+        counts = results.Counts(said["passed"], said["failed"],
+                                said["skipped"])
+        verdict = said["verdict"]
+    except (OSError, ValueError, KeyError, TypeError):
+        counts, verdict = results.Counts(failed=1), "no result"
+    try:
+        text = (share / "host-probe" / "probe.txt").read_text()
+    except OSError:
+        text = f"inside L1 the row exited {rc} and left no probe.txt\n"
+    return counts, verdict, text
+
+
+def nmi_cancels(share):
+    """(cancels, after an NMI injection, NMI injections) the host probe
+    counted inside L1, or None."""
+    try:
+        doc = json.loads((share / "host-probe" / "host-probe.json")
+                         .read_text())
+        c = doc["nmi_cancels"]
+        return c["cancels"], c["after_nmi"], c["nmi_injections"]
+    except (OSError, ValueError, KeyError, TypeError):
+        return None
 
 
 def layering_row(log_dir):
@@ -366,7 +400,13 @@ def machine_lines(seen):
                      f"L1 under {outcome.l0.accel} ({info.get('module')}, "
                      f"enable_pmu={info.get('enable_pmu')}), up in "
                      f"{info.get('boot_s')} s, {outcome.wall_s:.0f} s in "
-                     f"all: {', '.join(names)}")
+                     f"all: {', '.join(names)}, host-probe")
+        counted = nmi_cancels(outcome.console.parent.parent)
+        if counted:
+            lines.append(f"host kernel {label}: {counted[0]} VM-entries "
+                         f"cancelled, {counted[1]} of them after an NMI "
+                         f"injection, for {counted[2]} NMI injections "
+                         "(kvm_inject_nmi) in nmi_storm's window")
     return lines + coverage.lines(docs, skipped)
 
 

@@ -268,7 +268,12 @@ def vcpus_by_debugfs(pid):
     return found
 
 
-def find_vcpus(pid, want=None, wait_s=10.0, poll_s=0.05):
+# How long QEMU may take to create its vCPU threads: well under a second
+# on a host of its own, over ten inside an L1 host kernel nested in TCG.
+VCPU_WAIT_S = 60.0
+
+
+def find_vcpus(pid, want=None, wait_s=VCPU_WAIT_S, poll_s=0.05):
     """({tid: vCPU index}, how they were found). Waits up to wait_s for
     want threads (QEMU makes them as it starts); names first, debugfs
     where debugfs is mounted, else every thread of the process (indices
@@ -707,7 +712,7 @@ class Probe:
                        if self._event(k) in self.active]
         return events
 
-    def attach(self, pid, want_vcpus=None, wait_s=10.0):
+    def attach(self, pid, want_vcpus=None, wait_s=VCPU_WAIT_S):
         """Find QEMU's vCPU threads and start counting them: perf stat of
         every kvm: tracepoint on a few (what fires), perf record of the
         marks and what is counted on all."""
