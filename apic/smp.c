@@ -6,6 +6,7 @@
  * trampoline's contract in trampoline.S.
  */
 #include "apic/apic.h"
+#include "apic/icr.h"
 #include "apic/options.h"
 #include "apic/smp.h"
 #include "apic/smp_internal.h"
@@ -46,6 +47,9 @@ struct {
 } smp_ap_table;
 
 struct smp_state smp;
+
+/* Why an AP's INIT-SIPI-SIPI failed (icr_kick_failure()), by CPU index; NULL when it did not. */
+static const char *kick_failure[MAX_CPUS];
 
 extern const u8 trampoline_start[], trampoline_end[];
 extern const u8 tr_gdt[], tr_gdt_ptr[], tr_far32[], tr_cr3[], tr_protected[];
@@ -165,31 +169,43 @@ static bool withheld(const struct percpu *cpu)
 	return kernel_options.fault == FAULT_AP_SILENT && cpu->index == cpu_count() - 1;
 }
 
-/* INIT, INIT de-assert, SIPI, SIPI: Linux's wakeup_secondary_cpu_via_init(). */
-static void kick(struct percpu *cpu)
+/*
+ * INIT, INIT de-assert, SIPI, SIPI: Linux's wakeup_secondary_cpu_via_init().
+ * False, with the reason kept for the smp test, when a send was never
+ * delivered or the ESR latched an error: Linux then gives the AP up
+ * (do_boot_cpu()) rather than wait for it.
+ */
+static bool kick(struct percpu *cpu)
 {
 	u32 sipi = APIC_ICR_DM_STARTUP | APIC_ICR_VECTOR(smp.trampoline >> 12);
-	bool modern = !smp.init_udelay;
+	bool modern = !smp.init_udelay, delivered = true;
 
 	apic_esr();
 	cpu->tsc_init = rdtsc();
-	apic_send_ipi(cpu->apic_id, APIC_ICR_DM_INIT | APIC_ICR_LEVEL_ASSERT |
-					    APIC_ICR_TRIGGER_LEVEL);
+	delivered &= apic_send_ipi(cpu->apic_id, APIC_ICR_DM_INIT | APIC_ICR_LEVEL_ASSERT |
+							 APIC_ICR_TRIGGER_LEVEL);
 	udelay(smp.init_udelay);
-	apic_send_ipi(cpu->apic_id, APIC_ICR_DM_INIT | APIC_ICR_TRIGGER_LEVEL);
+	delivered &= apic_send_ipi(cpu->apic_id, APIC_ICR_DM_INIT | APIC_ICR_TRIGGER_LEVEL);
 	cpu->tsc_sipi = rdtsc();
 	/* fault=ap_silent: the last AP gets no SIPI, so it never answers. */
 	if (withheld(cpu)) {
 		smp.started++;
-		return;
+		return true;
 	}
-	for (int i = 0; i < 2; i++) {
-		apic_send_ipi(cpu->apic_id, sipi);
+	for (int i = 0; i < 2 && delivered; i++) {
+		delivered &= apic_send_ipi(cpu->apic_id, sipi);
 		udelay(modern ? SIPI_DELAY_MODERN_US : SIPI_DELAY_LEGACY_US);
 		udelay(modern ? SIPI_DELAY_MODERN_US : SIPI_SETTLE_LEGACY_US);
 	}
 	cpu->esr = apic_esr();
+	kick_failure[cpu->index] = icr_kick_failure(delivered, cpu->esr);
 	smp.started++;
+	return !kick_failure[cpu->index];
+}
+
+const char *smp_kick_failure(u32 index)
+{
+	return index < MAX_CPUS ? kick_failure[index] : NULL;
 }
 
 /*
@@ -204,30 +220,35 @@ static void kick(struct percpu *cpu)
 static void kick_batch(const u32 *idx, u32 n)
 {
 	u32 sipi = APIC_ICR_DM_STARTUP | APIC_ICR_VECTOR(smp.trampoline >> 12);
-	bool modern = !smp.init_udelay;
+	bool modern = !smp.init_udelay, delivered[KICK_BATCH];
 	u32 esr;
 
 	apic_esr();
 	for (u32 k = 0; k < n; k++) {
 		cpu_at(idx[k])->tsc_init = rdtsc();
-		apic_send_ipi(cpu_at(idx[k])->apic_id,
-			      APIC_ICR_DM_INIT | APIC_ICR_LEVEL_ASSERT | APIC_ICR_TRIGGER_LEVEL);
+		delivered[k] = apic_send_ipi(cpu_at(idx[k])->apic_id,
+					     APIC_ICR_DM_INIT | APIC_ICR_LEVEL_ASSERT |
+						     APIC_ICR_TRIGGER_LEVEL);
 	}
 	udelay(smp.init_udelay);
 	for (u32 k = 0; k < n; k++) {
-		apic_send_ipi(cpu_at(idx[k])->apic_id, APIC_ICR_DM_INIT | APIC_ICR_TRIGGER_LEVEL);
+		delivered[k] &= apic_send_ipi(cpu_at(idx[k])->apic_id,
+					      APIC_ICR_DM_INIT | APIC_ICR_TRIGGER_LEVEL);
 		cpu_at(idx[k])->tsc_sipi = rdtsc();
 	}
 	for (int round = 0; round < 2; round++) {
 		for (u32 k = 0; k < n; k++)
-			if (!withheld(cpu_at(idx[k])))
-				apic_send_ipi(cpu_at(idx[k])->apic_id, sipi);
+			if (!withheld(cpu_at(idx[k])) && delivered[k])
+				delivered[k] &= apic_send_ipi(cpu_at(idx[k])->apic_id, sipi);
 		udelay(modern ? SIPI_DELAY_MODERN_US : SIPI_DELAY_LEGACY_US);
 		udelay(modern ? SIPI_DELAY_MODERN_US : SIPI_SETTLE_LEGACY_US);
 	}
+	/* One ESR for the batch: an error fails every AP of it, as it cannot say whose. */
 	esr = apic_esr();
-	for (u32 k = 0; k < n; k++)
+	for (u32 k = 0; k < n; k++) {
 		cpu_at(idx[k])->esr = esr;
+		kick_failure[idx[k]] = icr_kick_failure(delivered[k], esr);
+	}
 	smp.started += n;
 }
 
@@ -241,7 +262,7 @@ static bool batch_alive(void *arg)
 	const struct batch *b = arg;
 
 	for (u32 k = 0; k < b->n; k++)
-		if (cpu_at(b->idx[k])->state == CPU_OFFLINE)
+		if (cpu_at(b->idx[k])->state == CPU_OFFLINE && !kick_failure[b->idx[k]])
 			return false;
 	return true;
 }
@@ -338,10 +359,9 @@ void smp_boot(void)
 	if (apic_options.bringup == BRINGUP_PARALLEL) {
 		boot_parallel();
 	} else {
-		for (u32 i = 1; i < cpu_count(); i++) {
-			kick(cpu_at(i));
-			smp_wait(is_online, cpu_at(i), AP_ONLINE_TIMEOUT_US);
-		}
+		for (u32 i = 1; i < cpu_count(); i++)
+			if (kick(cpu_at(i)))
+				smp_wait(is_online, cpu_at(i), AP_ONLINE_TIMEOUT_US);
 	}
 	smp.tsc_end = rdtsc();
 	report_info("smp: brought up %u CPUs", cpu_online_count());

@@ -33,6 +33,8 @@ void smp_ap_json(struct json *j, u32 index)
 	json_u64(j, "node", c->node);
 	json_u64(j, "package", c->package);
 	json_bool(j, "online", up);
+	if (smp_kick_failure(index))
+		json_string(j, "kick_failure", smp_kick_failure(index));
 	json_u64(j, "init_us", us_since_start(c->tsc_init));
 	json_u64(j, "sipi_us", us_since_start(c->tsc_sipi));
 	json_u64(j, "alive_us", c->state >= CPU_ALIVE ? us_since_start(c->tsc_alive) : 0);
