@@ -234,24 +234,46 @@ const char *delay_policy_rule(void)
 	}
 }
 
-/*
- * The CPU an AP may copy from under the policy: the first CPU of its
- * domain in bring-up order (the boot CPU for linux-6.5), or NULL when the
- * AP is the first and must calibrate. Linux's calibrate_delay_is_known()
- * takes any online sibling; in bring-up order the first is the one that
- * calibrated.
- */
-static struct percpu *copy_source(const struct percpu *cpu)
+/* The BSP's plan: every CPU before cpu in bring-up order will have its value. */
+static void planned_sibling(void *ctx, u32 i, struct lpj_sibling *out)
 {
-	if (!delay.tsc_constant || time_options.lpj_source == LPJ_SOURCE_CALIBRATE)
+	const struct percpu *self = ctx, *c = cpu_at(i);
+
+	*out = (struct lpj_sibling){ .package = c->package, .node = c->node,
+				     .has_lpj = i < self->index };
+}
+
+/* On the AP: the CPUs whose value is there to copy now. */
+static void online_sibling(void *ctx, u32 i, struct lpj_sibling *out)
+{
+	const struct percpu *c = cpu_at(i);
+
+	(void)ctx;
+	*out = (struct lpj_sibling){
+		.package = c->package,
+		.node = c->node,
+		.has_lpj = __atomic_load_n(&c->lpj_ready, __ATOMIC_ACQUIRE) && c->lpj,
+	};
+}
+
+static bool tsc_unstable(void)
+{
+	return __atomic_load_n(&delay.tsc_unstable, __ATOMIC_ACQUIRE);
+}
+
+/*
+ * The CPU cpu may copy from under the policy (lpj_copy_source()), or
+ * NULL when it must calibrate.
+ */
+static struct percpu *copy_source(struct percpu *cpu, bool constant_tsc, lpj_sibling_fn sibling)
+{
+	u32 from;
+
+	if (time_options.lpj_source == LPJ_SOURCE_CALIBRATE)
 		return NULL;
-	if (time_options.lpj_policy == LPJ_POLICY_HVPROBE &&
-	    time_options.lpj_reuse == LPJ_REUSE_NONE)
-		return NULL;
-	for (u32 i = 0; i < cpu->index; i++)
-		if (delay_same_domain(cpu, cpu_at(i)))
-			return cpu_at(i);
-	return NULL;
+	from = lpj_copy_source(time_options.lpj_policy, time_options.lpj_reuse, constant_tsc,
+			       tsc_unstable(), sibling, cpu, cpu_count(), cpu->index);
+	return from == LPJ_NO_SOURCE ? NULL : cpu_at(from);
 }
 
 void delay_plan_ap(struct percpu *cpu)
@@ -261,7 +283,7 @@ void delay_plan_ap(struct percpu *cpu)
 		cpu->lpj_plan = LPJ_PLAN_PRESET;
 		return;
 	}
-	cpu->lpj_from = copy_source(cpu);
+	cpu->lpj_from = copy_source(cpu, delay.tsc_constant, planned_sibling);
 	cpu->lpj_plan = cpu->lpj_from ? LPJ_PLAN_COPY : LPJ_PLAN_CALIBRATE;
 }
 
@@ -287,24 +309,27 @@ void delay_init_bsp(void)
 
 void delay_calibrate_ap(void)
 {
-	struct percpu *cpu = this_cpu(), *from = cpu->lpj_from;
+	struct percpu *cpu = this_cpu(), *from;
 
 	/*
 	 * check_tsc_warp()'s question, asked once: an AP whose TSC reads
-	 * earlier than the BSP's stamp before its SIPI is not in step with it.
-	 * Linux 6.5 then falls back to the package rule; this AP calibrates.
+	 * earlier than the BSP's stamp before its SIPI is not in step with it
+	 * (Linux's mark_tsc_unstable(), which every CPU reads afterwards).
 	 */
 	if (cpu->tsc_alive < cpu->tsc_sipi)
-		delay.tsc_unstable = true;
-	if (cpu->lpj_plan == LPJ_PLAN_PRESET && preset(cpu)) {
-		/* the preset */
-	} else if (cpu->lpj_plan == LPJ_PLAN_COPY && from && from->lpj_ready && from->lpj &&
-		   delay_same_domain(cpu, from)) {
+		__atomic_store_n(&delay.tsc_unstable, true, __ATOMIC_RELEASE);
+	if (cpu->lpj_plan == LPJ_PLAN_PRESET && preset(cpu))
+		goto done;
+	/* Decided again on the AP, as Linux does, with what is known now. */
+	from = copy_source(cpu, delay.tsc_constant, online_sibling);
+	if (cpu->lpj_plan == LPJ_PLAN_COPY && from) {
+		cpu->lpj_from = from;
 		cpu->lpj = from->lpj;
 		cpu->lpj_source = "reuse";
 	} else {
 		calibrate(cpu);
 	}
+done:
 	__atomic_store_n(&cpu->lpj_ready, 1, __ATOMIC_RELEASE);
 }
 

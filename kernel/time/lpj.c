@@ -107,3 +107,39 @@ u32 lpj_preset(u32 requested, const struct lpj_offers *o, u32 hz, u64 *lpj)
 	*lpj = offer(requested, o, hz);
 	return *lpj ? requested : LPJ_SOURCE_AUTO;
 }
+
+static bool same_domain(u32 policy, u32 reuse, const struct lpj_sibling *a,
+			const struct lpj_sibling *b)
+{
+	if (policy != LPJ_POLICY_HVPROBE)
+		return a->package == b->package;
+	switch (reuse) {
+	case LPJ_REUSE_NODE: return a->node == b->node;
+	case LPJ_REUSE_PACKAGE: return a->package == b->package;
+	default: return false;
+	}
+}
+
+u32 lpj_copy_source(u32 policy, u32 reuse, bool constant_tsc, bool tsc_unstable,
+		    lpj_sibling_fn sibling, void *ctx, u32 n, u32 self)
+{
+	struct lpj_sibling me, other;
+
+	if (!constant_tsc || self >= n)
+		return LPJ_NO_SOURCE;
+	sibling(ctx, self, &me);
+	if (policy == LPJ_POLICY_LINUX_6_5 && self) {
+		sibling(ctx, 0, &other);
+		if (!tsc_unstable || other.package == me.package)
+			return 0;
+		return LPJ_NO_SOURCE;
+	}
+	for (u32 i = 0; i < n; i++) {
+		if (i == self)
+			continue;
+		sibling(ctx, i, &other);
+		if (other.has_lpj && same_domain(policy, reuse, &other, &me))
+			return i;
+	}
+	return LPJ_NO_SOURCE;
+}

@@ -56,4 +56,27 @@ struct lpj_offers {
  */
 u32 lpj_preset(u32 requested, const struct lpj_offers *o, u32 hz, u64 *lpj);
 
+/* What calibrate_delay_is_known() reads of another CPU. */
+struct lpj_sibling {
+	u32 package;
+	u32 node;
+	/* Online with its lpj set: in Linux's topology masks, with a value to copy. */
+	bool has_lpj;
+};
+
+#define LPJ_NO_SOURCE (~0u)
+
+/* Fills *out with what CPU i looks like to the rule; ctx is the caller's. */
+typedef void (*lpj_sibling_fn)(void *ctx, u32 i, struct lpj_sibling *out);
+
+/*
+ * The CPU whose lpj CPU `self` of CPUs [0, n) (read through sibling) copies, or LPJ_NO_SOURCE
+ * when it must calibrate, under policy (an enum lpj_policy) and reuse
+ * (an enum lpj_reuse, hvprobe's policy only). constant_tsc is self's own
+ * X86_FEATURE_CONSTANT_TSC, tsc_unstable whether a TSC warp has been seen
+ * (Linux's tsc_unstable). See lpj.c for each policy's rule.
+ */
+u32 lpj_copy_source(u32 policy, u32 reuse, bool constant_tsc, bool tsc_unstable,
+		    lpj_sibling_fn sibling, void *ctx, u32 n, u32 self);
+
 #endif
