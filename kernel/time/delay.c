@@ -310,6 +310,7 @@ void delay_init_bsp(void)
 void delay_calibrate_ap(void)
 {
 	struct percpu *cpu = this_cpu(), *from;
+	const char *why;
 
 	/*
 	 * check_tsc_warp()'s question, asked once: an AP whose TSC reads
@@ -320,8 +321,13 @@ void delay_calibrate_ap(void)
 		__atomic_store_n(&delay.tsc_unstable, true, __ATOMIC_RELEASE);
 	if (cpu->lpj_plan == LPJ_PLAN_PRESET && preset(cpu))
 		goto done;
-	/* Decided again on the AP, as Linux does, with what is known now. */
-	from = copy_source(cpu, delay.tsc_constant, online_sibling);
+	/*
+	 * Decided again on the AP, as Linux's calibrate_delay_is_known() does,
+	 * with what is known now: the siblings online with a value, the
+	 * warp, and this CPU's own constant-TSC bit (cpu_has(&cpu_data(cpu),
+	 * X86_FEATURE_CONSTANT_TSC)), not the BSP's.
+	 */
+	from = copy_source(cpu, tsc_is_constant(&why), online_sibling);
 	if (cpu->lpj_plan == LPJ_PLAN_COPY && from) {
 		cpu->lpj_from = from;
 		cpu->lpj = from->lpj;

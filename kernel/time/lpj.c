@@ -128,12 +128,15 @@ u32 lpj_copy_source(u32 policy, u32 reuse, bool constant_tsc, bool tsc_unstable,
 	if (!constant_tsc || self >= n)
 		return LPJ_NO_SOURCE;
 	sibling(ctx, self, &me);
-	if (policy == LPJ_POLICY_LINUX_6_5 && self) {
-		sibling(ctx, 0, &other);
-		if (!tsc_unstable || other.package == me.package)
-			return 0;
-		return LPJ_NO_SOURCE;
-	}
+	/* Linux 6.5+: CPU 0's value while the TSC is synchronized. */
+	if (policy == LPJ_POLICY_LINUX_6_5 && self && !tsc_unstable)
+		return 0;
+	/*
+	 * Linux 6.1, and 6.5+ once the TSC is unstable: any online CPU of the
+	 * package but this one (cpumask_any_but(topology_core_cpumask())),
+	 * the lowest-numbered; hvprobe's: the first with a value in the
+	 * lpj_reuse= domain.
+	 */
 	for (u32 i = 0; i < n; i++) {
 		if (i == self)
 			continue;
