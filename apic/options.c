@@ -67,3 +67,13 @@ u32 calibrate_concurrency(u64 solo, const u64 *together, u32 n, u32 *parallelism
 	k = 1 + (*parallelism_x100 >= 50 ? (*parallelism_x100 - 50) / 100 : 0);
 	return (u32)MIN(k, (u64)n + 1);
 }
+
+u64 ap_bringup_cycles(u64 bsp_init, u64 bsp_sipi, u64 ap_alive, u64 ap_online, u64 bsp_seen,
+		      bool *offset)
+{
+	*offset = ap_alive < bsp_sipi || ap_online < ap_alive ||
+		  (bsp_seen && ap_online > bsp_seen);
+	if (!*offset)
+		return ap_online - bsp_init;
+	return bsp_seen > bsp_init ? bsp_seen - bsp_init : 0;
+}

@@ -57,4 +57,18 @@ u64 init_udelay_rule(const char *vendor, u32 family, const char **why);
  */
 u32 calibrate_concurrency(u64 solo, const u64 *together, u32 n, u32 *parallelism_x100);
 
+/*
+ * An AP's bring-up time in the BSP's TSC cycles, from the BSP's INIT
+ * stamp to the AP's own online stamp. The two are different CPUs' TSCs:
+ * where they are offset (a host that gives each vCPU its own TSC offset,
+ * or a warp), the difference means nothing, and an AP behind the BSP
+ * makes it wrap to a huge value. The AP's stamps must fall where
+ * causality puts them, after the BSP's SIPI and before the BSP saw it
+ * online (bsp_seen, 0 when it never did); when they do not, the BSP's
+ * own span to bsp_seen is the figure and *offset is set. 0 when neither
+ * can be had.
+ */
+u64 ap_bringup_cycles(u64 bsp_init, u64 bsp_sipi, u64 ap_alive, u64 ap_online, u64 bsp_seen,
+		      bool *offset);
+
 #endif

@@ -293,11 +293,12 @@ static void give_up_on(struct percpu *dead)
 
 static bool all_online(void *arg)
 {
+	bool all = true;
+
 	(void)arg;
 	for (u32 i = 1; i < cpu_count(); i++)
-		if (cpu_at(i)->state != CPU_ONLINE)
-			return false;
-	return true;
+		all &= smp_seen_online(cpu_at(i));
+	return all;
 }
 
 /* Every AP online, or the bound; the ones not alive after AP_ONLINE_TIMEOUT_US are given up. */

@@ -299,9 +299,18 @@ void kick_all(u32 first)
 		kick_and_wait(&b);
 }
 
+bool smp_seen_online(struct percpu *cpu)
+{
+	if (__atomic_load_n(&cpu->state, __ATOMIC_ACQUIRE) != CPU_ONLINE)
+		return false;
+	if (!smp.tsc_seen[cpu->index])
+		smp.tsc_seen[cpu->index] = rdtsc();
+	return true;
+}
+
 static bool is_online(void *arg)
 {
-	return ((struct percpu *)arg)->state == CPU_ONLINE;
+	return smp_seen_online(arg);
 }
 
 bool smp_wait(bool (*done)(void *arg), void *arg, u64 timeout_us)

@@ -40,6 +40,8 @@ struct smp_state {
 	char problems[256];
 	u64 tsc_start, tsc_end;
 	u32 started; /* APs kicked */
+	/* When the BSP saw each AP online, by its own TSC; 0 when it never did. */
+	u64 tsc_seen[MAX_CPUS];
 	u64 init_udelay; /* what init_udelay= came to, and why */
 	const char *init_udelay_why;
 };
@@ -64,6 +66,8 @@ struct calibration_line {
 };
 extern struct calibration_line cal_line;
 
+/* smp.c: stamp, on the BSP, each AP it sees online for the first time. */
+bool smp_seen_online(struct percpu *cpu);
 /* smp.c: kick every AP, in batches, first (an index, 0 for none) alone before the rest. */
 void kick_all(u32 first);
 

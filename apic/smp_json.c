@@ -70,7 +70,7 @@ void smp_json(struct json *j)
 {
 	static u64 per_ap[MAX_CPUS], waits[MAX_CPUS], cal_us[MAX_CPUS], cal_ticks[MAX_CPUS],
 		cal_jiffies[MAX_CPUS];
-	u32 n = 0, calibrations = 0, waited = 0, cals = 0;
+	u32 n = 0, calibrations = 0, waited = 0, cals = 0, offset_aps = 0;
 
 	for (u32 i = 0; i < cpu_count(); i++) {
 		const struct percpu *c = cpu_at(i);
@@ -83,8 +83,14 @@ void smp_json(struct json *j)
 		}
 		if (i && c->waited_for)
 			waits[waited++] = wait_us(c);
-		if (i && c->state == CPU_ONLINE)
-			per_ap[n++] = tsc_to_us(c->tsc_online - c->tsc_init);
+		if (i && c->state == CPU_ONLINE) {
+			bool offset;
+
+			per_ap[n++] = tsc_to_us(ap_bringup_cycles(c->tsc_init, c->tsc_sipi,
+								  c->tsc_alive, c->tsc_online,
+								  smp.tsc_seen[i], &offset));
+			offset_aps += offset;
+		}
 	}
 	sort_u64(per_ap, n);
 
@@ -108,6 +114,8 @@ void smp_json(struct json *j)
 	json_u64(j, "median", percentile_u64(per_ap, n, 50));
 	json_u64(j, "max", percentile_u64(per_ap, n, 100));
 	json_object_end(j);
+	/* APs whose TSC stamps were out of step with the BSP's: timed by the BSP alone. */
+	json_u64(j, "per_ap_tsc_offset", offset_aps);
 	/*
 	 * Each calibration's cost in µs, in jiffies elapsed, and in ticks:
 	 * the edges it waited through, which is what Linux's count for the

@@ -232,3 +232,27 @@ DEFINE_TEST(unit_icr_kick_failure, "Linux's verdict on an INIT-SIPI-SIPI sequenc
 		       !strcmp(icr_kick_failure(true, BIT(2)), "APIC delivery error"),
 	       "a send accept error");
 }
+
+DEFINE_TEST(unit_ap_bringup_cycles, "per-AP bring-up time survives a TSC offset between CPUs", 0)
+{
+	bool offset = true;
+
+	/* In step: INIT 1000, SIPI 1100, alive 1300, online 5000, seen 5100. */
+	report_eq(ap_bringup_cycles(1000, 1100, 1300, 5000, 5100, &offset), 4000,
+		  "TSCs in step: the AP's online stamp less the INIT stamp");
+	report(!offset, "and no offset reported");
+	/* The AP's TSC 1e9 behind: its stamps are before the SIPI. */
+	report_eq(ap_bringup_cycles(1000000000, 1000000100, 300, 4000, 1000004100, &offset), 4100,
+		  "an AP behind the BSP: the BSP's own span, not a wrapped difference");
+	report(offset, "and the offset is reported");
+	/* The AP's TSC 1e9 ahead: online after the BSP saw it. */
+	report_eq(ap_bringup_cycles(1000, 1100, 1000001300, 1000005000, 5100, &offset), 4100,
+		  "an AP ahead of the BSP: the BSP's own span");
+	report(offset, "and the offset is reported");
+	/* Ahead, never seen online by the BSP: nothing to give. */
+	report_eq(ap_bringup_cycles(1000, 1100, 300, 400, 0, &offset), 0,
+		  "an AP behind, never seen: 0, not a wrapped difference");
+	/* Not seen but in step (an AP the BSP never polled): its own stamps. */
+	report_eq(ap_bringup_cycles(1000, 1100, 1300, 5000, 0, &offset), 4000,
+		  "in step, not seen: the AP's stamps");
+}
