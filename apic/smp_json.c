@@ -51,6 +51,8 @@ void smp_ap_json(struct json *j, u32 index)
 	json_u64(j, "cal_us", c->calibrated ? tsc_to_us(c->cal_tsc) : 0);
 	json_u64(j, "cal_ticks", c->calibrated ? c->cal_edges : 0);
 	json_u64(j, "cal_jiffies", c->calibrated ? c->cal_jiffies : 0);
+	if (delay_cal_method(c))
+		json_string(j, "cal_method", delay_cal_method(c));
 	if (in_probe(c))
 		json_u64(j, "probe_loops", c->probe_loops);
 }

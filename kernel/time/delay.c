@@ -119,27 +119,87 @@ u64 delay_calibrate_fast(void)
 			       clock.hz);
 }
 
-/* Linux falls back to its converge method; three more tries are enough here. */
-#define LINUX_CALIBRATION_TRIES 3
+/*
+ * Not in kernel/x86/cpuid.h yet (its descriptors are being reordered):
+ * CPUID.(EAX=07H,ECX=0):ECX[5] WAITPKG (SDM Vol 2A Table 3-8), and
+ * CPUID.80000001H:ECX[29] MONITORX (AMD APM Vol 3 E.4.2).
+ */
+#define X86_FEATURE_WAITPKG CPU_FEATURE(0x00000007, 0, CPUID_ECX, 5)
+#define X86_FEATURE_MWAITX CPU_FEATURE(CPUID_LEAF_EXT_FEATURES, 0, CPUID_ECX, 29)
 
+/* The method each CPU's own calibration came from, by index. */
+static u8 cal_method[MAX_CPUS];
+
+/*
+ * Linux's delay_fn on the boot CPU: delay_halt() with TPAUSE where
+ * WAITPKG is offered (x86_late_time_init() calls use_tpause_delay()) or
+ * with MWAITX on AMD (init_amd() calls use_mwaitx_delay()), else
+ * delay_tsc. Only delay_tsc gives read_current_timer(), the direct
+ * method's clock.
+ */
+static const char *delay_fn(void)
+{
+	if (cpu_has(X86_FEATURE_WAITPKG))
+		return "delay_halt_tpause";
+	if (cpu_has(X86_FEATURE_MWAITX) && cpu_vendor_is("AuthenticAMD"))
+		return "delay_halt_mwaitx";
+	return "delay_tsc";
+}
+
+static u64 tb_jiffies(void *ctx)
+{
+	(void)ctx;
+	return jiffies;
+}
+
+/* __delay() by the TSC, as delay_tsc() spins. */
+static void tb_delay(void *ctx, u64 loops)
+{
+	u64 start = rdtsc();
+
+	(void)ctx;
+	while (rdtsc() - start < loops)
+		pause();
+}
+
+static u64 run_method(u32 method, u32 *edges)
+{
+	const struct lpj_timebase tb = { .jiffies = tb_jiffies, .delay = tb_delay };
+
+	switch (method) {
+	case LPJ_METHOD_DIRECT: return delay_calibrate_linux(edges);
+	case LPJ_METHOD_CONVERGE: return lpj_converge(&tb, edges);
+	default: return delay_calibrate_fast();
+	}
+}
+
+/* calibrate_delay()'s own measurement: its methods in turn until one gives a value. */
 static void calibrate(struct percpu *cpu)
 {
 	u64 lpj = 0, tsc = rdtsc(), start = jiffies;
-	u32 edges = 0;
-	bool direct = time_options.calibrate == CALIBRATE_LINUX || !clock_have_ref();
+	u32 edges = 0, methods[LPJ_METHODS_MAX], n, method = LPJ_METHOD_FAST;
 
-	/* calibrate=fast needs a reference timer; with none, count jiffies. */
-	if (direct)
-		for (u32 i = 0; i < LINUX_CALIBRATION_TRIES && !lpj; i++)
-			lpj = delay_calibrate_linux(&edges);
-	cpu->lpj = lpj || !clock_have_ref() ? lpj : delay_calibrate_fast();
+	n = lpj_calibration_methods(time_options.calibrate, clock_have_ref(),
+				    !strcmp(delay_fn(), "delay_tsc"), methods);
+	for (u32 i = 0; i < n && !lpj; i++) {
+		method = methods[i];
+		lpj = run_method(method, &edges);
+	}
+	cpu->lpj = lpj;
 	cpu->cal_jiffies = jiffies - start;
 	/* The fast method waits on no tick: its cost in ticks is the time it took. */
-	cpu->cal_edges = direct ? edges : cpu->cal_jiffies;
+	cpu->cal_edges = method == LPJ_METHOD_FAST ? cpu->cal_jiffies : edges;
 	cpu->cal_start = tsc;
 	cpu->cal_tsc = rdtsc() - tsc;
 	cpu->lpj_source = "calibrate";
 	cpu->calibrated = true;
+	if (cpu->index < MAX_CPUS)
+		cal_method[cpu->index] = (u8)method;
+}
+
+const char *delay_cal_method(const struct percpu *cpu)
+{
+	return cpu->calibrated && cpu->cal_tsc ? lpj_method_names[cal_method[cpu->index]] : NULL;
 }
 
 /* A preset applies to every CPU; false when there is none to apply. */
@@ -378,4 +438,5 @@ void delay_json(struct json *j)
 	json_bool(j, "tsc_synchronized", !delay.tsc_unstable);
 	json_bool(j, "tsc_constant", delay.tsc_constant);
 	json_string(j, "tsc_constant_why", delay.tsc_constant_why);
+	json_string(j, "delay_fn", delay_fn());
 }

@@ -50,6 +50,8 @@ bool delay_same_domain(const struct percpu *a, const struct percpu *b);
 bool delay_tsc_synchronized(void);
 /* The policy's name and what it does here, for the DATA. */
 const char *delay_policy_rule(void);
+/* The method cpu's own calibration took its value from ("direct", "converge", "fast"), or NULL. */
+const char *delay_cal_method(const struct percpu *cpu);
 /* The BSP's lpj and where it came from, the rule's settings and the TSC's constancy. */
 void delay_json(struct json *j);
 

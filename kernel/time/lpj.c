@@ -146,3 +146,90 @@ u32 lpj_copy_source(u32 policy, u32 reuse, bool constant_tsc, bool tsc_unstable,
 	}
 	return LPJ_NO_SOURCE;
 }
+
+const char *const lpj_method_names[] = {
+	[LPJ_METHOD_DIRECT] = "direct",
+	[LPJ_METHOD_CONVERGE] = "converge",
+	[LPJ_METHOD_FAST] = "fast",
+};
+_Static_assert(ARRAY_SIZE(lpj_method_names) == LPJ_METHOD_COUNT, "lpj_method_names");
+
+/* calibrate_delay()'s last two branches: the direct method once, then converge. */
+u32 lpj_calibration_methods(u32 calibrate, bool have_ref, bool delay_tsc, u32 *methods)
+{
+	u32 n = 0;
+
+	if (calibrate == CALIBRATE_FAST && have_ref) {
+		methods[n++] = LPJ_METHOD_FAST;
+		return n;
+	}
+	if (delay_tsc)
+		methods[n++] = LPJ_METHOD_DIRECT;
+	methods[n++] = LPJ_METHOD_CONVERGE;
+	return n;
+}
+
+/* jiffies, counting each change this CPU sees. */
+static u64 read_jiffies(const struct lpj_timebase *t, u64 *seen, u32 *edges)
+{
+	u64 now = t->jiffies(t->ctx);
+
+	if (now != *seen) {
+		*seen = now;
+		(*edges)++;
+	}
+	return now;
+}
+
+/* Spin until jiffies moves on from ticks; the new value. */
+static u64 next_edge(const struct lpj_timebase *t, u64 ticks, u64 *seen, u32 *edges)
+{
+	u64 now;
+
+	while ((now = read_jiffies(t, seen, edges)) == ticks)
+		;
+	return now;
+}
+
+/* Mirrors calibrate_delay_converge(): the same stages, bands and chop limit. */
+u64 lpj_converge(const struct lpj_timebase *t, u32 *edges)
+{
+	u64 seen = t->jiffies(t->ctx), ticks, lpj = 1 << 12, lpj_base, loopadd, loopadd_base,
+	    chop_limit;
+	u32 trials = 0, band = 0, trial_in_band = 0;
+
+	/* Stage 1: from a tick edge, delays of growing bands until one tick passes. */
+	ticks = next_edge(t, seen, &seen, edges);
+	do {
+		if (++trial_in_band == (1u << band)) {
+			band++;
+			trial_in_band = 0;
+		}
+		t->delay(t->ctx, lpj * band);
+		trials += band;
+	} while (read_jiffies(t, &seen, edges) == ticks);
+	/* The last band overshot: back off to an underestimate, the band its bound. */
+	trials -= band;
+	loopadd_base = lpj * band;
+	lpj_base = lpj * trials;
+
+	for (;;) {
+		lpj = lpj_base;
+		loopadd = loopadd_base;
+		chop_limit = lpj >> LPJ_PREC;
+		/* Stage 2: binary chop, each trial a delay started on an edge. */
+		while (loopadd > chop_limit) {
+			lpj += loopadd;
+			ticks = next_edge(t, read_jiffies(t, &seen, edges), &seen, edges);
+			t->delay(t->ctx, lpj);
+			if (read_jiffies(t, &seen, edges) != ticks)
+				lpj -= loopadd;
+			loopadd >>= 1;
+		}
+		/* Every step grew: the base was far too low; again, wider. */
+		if (lpj + loopadd * 2 != lpj_base + loopadd_base * 2)
+			return lpj;
+		lpj_base = lpj;
+		loopadd_base <<= 2;
+	}
+}

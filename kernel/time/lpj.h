@@ -36,6 +36,37 @@ u64 lpj_direct_combine(const u64 lower[], const u64 upper[], u32 n, u32 ticks);
 u32 lpj_direct_ticks(u32 hz);
 u32 lpj_direct_dct(u32 hz);
 
+/*
+ * The methods calibrate_delay() tries in turn on a CPU that must measure
+ * its own lpj, for calibrate= (an enum calibrate_method): Linux runs
+ * calibrate_delay_direct() once, and calibrate_delay_converge() when it
+ * gives no value; it has no direct method at all unless delay_fn is
+ * delay_tsc (read_current_timer() fails under TPAUSE's or MWAITX's
+ * delay). calibrate=fast is hvprobe's one window against the reference
+ * timer, the Linux methods where there is none. Fills methods (at most
+ * LPJ_METHODS_MAX) and returns how many.
+ */
+enum lpj_method { LPJ_METHOD_DIRECT, LPJ_METHOD_CONVERGE, LPJ_METHOD_FAST, LPJ_METHOD_COUNT };
+extern const char *const lpj_method_names[LPJ_METHOD_COUNT];
+#define LPJ_METHODS_MAX 4
+u32 lpj_calibration_methods(u32 calibrate, bool have_ref, bool delay_tsc, u32 *methods);
+
+/*
+ * Linux's calibrate_delay_converge() (init/calibrate.c) against a time
+ * base: wait for a tick edge, then grow the delay in bands of 4096 loops
+ * until a tick passes during it, back off to the last underestimate, and
+ * binary-chop, each step a delay started just after an edge, until the
+ * step is below the base's lpj >> LPJ_PREC; if every step grew, start again from a
+ * larger base. Each change of jiffies it saw is added to *edges.
+ */
+#define LPJ_PREC 8 /* Linux's LPS_PREC */
+struct lpj_timebase {
+	u64 (*jiffies)(void *ctx);
+	void (*delay)(void *ctx, u64 loops); /* __delay(): loops TSC cycles */
+	void *ctx;
+};
+u64 lpj_converge(const struct lpj_timebase *t, u32 *edges);
+
 /* What the command line and the hypervisor offer; 0 where nothing is. */
 struct lpj_offers {
 	u64 cmdline_lpj;

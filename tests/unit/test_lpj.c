@@ -172,3 +172,73 @@ DEFINE_TEST(unit_lpj_copy_source, "calibrate_delay_is_known() under each policy"
 	report_eq(sim_bringup(LPJ_POLICY_HVPROBE, LPJ_REUSE_NONE, true, 8, src), 7,
 		  "hvprobe, lpj_reuse=none: every AP calibrates");
 }
+
+/*
+ * A CPU whose TSC runs cpj cycles per jiffy: reading jiffies costs
+ * read_cost cycles, a delay of n loops n cycles plus call_cost.
+ */
+struct sim_clock {
+	u64 now, cpj, read_cost, call_cost;
+};
+
+static u64 sim_jiffies(void *ctx)
+{
+	struct sim_clock *c = ctx;
+
+	c->now += c->read_cost;
+	return c->now / c->cpj;
+}
+
+static void sim_delay(void *ctx, u64 loops)
+{
+	struct sim_clock *c = ctx;
+
+	c->now += loops + c->call_cost;
+}
+
+static u64 sim_converge(u64 cpj, u64 phase, u32 *edges, u64 *jiffies_spent)
+{
+	struct sim_clock c = { .now = phase, .cpj = cpj, .read_cost = 40, .call_cost = 200 };
+	struct lpj_timebase t = { .jiffies = sim_jiffies, .delay = sim_delay, .ctx = &c };
+	u64 start = phase / cpj, lpj;
+
+	*edges = 0;
+	lpj = lpj_converge(&t, edges);
+	*jiffies_spent = c.now / cpj - start;
+	return lpj;
+}
+
+DEFINE_TEST(unit_lpj_converge, "calibrate_delay_converge(): its value and its cost in ticks", 0)
+{
+	u32 edges;
+	u64 spent, lpj;
+
+	/* 2.45 GHz at HZ=250: 9.8 M cycles a jiffy. */
+	lpj = sim_converge(9800000, 1234567, &edges, &spent);
+	report(lpj <= 9800000 && lpj >= 9800000 - (9800000 >> LPJ_PREC),
+	       "lpj %llu is within 1/256 below the jiffy's 9800000 cycles", lpj);
+	report(spent >= 4 && spent <= 7, "it takes %llu jiffies (Linux: 5-6 at this lpj)", spent);
+	report(edges >= 4 && edges <= 7, "and waits through %u tick edges", edges);
+	/* HZ=1000 at the same TSC: 2.45 M cycles a jiffy. */
+	lpj = sim_converge(2450000, 0, &edges, &spent);
+	report(lpj <= 2450000 && lpj >= 2450000 - (2450000 >> LPJ_PREC),
+	       "HZ=1000: lpj %llu within 1/256 below 2450000", lpj);
+}
+
+DEFINE_TEST(unit_lpj_methods, "calibrate_delay(): the direct method once, then converge", 0)
+{
+	u32 m[LPJ_METHODS_MAX];
+	u32 n;
+
+	n = lpj_calibration_methods(CALIBRATE_LINUX, true, true, m);
+	report(n == 2 && m[0] == LPJ_METHOD_DIRECT && m[1] == LPJ_METHOD_CONVERGE,
+	       "delay_tsc: direct once, then converge (%u methods)", n);
+	n = lpj_calibration_methods(CALIBRATE_LINUX, true, false, m);
+	report(n == 1 && m[0] == LPJ_METHOD_CONVERGE,
+	       "TPAUSE or MWAITX delay: no direct method, converge only (%u methods)", n);
+	n = lpj_calibration_methods(CALIBRATE_FAST, true, true, m);
+	report(n == 1 && m[0] == LPJ_METHOD_FAST, "calibrate=fast with a reference: its window");
+	n = lpj_calibration_methods(CALIBRATE_FAST, false, true, m);
+	report(n == 2 && m[0] == LPJ_METHOD_DIRECT,
+	       "calibrate=fast without a reference: Linux's methods");
+}
