@@ -42,6 +42,7 @@ KERNEL_LDFLAGS := -nostdlib -static -no-pie -z max-page-size=0x1000 \
 LOGIC := \
 	apic/icr.c \
 	apic/options.c \
+	apic/turns.c \
 	boot/boot_info.c \
 	hv/hv.c \
 	hv/hyperv_math.c \

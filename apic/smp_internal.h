@@ -9,6 +9,7 @@
 #define APIC_SMP_INTERNAL_H
 
 #include "kernel/acpi/madt.h"
+#include "apic/turns.h"
 #include "kernel/acpi/srat.h"
 #include "kernel/x86/percpu.h"
 
@@ -38,6 +39,8 @@ struct smp_state {
 	u64 trampoline;
 	/* CPUs the MADT lists that we could not or would not start, and why. */
 	char problems[256];
+	/* APs given up on: never alive within AP_ONLINE_TIMEOUT_US of their kick. */
+	u8 given_up[MAX_CPUS];
 	u64 tsc_start, tsc_end;
 	u32 started; /* APs kicked */
 	/* When the BSP saw each AP online, by its own TSC; 0 when it never did. */
@@ -48,13 +51,13 @@ struct smp_state {
 extern struct smp_state smp;
 
 /*
- * Parallel bring-up's line of calibrating APs: rank r may start once
- * granted > r. The BSP grants the first `concurrency` ranks; each AP that
- * finishes grants one more and wakes its holder.
+ * Parallel bring-up's line of calibrating APs: rank r may start once its
+ * turn comes (turns.h). The BSP grants the first `concurrency` turns;
+ * each AP that finishes grants one more and wakes its holder.
  */
 struct calibration_line {
 	u32 calibrators;
-	volatile u32 granted;
+	struct turns turns; /* who may calibrate now (turns.h) */
 	u32 concurrency;
 	char why[160];
 	u32 parallelism_x100; /* what the probe measured; 0 when none ran */

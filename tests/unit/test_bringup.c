@@ -16,6 +16,7 @@
 #include "apic/apic.h"
 #include "apic/icr.h"
 #include "apic/options.h"
+#include "apic/turns.h"
 #include "kernel/time/lpj.h"
 #include "kernel/test/test.h"
 
@@ -255,4 +256,51 @@ DEFINE_TEST(unit_ap_bringup_cycles, "per-AP bring-up time survives a TSC offset 
 	/* Not seen but in step (an AP the BSP never polled): its own stamps. */
 	report_eq(ap_bringup_cycles(1000, 1100, 1300, 5000, 0, &offset), 4000,
 		  "in step, not seen: the AP's stamps");
+}
+
+static struct {
+	u32 woken[8], n;
+} turn_log;
+
+static void log_wake(void *ctx, u32 rank)
+{
+	(void)ctx;
+	if (turn_log.n < 8)
+		turn_log.woken[turn_log.n++] = rank;
+}
+
+DEFINE_TEST(unit_turns, "turns to calibrate: a dead AP neither blocks the line nor adds a turn", 0)
+{
+	static struct turns t;
+
+	/* 4 in line, one at a time; rank 2 never comes alive before its turn. */
+	turns_init(&t, 4, 1);
+	turn_log.n = 0;
+	turns_give_up(&t, 2, log_wake, NULL);
+	report(!turns_mine(&t, 1), "a dead AP's turn to come lets nobody in early");
+	report_eq(turn_log.n, 0, "and wakes nobody");
+	turns_grant(&t, log_wake, NULL); /* rank 0 done */
+	report(turn_log.n == 1 && turn_log.woken[0] == 1, "rank 0 done: rank 1's turn");
+	report(!turns_mine(&t, 3), "one at a time still");
+	turns_grant(&t, log_wake, NULL); /* rank 1 done */
+	report(turn_log.n == 2 && turn_log.woken[1] == 3, "rank 1 done: the dead rank 2 is passed over");
+	report(turns_mine(&t, 3), "rank 3 may run");
+
+	/* A dead AP that held its turn gives it back once. */
+	turns_init(&t, 3, 1);
+	turn_log.n = 0;
+	turns_give_up(&t, 0, log_wake, NULL);
+	report(turn_log.n == 1 && turn_log.woken[0] == 1, "rank 0 dead with its turn: rank 1's");
+	turns_give_up(&t, 0, log_wake, NULL);
+	report_eq(turn_log.n, 1, "given up twice, passed on once");
+	report(!turns_mine(&t, 2), "rank 2 still waits");
+
+	/* Two at a time, one dead ahead: never three. */
+	turns_init(&t, 4, 2);
+	turn_log.n = 0;
+	turns_give_up(&t, 3, log_wake, NULL);
+	turns_grant(&t, log_wake, NULL);
+	report(turn_log.n == 1 && turn_log.woken[0] == 2, "two at a time: rank 2 after rank 0");
+	turns_grant(&t, log_wake, NULL);
+	report_eq(turn_log.n, 1, "rank 3 is dead: nobody to wake");
 }
