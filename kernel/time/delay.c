@@ -23,7 +23,14 @@ static struct {
 	char problem[128];
 	/* An AP read a TSC earlier than the BSP's before its SIPI: a warp. */
 	bool tsc_unstable;
+	/* What Linux's Hyper-V platform code did to the TSC; NULL for nothing. */
+	const char *hyperv_tsc;
 } delay;
+
+static bool tsc_unstable(void)
+{
+	return __atomic_load_n(&delay.tsc_unstable, __ATOMIC_ACQUIRE);
+}
 
 const char *const lpj_plan_names[] = {
 	[LPJ_PLAN_PRESET] = "preset",
@@ -222,7 +229,7 @@ static const char *unavailable(u32 source)
 					"EAX[11] and EDX[8])"
 				      : "no Hyper-V leaves";
 	case LPJ_SOURCE_KVMCLOCK:
-		return clock_offers.kvm ? "kvmclock not available (CPUID KVM_FEATURE_CLOCKSOURCE2)"
+		return clock_offers.kvm ? "kvmclock not available (KVM_FEATURE_CLOCKSOURCE2 and CLOCKSOURCE clear)"
 				   : "no KVM leaves";
 	case LPJ_SOURCE_KVM:
 		return clock_offers.kvm ? "no KVM timing leaf (base + 0x10)" : "no KVM leaves";
@@ -231,9 +238,21 @@ static const char *unavailable(u32 source)
 	}
 }
 
+/* Whose preset rule lpj_source=auto follows, for the DATA (see lpj_preset()). */
+static const char *preset_rule(void)
+{
+	switch (time_options.lpj_policy) {
+	case LPJ_POLICY_HVPROBE: return "hvprobe's: fastest stated rate (lpj=, hyperv, kvmclock, kvm)";
+	case LPJ_POLICY_HV_PRESET: return "thread's hv_preset_lpj(): lpj=, hyperv, kvmclock";
+	default: return "Linux's: lpj=, kvmclock";
+	}
+}
+
 static void choose_preset(void)
 {
 	struct lpj_offers o = {
+		.hyperv = clock_offers.hyperv,
+		.kvm = clock_offers.kvm,
 		.cmdline_lpj = time_options.lpj,
 		.hyperv_tsc_hz = clock_offers.hyperv_tsc_hz,
 		.kvmclock_tsc_khz = clock_offers.kvmclock_tsc_khz,
@@ -245,7 +264,7 @@ static void choose_preset(void)
 
 	if (req == LPJ_SOURCE_CALIBRATE)
 		return;
-	got = lpj_preset(req, &o, clock.hz, &delay.preset_lpj);
+	got = lpj_preset(time_options.lpj_policy, req, &o, clock.hz, &delay.preset_lpj);
 	if (got != LPJ_SOURCE_AUTO)
 		delay.preset_source = lpj_source_names[got];
 	else if (req != LPJ_SOURCE_AUTO)
@@ -257,8 +276,9 @@ bool delay_same_domain(const struct percpu *a, const struct percpu *b)
 {
 	switch (time_options.lpj_policy) {
 	case LPJ_POLICY_LINUX_6_5:
+	case LPJ_POLICY_HV_PRESET:
 		/* Linux 6.5+'s calibrate_delay_is_known(): CPU0's value while the TSC is stable. */
-		if (!delay.tsc_unstable)
+		if (!tsc_unstable())
 			return true;
 		return a->package == b->package;
 	case LPJ_POLICY_LINUX_6_1:
@@ -275,7 +295,7 @@ bool delay_same_domain(const struct percpu *a, const struct percpu *b)
 
 bool delay_tsc_synchronized(void)
 {
-	return !delay.tsc_unstable;
+	return !tsc_unstable();
 }
 
 const char *delay_policy_rule(void)
@@ -283,7 +303,8 @@ const char *delay_policy_rule(void)
 	switch (time_options.lpj_policy) {
 	case LPJ_POLICY_LINUX_6_1: return "constant TSC: copy from a CPU of the same package";
 	case LPJ_POLICY_LINUX_6_5:
-		return delay.tsc_unstable ? "constant TSC, not synchronized: copy within the package"
+	case LPJ_POLICY_HV_PRESET:
+		return tsc_unstable() ? "constant TSC, not synchronized: copy within the package"
 					  : "constant, synchronized TSC: copy the boot CPU's";
 	default: break;
 	}
@@ -316,11 +337,6 @@ static void online_sibling(void *ctx, u32 i, struct lpj_sibling *out)
 	};
 }
 
-static bool tsc_unstable(void)
-{
-	return __atomic_load_n(&delay.tsc_unstable, __ATOMIC_ACQUIRE);
-}
-
 /*
  * The CPU cpu may copy from under the policy (lpj_copy_source()), or
  * NULL when it must calibrate.
@@ -347,10 +363,32 @@ void delay_plan_ap(struct percpu *cpu)
 	cpu->lpj_plan = cpu->lpj_from ? LPJ_PLAN_COPY : LPJ_PLAN_CALIBRATE;
 }
 
+/*
+ * Under Linux's policies on Hyper-V, what ms_hyperv_init_platform() does
+ * before any calibration: expose the invariant TSC, or mark the TSC
+ * unstable (lpj_hyperv_tsc()). A failed write is the second.
+ */
+static void hyperv_tsc(void)
+{
+	u32 action = lpj_hyperv_tsc(time_options.lpj_policy, clock_offers.hyperv,
+				    clock_offers.kvm, clock_offers.hyperv_tsc_invariant_access);
+
+	if (action == LPJ_HV_TSC_NONE)
+		return;
+	if (action == LPJ_HV_TSC_EXPOSE_INVARIANT && clock_offers.hyperv_expose_invariant_tsc &&
+	    clock_offers.hyperv_expose_invariant_tsc()) {
+		delay.hyperv_tsc = "HV_X64_MSR_TSC_INVARIANT_CONTROL: invariant TSC exposed";
+		return;
+	}
+	delay.hyperv_tsc = "running on Hyper-V: TSC marked unstable";
+	__atomic_store_n(&delay.tsc_unstable, true, __ATOMIC_RELEASE);
+}
+
 void delay_init_bsp(void)
 {
 	struct percpu *cpu = this_cpu();
 
+	hyperv_tsc();
 	delay.tsc_constant = tsc_is_constant(&delay.tsc_constant_why);
 	choose_preset();
 	cpu->lpj_ready = 1;
@@ -435,8 +473,11 @@ void delay_json(struct json *j)
 	json_string(j, "lpj_reuse", lpj_reuse_names[time_options.lpj_reuse]);
 	json_string(j, "lpj_policy", lpj_policy_names[time_options.lpj_policy]);
 	json_string(j, "lpj_policy_rule", delay_policy_rule());
-	json_bool(j, "tsc_synchronized", !delay.tsc_unstable);
+	json_bool(j, "tsc_synchronized", !tsc_unstable());
 	json_bool(j, "tsc_constant", delay.tsc_constant);
 	json_string(j, "tsc_constant_why", delay.tsc_constant_why);
 	json_string(j, "delay_fn", delay_fn());
+	json_string(j, "preset_rule", preset_rule());
+	if (delay.hyperv_tsc)
+		json_string(j, "hyperv_tsc", delay.hyperv_tsc);
 }

@@ -90,22 +90,49 @@ static u64 offer(u32 source, const struct lpj_offers *o, u32 hz)
 	}
 }
 
-u32 lpj_preset(u32 requested, const struct lpj_offers *o, u32 hz, u64 *lpj)
+u32 lpj_linux_platform(bool hyperv, bool kvm)
 {
-	static const u32 auto_order[] = { LPJ_SOURCE_CMDLINE, LPJ_SOURCE_HYPERV,
-					  LPJ_SOURCE_KVMCLOCK, LPJ_SOURCE_KVM };
+	if (kvm)
+		return LPJ_PLATFORM_KVM;
+	return hyperv ? LPJ_PLATFORM_HYPERV : LPJ_PLATFORM_NONE;
+}
+
+u32 lpj_preset(u32 policy, u32 requested, const struct lpj_offers *o, u32 hz, u64 *lpj)
+{
+	static const u32 hvprobe_order[] = { LPJ_SOURCE_CMDLINE, LPJ_SOURCE_HYPERV,
+					     LPJ_SOURCE_KVMCLOCK, LPJ_SOURCE_KVM };
+	u32 platform = lpj_linux_platform(o->hyperv, o->kvm);
+	u32 order[ARRAY_SIZE(hvprobe_order)], n = 0;
 
 	*lpj = 0;
-	if (requested == LPJ_SOURCE_AUTO) {
-		for (u32 i = 0; i < ARRAY_SIZE(auto_order); i++) {
-			*lpj = offer(auto_order[i], o, hz);
-			if (*lpj)
-				return auto_order[i];
-		}
-		return LPJ_SOURCE_AUTO;
+	if (requested != LPJ_SOURCE_AUTO) {
+		*lpj = offer(requested, o, hz);
+		return *lpj ? requested : LPJ_SOURCE_AUTO;
 	}
-	*lpj = offer(requested, o, hz);
-	return *lpj ? requested : LPJ_SOURCE_AUTO;
+	if (policy == LPJ_POLICY_HVPROBE) {
+		for (u32 i = 0; i < ARRAY_SIZE(hvprobe_order); i++)
+			order[n++] = hvprobe_order[i];
+	} else {
+		order[n++] = LPJ_SOURCE_CMDLINE;
+		if (policy == LPJ_POLICY_HV_PRESET && platform == LPJ_PLATFORM_HYPERV)
+			order[n++] = LPJ_SOURCE_HYPERV;
+		if (platform == LPJ_PLATFORM_KVM)
+			order[n++] = LPJ_SOURCE_KVMCLOCK;
+	}
+	for (u32 i = 0; i < n; i++) {
+		*lpj = offer(order[i], o, hz);
+		if (*lpj)
+			return order[i];
+	}
+	return LPJ_SOURCE_AUTO;
+}
+
+u32 lpj_hyperv_tsc(u32 policy, bool hyperv, bool kvm, bool access_tsc_invariant)
+{
+	if (policy == LPJ_POLICY_HVPROBE ||
+	    lpj_linux_platform(hyperv, kvm) != LPJ_PLATFORM_HYPERV)
+		return LPJ_HV_TSC_NONE;
+	return access_tsc_invariant ? LPJ_HV_TSC_EXPOSE_INVARIANT : LPJ_HV_TSC_UNSTABLE;
 }
 
 static bool same_domain(u32 policy, u32 reuse, const struct lpj_sibling *a,
@@ -129,7 +156,8 @@ u32 lpj_copy_source(u32 policy, u32 reuse, bool constant_tsc, bool tsc_unstable,
 		return LPJ_NO_SOURCE;
 	sibling(ctx, self, &me);
 	/* Linux 6.5+: CPU 0's value while the TSC is synchronized. */
-	if (policy == LPJ_POLICY_LINUX_6_5 && self && !tsc_unstable)
+	if ((policy == LPJ_POLICY_LINUX_6_5 || policy == LPJ_POLICY_HV_PRESET) && self &&
+	    !tsc_unstable)
 		return 0;
 	/*
 	 * Linux 6.1, and 6.5+ once the TSC is unstable: any online CPU of the

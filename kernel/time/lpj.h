@@ -69,6 +69,7 @@ u64 lpj_converge(const struct lpj_timebase *t, u32 *edges);
 
 /* What the command line and the hypervisor offer; 0 where nothing is. */
 struct lpj_offers {
+	bool hyperv, kvm;	/* whose leaves are there (Linux's platform) */
 	u64 cmdline_lpj;
 	u64 hyperv_tsc_hz;	/* HV_X64_MSR_TSC_FREQUENCY */
 	u64 kvmclock_tsc_khz;	/* from kvmclock's mul and shift */
@@ -77,15 +78,41 @@ struct lpj_offers {
 };
 
 /*
- * The preset every CPU takes for requested (an enum lpj_source), in the
- * order a modern Linux guest applies them under auto: lpj=, Hyper-V's
- * frequency MSR (hv_preset_lpj()), kvmclock (kvm_get_preset_lpj()), the
- * KVM timing leaf. CPUID.15H is a preset only when asked for by name: in
- * auto it gives the TSC frequency, hence only the BSP's lpj_fine. Returns
- * the source used, with *lpj set, or LPJ_SOURCE_AUTO and *lpj = 0 when
- * there is no preset (then the BSP uses lpj_fine, APs reuse or calibrate).
+ * Linux's x86_hyper, the one hypervisor whose platform code runs
+ * (detect_hypervisor_vendor() takes the highest detect() answer): KVM
+ * answers with its base, 0x40000100 behind Hyper-V's block, so it
+ * outranks Hyper-V's 0x40000000 wherever both are offered.
  */
-u32 lpj_preset(u32 requested, const struct lpj_offers *o, u32 hz, u64 *lpj);
+enum lpj_platform { LPJ_PLATFORM_NONE, LPJ_PLATFORM_KVM, LPJ_PLATFORM_HYPERV };
+u32 lpj_linux_platform(bool hyperv, bool kvm);
+
+/*
+ * The preset every CPU takes for requested (an enum lpj_source) under
+ * policy. A source named on the command line is taken wherever offered.
+ * Under auto, hvprobe's policy takes the fastest stated rate: lpj=,
+ * Hyper-V's frequency MSR, kvmclock, KVM's timing leaf. Linux's take
+ * lpj= (lpj_setup()) and, with KVM as the platform, kvmclock
+ * (kvm_get_preset_lpj() from kvmclock_init()), nothing else: on Hyper-V
+ * mainline only states the TSC's rate (x86_platform.calibrate_tsc), which
+ * gives the boot CPU lpj_fine. hv-preset adds the thread's
+ * hv_preset_lpj(): Hyper-V's MSR, with Hyper-V as the platform.
+ * CPUID.15H is a preset only when asked for by name. Returns the source
+ * used, with *lpj set, or LPJ_SOURCE_AUTO and *lpj = 0 when there is no
+ * preset (then the BSP uses lpj_fine, APs copy or calibrate).
+ */
+u32 lpj_preset(u32 policy, u32 requested, const struct lpj_offers *o, u32 hz, u64 *lpj);
+
+/*
+ * What Linux's Hyper-V platform code does to the TSC before any
+ * calibrate_delay() (ms_hyperv_init_platform()), under policy: with
+ * HV_ACCESS_TSC_INVARIANT it writes HV_X64_MSR_TSC_INVARIANT_CONTROL,
+ * which exposes the invariant-TSC bit (CPUID.80000007H:EDX[8]), hence a
+ * constant, reliable TSC; without it, mark_tsc_unstable("running on
+ * Hyper-V"). Nothing where Hyper-V is not the platform, nor under
+ * hvprobe's policy.
+ */
+enum lpj_hv_tsc { LPJ_HV_TSC_NONE, LPJ_HV_TSC_EXPOSE_INVARIANT, LPJ_HV_TSC_UNSTABLE };
+u32 lpj_hyperv_tsc(u32 policy, bool hyperv, bool kvm, bool access_tsc_invariant);
 
 /* What calibrate_delay_is_known() reads of another CPU. */
 struct lpj_sibling {
