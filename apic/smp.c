@@ -48,6 +48,14 @@ struct {
 
 struct smp_state smp;
 
+/*
+ * bringup=linux-6.5: set by the control CPU to let an AP past the alive
+ * point (Linux's cpuhp_bp_sync_alive() and cpuhp_ap_sync_alive()).
+ */
+static u8 released[MAX_CPUS];
+/* CPUID.0BH:ECX[15:8] level type 1, SMT (SDM Vol 2A "CPUID", leaf 0BH). */
+#define TOPOLOGY_TYPE_SMT 1
+
 /* Why an AP's INIT-SIPI-SIPI failed (icr_kick_failure()), by CPU index; NULL when it did not. */
 static const char *kick_failure[MAX_CPUS];
 
@@ -351,6 +359,49 @@ static void choose_init_udelay(void)
 	smp.init_udelay = init_udelay_rule(vendor, cpu_signature().family, &smp.init_udelay_why);
 }
 
+static bool is_alive(void *arg)
+{
+	return __atomic_load_n(&((struct percpu *)arg)->state, __ATOMIC_ACQUIRE) >= CPU_ALIVE;
+}
+
+/* APIC ID bits below the core: the SMT level's shift, 0 without one. */
+static u32 smt_shift(void)
+{
+	if (cpu_property(X86_PROPERTY_TOPOLOGY_TYPE(0)) == TOPOLOGY_TYPE_SMT)
+		return cpu_property(X86_PROPERTY_TOPOLOGY_SHIFT(0));
+	return 0;
+}
+
+/*
+ * Linux 6.5's cpuhp_bringup_cpus_parallel(): a first pass kicks every AP
+ * (CPUHP_BP_KICK_AP, primary threads first), each with its own
+ * INIT-SIPI-SIPI, every wait and its own ESR, as the serial bring-up's,
+ * but without waiting for it; each AP runs to the alive point and spins
+ * there. A second pass, in the same order, waits for each to be alive
+ * (10 s, as cpuhp_bp_sync_alive()), releases it, and waits for it to
+ * come online, so that everything after the alive point, calibrate_delay()
+ * included, runs on one AP at a time.
+ */
+static void boot_linux_6_5(void)
+{
+	static u32 ids[MAX_CPUS], order[MAX_CPUS];
+	u32 n = cpu_count();
+
+	for (u32 i = 0; i < n; i++)
+		ids[i] = cpu_at(i)->apic_id;
+	bringup_order(ids, n, smt_shift(), order);
+	for (u32 k = 0; k + 1 < n; k++)
+		kick(cpu_at(order[k]));
+	for (u32 k = 0; k + 1 < n; k++) {
+		struct percpu *cpu = cpu_at(order[k]);
+
+		if (smp_kick_failure(cpu->index) || !smp_wait(is_alive, cpu, AP_ONLINE_TIMEOUT_US))
+			continue;
+		__atomic_store_n(&released[cpu->index], 1, __ATOMIC_RELEASE);
+		smp_wait(is_online, cpu, AP_ONLINE_TIMEOUT_US);
+	}
+}
+
 void smp_boot(void)
 {
 	u32 aps = cpu_count() - 1;
@@ -367,6 +418,8 @@ void smp_boot(void)
 	smp.tsc_start = rdtsc();
 	if (apic_options.bringup == BRINGUP_PARALLEL) {
 		boot_parallel();
+	} else if (apic_options.bringup == BRINGUP_LINUX_6_5) {
+		boot_linux_6_5();
 	} else {
 		for (u32 i = 1; i < cpu_count(); i++)
 			if (kick(cpu_at(i)))
@@ -426,8 +479,12 @@ void ap_main(struct percpu *cpu)
 	cpu->state = CPU_ALIVE;
 	apic_init_ap();
 	cpu->hw_apic_id = apic_id();
-	if (apic_options.bringup == BRINGUP_PARALLEL)
+	if (apic_options.bringup != BRINGUP_SERIAL)
 		smp_wake(cpu_at(0));
+	/* linux-6.5: spin at the alive point until released (cpuhp_ap_sync_alive()). */
+	if (apic_options.bringup == BRINGUP_LINUX_6_5)
+		while (!__atomic_load_n(&released[cpu->index], __ATOMIC_ACQUIRE))
+			pause();
 	ap_lpj(cpu);
 	cpu->tsc_calibrated = rdtsc();
 	cpu->tsc_online = rdtsc();

@@ -304,3 +304,24 @@ DEFINE_TEST(unit_turns, "turns to calibrate: a dead AP neither blocks the line n
 	turns_grant(&t, log_wake, NULL);
 	report_eq(turn_log.n, 1, "rank 3 is dead: nobody to wake");
 }
+
+DEFINE_TEST(unit_bringup_order, "linux-6.5 kicks primary threads first, each in CPU order", 0)
+{
+	/* CPU 0..5 with two threads a core: APIC IDs 0, 1, 2, 3, 4, 5. */
+	static const u32 smt2[6] = { 0, 1, 2, 3, 4, 5 };
+	static const u32 want2[5] = { 2, 4, 1, 3, 5 };
+	static const u32 nosmt[4] = { 0, 1, 2, 3 };
+	static const u32 want1[3] = { 1, 2, 3 };
+	u32 order[5];
+	bool same = true;
+
+	bringup_order(smt2, 6, 1, order);
+	for (u32 i = 0; i < 5; i++)
+		same &= order[i] == want2[i];
+	report(same, "two threads a core: CPUs 2, 4, then 1, 3, 5");
+	bringup_order(nosmt, 4, 0, order);
+	same = true;
+	for (u32 i = 0; i < 3; i++)
+		same &= order[i] == want1[i];
+	report(same, "no SMT: every AP is a primary thread, in CPU order");
+}
