@@ -229,7 +229,8 @@ static const char *unavailable(u32 source)
 					"EAX[11] and EDX[8])"
 				      : "no Hyper-V leaves";
 	case LPJ_SOURCE_KVMCLOCK:
-		return clock_offers.kvm ? "kvmclock not available (KVM_FEATURE_CLOCKSOURCE2 and CLOCKSOURCE clear)"
+		return clock_offers.kvm ? "kvmclock not available (KVM_FEATURE_CLOCKSOURCE2 and "
+					  "CLOCKSOURCE clear)"
 				   : "no KVM leaves";
 	case LPJ_SOURCE_KVM:
 		return clock_offers.kvm ? "no KVM timing leaf (base + 0x10)" : "no KVM leaves";
@@ -242,7 +243,8 @@ static const char *unavailable(u32 source)
 static const char *preset_rule(void)
 {
 	switch (time_options.lpj_policy) {
-	case LPJ_POLICY_HVPROBE: return "hvprobe's: fastest stated rate (lpj=, hyperv, kvmclock, kvm)";
+	case LPJ_POLICY_HVPROBE:
+		return "hvprobe's: fastest stated rate (lpj=, hyperv, kvmclock, kvm)";
 	case LPJ_POLICY_HV_PRESET: return "thread's hv_preset_lpj(): lpj=, hyperv, kvmclock";
 	default: return "Linux's: lpj=, kvmclock";
 	}

@@ -283,7 +283,8 @@ DEFINE_TEST(unit_turns, "turns to calibrate: a dead AP neither blocks the line n
 	report(turn_log.n == 1 && turn_log.woken[0] == 1, "rank 0 done: rank 1's turn");
 	report(!turns_mine(&t, 3), "one at a time still");
 	turns_grant(&t, log_wake, NULL); /* rank 1 done */
-	report(turn_log.n == 2 && turn_log.woken[1] == 3, "rank 1 done: the dead rank 2 is passed over");
+	report(turn_log.n == 2 && turn_log.woken[1] == 3,
+	       "rank 1 done: the dead rank 2 is passed over");
 	report(turns_mine(&t, 3), "rank 3 may run");
 
 	/* A dead AP that held its turn gives it back once. */

@@ -317,7 +317,8 @@ DEFINE_TEST(unit_cmdline_errors, "each bad word is refused with its message", 0)
 		  "init_udelay: 'autox' is not accepted (accepted: auto, 0..1000000)");
 	parse_bad("init_udelay=", "init_udelay: '' is not accepted (accepted: auto, 0..1000000)");
 	parse_bad("lpj_policy=linux-6.2",
-		  "lpj_policy: 'linux-6.2' is not accepted (accepted: hvprobe, linux-6.1, linux-6.5, hv-preset)");
+		  "lpj_policy: 'linux-6.2' is not accepted "
+		  "(accepted: hvprobe, linux-6.1, linux-6.5, hv-preset)");
 	parse_bad("parallel_calibrate=2",
 		  "parallel_calibrate: '2' is not accepted (accepted: auto, serialize, concurrent)");
 	parse_bad("pmu.lvtpc=smi", "pmu.lvtpc: 'smi' is not accepted (accepted: nmi, fixed)");

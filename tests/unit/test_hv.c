@@ -9,9 +9,9 @@
 #include "hv/hyperv.h"
 #include "hv/kvm.h"
 #include "kernel/cmdline.h"
-#include "kernel/time/lpj.h"
 #include "kernel/lib/string.h"
 #include "kernel/test/test.h"
+#include "kernel/time/lpj.h"
 
 #define MAX_FAKE 8
 
@@ -108,14 +108,16 @@ DEFINE_TEST(unit_hv_lpj_preset, "lpj presets under hvprobe's policy: the fastest
 	struct lpj_offers o = all;
 	u64 lpj;
 
-	report_eq(lpj_preset(LPJ_POLICY_HVPROBE, LPJ_SOURCE_AUTO, &o, 250, &lpj), LPJ_SOURCE_CMDLINE, "lpj= first");
+	report_eq(lpj_preset(LPJ_POLICY_HVPROBE, LPJ_SOURCE_AUTO, &o, 250, &lpj),
+		  LPJ_SOURCE_CMDLINE, "lpj= first");
 	report_eq(lpj, 1234567, "with its value exactly");
 	o.cmdline_lpj = 0;
 	report_eq(lpj_preset(LPJ_POLICY_HVPROBE, LPJ_SOURCE_AUTO, &o, 250, &lpj), LPJ_SOURCE_HYPERV,
 		  "then Hyper-V's frequency MSR");
 	report_eq(lpj, 9600000, "2.4 GHz at HZ=250");
 	o.hyperv_tsc_hz = 0;
-	report_eq(lpj_preset(LPJ_POLICY_HVPROBE, LPJ_SOURCE_AUTO, &o, 250, &lpj), LPJ_SOURCE_KVMCLOCK, "then kvmclock");
+	report_eq(lpj_preset(LPJ_POLICY_HVPROBE, LPJ_SOURCE_AUTO, &o, 250, &lpj),
+		  LPJ_SOURCE_KVMCLOCK, "then kvmclock");
 	report_eq(lpj, 10000000, "2.5 GHz at HZ=250");
 	o.kvmclock_tsc_khz = 0;
 	report_eq(lpj_preset(LPJ_POLICY_HVPROBE, LPJ_SOURCE_AUTO, &o, 250, &lpj), LPJ_SOURCE_KVM,
@@ -130,18 +132,19 @@ DEFINE_TEST(unit_hv_lpj_preset, "lpj presets under hvprobe's policy: the fastest
 	report_eq(lpj_preset(LPJ_POLICY_HVPROBE, LPJ_SOURCE_CPUID, &o, 250, &lpj), LPJ_SOURCE_CPUID,
 		  "lpj_source=cpuid takes CPUID.15H even with others offered");
 	report_eq(lpj, 10800000, "2.7 GHz at HZ=250");
-	report_eq(lpj_preset(LPJ_POLICY_HVPROBE, LPJ_SOURCE_KVMCLOCK, &o, 1000, &lpj), LPJ_SOURCE_KVMCLOCK,
-		  "lpj_source=kvmclock at HZ=1000");
+	report_eq(lpj_preset(LPJ_POLICY_HVPROBE, LPJ_SOURCE_KVMCLOCK, &o, 1000, &lpj),
+		  LPJ_SOURCE_KVMCLOCK, "lpj_source=kvmclock at HZ=1000");
 	report_eq(lpj, 2500000, "2.5 GHz at HZ=1000");
-	report_eq(lpj_preset(LPJ_POLICY_HVPROBE, LPJ_SOURCE_CALIBRATE, &o, 250, &lpj), LPJ_SOURCE_AUTO,
-		  "lpj_source=calibrate takes no preset");
+	report_eq(lpj_preset(LPJ_POLICY_HVPROBE, LPJ_SOURCE_CALIBRATE, &o, 250, &lpj),
+		  LPJ_SOURCE_AUTO, "lpj_source=calibrate takes no preset");
 	o.hyperv_tsc_hz = 0;
 	report_eq(lpj_preset(LPJ_POLICY_HVPROBE, LPJ_SOURCE_HYPERV, &o, 250, &lpj), LPJ_SOURCE_AUTO,
 		  "a named source that offers nothing gives no preset");
 	report_eq(lpj, 0, "and no value");
 }
 
-DEFINE_TEST(unit_hv_lpj_preset_linux, "lpj presets under Linux's policies: lpj= and kvmclock only", 0)
+DEFINE_TEST(unit_hv_lpj_preset_linux, "lpj presets under Linux's policies: lpj= and kvmclock only",
+	    0)
 {
 	struct lpj_offers hv_only = { .hyperv = true, .hyperv_tsc_hz = 2400000000ULL };
 	struct lpj_offers kvm_hv = { .hyperv = true,
@@ -172,14 +175,16 @@ DEFINE_TEST(unit_hv_lpj_preset_linux, "lpj presets under Linux's policies: lpj= 
 		  LPJ_SOURCE_KVMCLOCK, "linux-6.5 on KVM with Hyper-V's leaves: kvmclock");
 	report_eq(lpj, 10000000, "2.5 GHz at HZ=250");
 	report_eq(lpj_preset(LPJ_POLICY_HV_PRESET, LPJ_SOURCE_AUTO, &kvm_hv, 250, &lpj),
-		  LPJ_SOURCE_KVMCLOCK, "hv-preset there too: KVM is the platform, Hyper-V's code never runs");
+		  LPJ_SOURCE_KVMCLOCK,
+		  "hv-preset there too: KVM is the platform, Hyper-V's code never runs");
 	report_eq(lpj_preset(LPJ_POLICY_LINUX_6_1, LPJ_SOURCE_AUTO, &timing_only, 250, &lpj),
 		  LPJ_SOURCE_AUTO, "linux-6.1: KVM's timing leaf is never a preset");
 	kvm_hv.cmdline_lpj = 1234567;
 	report_eq(lpj_preset(LPJ_POLICY_LINUX_6_1, LPJ_SOURCE_AUTO, &kvm_hv, 250, &lpj),
 		  LPJ_SOURCE_CMDLINE, "linux-6.1: lpj= first");
 	report_eq(lpj_preset(LPJ_POLICY_LINUX_6_5, LPJ_SOURCE_HYPERV, &kvm_hv, 250, &lpj),
-		  LPJ_SOURCE_HYPERV, "a source named on the command line is taken under any policy");
+		  LPJ_SOURCE_HYPERV,
+		  "a source named on the command line is taken under any policy");
 }
 
 DEFINE_TEST(unit_hv_tsc_invariant, "Hyper-V's TSC-invariant control under each policy", 0)
