@@ -166,14 +166,30 @@ void ap_lpj(struct percpu *cpu)
 {
 	bool parallel = apic_options.bringup == BRINGUP_PARALLEL;
 
+	bool turn = parallel && cpu->lpj_plan == LPJ_PLAN_CALIBRATE;
+
 	if (parallel && cpu->lpj_plan == LPJ_PLAN_COPY && !source_ready(cpu))
 		ap_park(cpu, source_ready, "source", parallel_timeout_us());
-	else if (parallel && cpu->lpj_plan == LPJ_PLAN_CALIBRATE && !my_turn(cpu))
+	/*
+	 * A copier that must calibrate after all (its source is out of
+	 * reach after a TSC warp) takes a turn at the end of the line
+	 * rather than calibrate beside the others.
+	 */
+	if (parallel && cpu->lpj_plan == LPJ_PLAN_COPY && delay_ap_must_calibrate()) {
+		u32 rank = turns_join(&cal_line.turns);
+
+		if (rank < TURNS_MAX) {
+			cpu->cal_rank = rank;
+			cal_line.ranked[rank] = cpu;
+			turn = true;
+		}
+	}
+	if (turn && !my_turn(cpu))
 		ap_park(cpu, my_turn, "turn", parallel_timeout_us());
 	delay_calibrate_ap();
 	if (!parallel)
 		return;
-	if (cpu->lpj_plan == LPJ_PLAN_CALIBRATE)
+	if (turn)
 		turns_grant(&cal_line.turns, wake_rank, NULL);
 	for (u32 i = cpu->index + 1; i < cpu_count(); i++) {
 		struct percpu *other = cpu_at(i);

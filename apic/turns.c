@@ -26,7 +26,7 @@ void turns_grant(struct turns *t, turn_wake_fn wake, void *ctx)
 	for (;;) {
 		u32 next = __atomic_fetch_add(&t->granted, 1, __ATOMIC_SEQ_CST);
 
-		if (next >= t->ranks)
+		if (next >= __atomic_load_n(&t->ranks, __ATOMIC_SEQ_CST))
 			return;
 		if (!__atomic_load_n(&t->dead[next], __ATOMIC_SEQ_CST)) {
 			wake(ctx, next);
@@ -37,9 +37,21 @@ void turns_grant(struct turns *t, turn_wake_fn wake, void *ctx)
 	}
 }
 
+u32 turns_join(struct turns *t)
+{
+	u32 rank = __atomic_load_n(&t->ranks, __ATOMIC_SEQ_CST);
+
+	do {
+		if (rank >= TURNS_MAX)
+			return TURNS_MAX;
+	} while (!__atomic_compare_exchange_n(&t->ranks, &rank, rank + 1, false, __ATOMIC_SEQ_CST,
+					      __ATOMIC_SEQ_CST));
+	return rank;
+}
+
 void turns_give_up(struct turns *t, u32 rank, turn_wake_fn wake, void *ctx)
 {
-	if (rank >= t->ranks)
+	if (rank >= __atomic_load_n(&t->ranks, __ATOMIC_SEQ_CST))
 		return;
 	__atomic_store_n(&t->dead[rank], 1, __ATOMIC_SEQ_CST);
 	/* A turn it held and will never give back: pass it on now. */

@@ -29,6 +29,13 @@ void turns_init(struct turns *t, u32 ranks, u32 granted);
 bool turns_mine(struct turns *t, u32 rank);
 /* One more turn, past dead ranks; wakes the rank it went to. */
 void turns_grant(struct turns *t, turn_wake_fn wake, void *ctx);
+/*
+ * A rank at the end of the line for an AP that must calibrate though it
+ * was planned to copy (its source's value cannot be taken after a TSC
+ * warp): TURNS_MAX when the line is full. A turn granted past the last
+ * rank is a free slot, which the newcomer takes at once.
+ */
+u32 turns_join(struct turns *t);
 /* Rank will never run: its turn, held or to come, goes to the next live one. */
 void turns_give_up(struct turns *t, u32 rank, turn_wake_fn wake, void *ctx);
 

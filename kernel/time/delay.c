@@ -407,18 +407,34 @@ void delay_init_bsp(void)
 	cpu->lpj_ready = 1;
 }
 
+/*
+ * check_tsc_warp()'s question: an AP whose TSC reads earlier than the
+ * BSP's stamp before its SIPI is not in step with it (Linux's
+ * mark_tsc_unstable(), which every CPU reads afterwards).
+ */
+static void note_warp(const struct percpu *cpu)
+{
+	if (cpu->tsc_alive < cpu->tsc_sipi)
+		__atomic_store_n(&delay.tsc_unstable, true, __ATOMIC_RELEASE);
+}
+
+bool delay_ap_must_calibrate(void)
+{
+	struct percpu *cpu = this_cpu();
+	const char *why;
+
+	note_warp(cpu);
+	if (cpu->lpj_plan == LPJ_PLAN_PRESET && delay.preset_lpj)
+		return false;
+	return !copy_source(cpu, tsc_is_constant(&why), online_sibling);
+}
+
 void delay_calibrate_ap(void)
 {
 	struct percpu *cpu = this_cpu(), *from;
 	const char *why;
 
-	/*
-	 * check_tsc_warp()'s question, asked once: an AP whose TSC reads
-	 * earlier than the BSP's stamp before its SIPI is not in step with it
-	 * (Linux's mark_tsc_unstable(), which every CPU reads afterwards).
-	 */
-	if (cpu->tsc_alive < cpu->tsc_sipi)
-		__atomic_store_n(&delay.tsc_unstable, true, __ATOMIC_RELEASE);
+	note_warp(cpu);
 	if (cpu->lpj_plan == LPJ_PLAN_PRESET && preset(cpu))
 		goto done;
 	/*

@@ -33,6 +33,11 @@ void delay_plan_ap(struct percpu *cpu);
  * lpj_ready.
  */
 void delay_calibrate_ap(void);
+/*
+ * On an AP, before delay_calibrate_ap(): whether, as things stand, it
+ * will calibrate (no preset, no source it may copy from now).
+ */
+bool delay_ap_must_calibrate(void);
 void udelay(u64 us);
 
 /* The preset every CPU takes (lpj=, or a hypervisor's rate); 0 for none. */

@@ -326,3 +326,25 @@ DEFINE_TEST(unit_bringup_order, "linux-6.5 kicks primary threads first, each in 
 		same &= order[i] == want1[i];
 	report(same, "no SMT: every AP is a primary thread, in CPU order");
 }
+
+DEFINE_TEST(unit_turns_join, "an AP that must calibrate after all joins the line", 0)
+{
+	static struct turns t;
+	u32 r;
+
+	/* Two planned calibrators, one at a time; a copier finds it must calibrate. */
+	turns_init(&t, 2, 1);
+	turn_log.n = 0;
+	r = turns_join(&t);
+	report_eq(r, 2, "it takes the next rank");
+	report(!turns_mine(&t, r), "and waits while the line is busy");
+	turns_grant(&t, log_wake, NULL);
+	turns_grant(&t, log_wake, NULL);
+	report(turn_log.n == 2 && turn_log.woken[1] == 2, "its turn comes after rank 1's");
+
+	/* A line that has run dry has a free slot: a newcomer goes at once. */
+	turns_init(&t, 1, 1);
+	turns_grant(&t, log_wake, NULL);
+	r = turns_join(&t);
+	report(turns_mine(&t, r), "a free slot: at once");
+}
