@@ -40,7 +40,9 @@ KERNEL_LDFLAGS := -nostdlib -static -no-pie -z max-page-size=0x1000 \
 # the host unit tests and the fuzzers. KERNEL is the rest of the kernel:
 # hardware access, entry points, the composition in kernel/main.c.
 LOGIC := \
+	apic/icr.c \
 	apic/options.c \
+	apic/turns.c \
 	boot/boot_info.c \
 	hv/hv.c \
 	hv/hyperv_math.c \

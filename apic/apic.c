@@ -6,6 +6,7 @@
  * never cleared: QEMU 7.2's TCG cannot set it again.
  */
 #include "apic/apic.h"
+#include "apic/icr.h"
 #include "apic/options.h"
 #include "kernel/x86/cpuid.h"
 #include "kernel/lib/printf.h"
@@ -13,8 +14,6 @@
 #include "kernel/x86/trap.h"
 #include "kernel/x86/x86.h"
 
-/* A send that never completes must not hang bring-up (xAPIC only). */
-#define ICR_IDLE_POLLS 1000000
 #define XAPIC_MAX_ID 0xfe /* 0xff is the broadcast destination */
 
 static enum apic_mode mode;
@@ -68,17 +67,43 @@ u32 apic_esr(void)
 	return apic_read(APIC_ESR);
 }
 
-void apic_send_ipi(u32 dest_apic_id, u32 icr_low)
+/*
+ * Linux weak_wrmsr_fence(): MFENCE orders earlier stores before the
+ * x2APIC WRMSR, which is not serializing (SDM Vol 3A 11.12.3); LFENCE
+ * keeps the WRMSR from starting before the MFENCE completes.
+ */
+static void weak_wrmsr_fence(void)
 {
-	if (mode == APIC_MODE_X2APIC) {
-		/* One 64-bit write; no delivery-status bit to poll (SDM 11.12.9). */
-		wrmsr(MSR_IA32_X2APIC_ICR, FIELD_PREP(X2APIC_ICR_DEST, dest_apic_id) | icr_low);
-		return;
-	}
-	apic_write(APIC_ICR2, FIELD_PREP(APIC_ICR2_XAPIC_DEST, dest_apic_id));
-	apic_write(APIC_ICR, icr_low);
-	for (int i = 0; i < ICR_IDLE_POLLS && (apic_read(APIC_ICR) & APIC_ICR_BUSY); i++)
-		pause();
+	asm volatile("mfence; lfence" ::: "memory");
+}
+
+static bool irq_save(void)
+{
+	bool on = read_rflags() & X86_EFLAGS_IF;
+
+	cli();
+	return on;
+}
+
+static void irq_restore(bool was_on)
+{
+	if (was_on)
+		sti();
+}
+
+static const struct icr_ops icr_ops = {
+	.irq_save = irq_save,
+	.irq_restore = irq_restore,
+	.fence = weak_wrmsr_fence,
+	.wrmsr = wrmsr,
+	.read = apic_read,
+	.write = apic_write,
+	.pause = pause,
+};
+
+bool apic_send_ipi(u32 dest_apic_id, u32 icr_low)
+{
+	return icr_send(&icr_ops, mode == APIC_MODE_X2APIC, dest_apic_id, icr_low);
 }
 
 /* Software-enable with a spurious vector, mask every LVT entry we own. */

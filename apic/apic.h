@@ -38,6 +38,9 @@
 #define APIC_SVR 0x0f0
 #define  APIC_SVR_ENABLE BIT(8)
 #define APIC_ESR 0x280
+/* Bit 4, an illegal redirectable-IPI request, is not a delivery failure. */
+#define  APIC_ESR_REDIRECTABLE_IPI BIT(4)
+#define  APIC_ESR_ERRORS (GENMASK(7, 0) & ~APIC_ESR_REDIRECTABLE_IPI)
 #define APIC_ICR 0x300
 #define  APIC_ICR_VECTOR_MASK GENMASK(7, 0)
 #define  APIC_ICR_VECTOR(v) FIELD_PREP(APIC_ICR_VECTOR_MASK, v)
@@ -98,8 +101,11 @@ void apic_eoi(void);
 /* Clear and read the error status (SDM Vol 3A 11.5.3: write, then read). */
 u32 apic_esr(void);
 
-/* icr_low: delivery mode, vector and trigger bits; no destination shorthand. */
-void apic_send_ipi(u32 dest_apic_id, u32 icr_low);
+/*
+ * icr_low: delivery mode, vector and trigger bits; no destination
+ * shorthand. False when an xAPIC never showed the IPI delivered (icr.h).
+ */
+bool apic_send_ipi(u32 dest_apic_id, u32 icr_low);
 /* The highest APIC ID this mode can address. */
 u32 apic_max_id(void);
 

@@ -19,6 +19,7 @@ _Static_assert(ARRAY_SIZE(apic_choice_names) == APIC_CHOICE_COUNT, "apic_choice_
 const char *const bringup_names[] = {
 	[BRINGUP_SERIAL] = "serial",
 	[BRINGUP_PARALLEL] = "parallel",
+	[BRINGUP_LINUX_6_5] = "linux-6.5",
 };
 _Static_assert(ARRAY_SIZE(bringup_names) == BRINGUP_COUNT, "bringup_names");
 
@@ -66,4 +67,24 @@ u32 calibrate_concurrency(u64 solo, const u64 *together, u32 n, u32 *parallelism
 	*parallelism_x100 = solo ? (u32)MIN(sum * 100 / solo, 100000ULL) : 0;
 	k = 1 + (*parallelism_x100 >= 50 ? (*parallelism_x100 - 50) / 100 : 0);
 	return (u32)MIN(k, (u64)n + 1);
+}
+
+u64 ap_bringup_cycles(u64 bsp_init, u64 bsp_sipi, u64 ap_alive, u64 ap_online, u64 bsp_seen,
+		      bool *offset)
+{
+	*offset = ap_alive < bsp_sipi || ap_online < ap_alive ||
+		  (bsp_seen && ap_online > bsp_seen);
+	if (!*offset)
+		return ap_online - bsp_init;
+	return bsp_seen > bsp_init ? bsp_seen - bsp_init : 0;
+}
+
+void bringup_order(const u32 *apic_ids, u32 n, u32 smt_shift, u32 *order)
+{
+	u32 mask = smt_shift >= 32 ? ~0u : (1u << smt_shift) - 1, k = 0;
+
+	for (int secondary = 0; secondary < 2; secondary++)
+		for (u32 i = 1; i < n; i++)
+			if (!!(apic_ids[i] & mask) == secondary)
+				order[k++] = i;
 }

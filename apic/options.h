@@ -6,7 +6,15 @@
 #include "kernel/lib/types.h"
 
 enum apic_choice { APIC_AUTO, APIC_XAPIC, APIC_X2APIC, APIC_CHOICE_COUNT };
-enum bringup_mode { BRINGUP_SERIAL, BRINGUP_PARALLEL, BRINGUP_COUNT };
+/*
+ * bringup=: serial (Linux before 6.5: one AP after another, each waited
+ * for); parallel (hvprobe's concurrent mode: APs kicked in pairs and
+ * started at once, calibrations in a measured line); linux-6.5 (Linux
+ * 6.5's cpuhp_bringup_cpus_parallel(): every AP kicked with its own
+ * INIT-SIPI-SIPI and no wait, each spinning at the alive point, then
+ * released one at a time for the rest, calibration included).
+ */
+enum bringup_mode { BRINGUP_SERIAL, BRINGUP_PARALLEL, BRINGUP_LINUX_6_5, BRINGUP_COUNT };
 /*
  * parallel_calibrate=: with bringup=parallel, how many APs may calibrate
  * at once: auto measures what the host gives (see smp.c), serialize lets
@@ -56,5 +64,27 @@ u64 init_udelay_rule(const char *vendor, u32 family, const char **why);
  * stretched each other to 3x their cost.
  */
 u32 calibrate_concurrency(u64 solo, const u64 *together, u32 n, u32 *parallelism_x100);
+
+/*
+ * An AP's bring-up time in the BSP's TSC cycles, from the BSP's INIT
+ * stamp to the AP's own online stamp. The two are different CPUs' TSCs:
+ * where they are offset (a host that gives each vCPU its own TSC offset,
+ * or a warp), the difference means nothing, and an AP behind the BSP
+ * makes it wrap to a huge value. The AP's stamps must fall where
+ * causality puts them, after the BSP's SIPI and before the BSP saw it
+ * online (bsp_seen, 0 when it never did); when they do not, the BSP's
+ * own span to bsp_seen is the figure and *offset is set. 0 when neither
+ * can be had.
+ */
+u64 ap_bringup_cycles(u64 bsp_init, u64 bsp_sipi, u64 ap_alive, u64 ap_online, u64 bsp_seen,
+		      bool *offset);
+
+/*
+ * Linux 6.5's kick order (cpuhp_bringup_cpus_parallel(): primary threads
+ * first, then the rest, each in CPU order): fills order[] with the
+ * indexes 1..n-1 of the APs, by their APIC IDs, where an ID with any of
+ * its smt_shift low bits set is a secondary thread.
+ */
+void bringup_order(const u32 *apic_ids, u32 n, u32 smt_shift, u32 *order);
 
 #endif

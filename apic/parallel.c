@@ -36,6 +36,7 @@
 #define PROBE_ALIVE_TIMEOUT_US (5 * 1000000ULL)
 
 struct calibration_line cal_line;
+_Static_assert(TURNS_MAX >= MAX_CPUS, "a turn for every CPU");
 
 /* A loop the probe counts: as many turns as the host lets it run before end. */
 static u64 __attribute__((noinline)) spin_until(u64 end)
@@ -90,6 +91,8 @@ static void probe_run(struct percpu *cpu)
 		cpu->probe_loops = spin_until(cal_line.probe_end);
 	}
 	__atomic_store_n(&cpu->probe_round, round, __ATOMIC_RELEASE);
+	/* The BSP waits for the answers in HLT: without a wake, until its next tick. */
+	smp_wake(cpu_at(0));
 }
 
 /*
@@ -139,7 +142,13 @@ static bool source_ready(const struct percpu *cpu)
 
 static bool my_turn(const struct percpu *cpu)
 {
-	return cpu->cal_rank < __atomic_load_n(&cal_line.granted, __ATOMIC_ACQUIRE);
+	return turns_mine(&cal_line.turns, cpu->cal_rank);
+}
+
+static void wake_rank(void *ctx, u32 rank)
+{
+	(void)ctx;
+	smp_wake(cal_line.ranked[rank]);
 }
 
 static u64 parallel_timeout_us(void)
@@ -157,19 +166,31 @@ void ap_lpj(struct percpu *cpu)
 {
 	bool parallel = apic_options.bringup == BRINGUP_PARALLEL;
 
+	bool turn = parallel && cpu->lpj_plan == LPJ_PLAN_CALIBRATE;
+
 	if (parallel && cpu->lpj_plan == LPJ_PLAN_COPY && !source_ready(cpu))
 		ap_park(cpu, source_ready, "source", parallel_timeout_us());
-	else if (parallel && cpu->lpj_plan == LPJ_PLAN_CALIBRATE && !my_turn(cpu))
+	/*
+	 * A copier that must calibrate after all (its source is out of
+	 * reach after a TSC warp) takes a turn at the end of the line
+	 * rather than calibrate beside the others.
+	 */
+	if (parallel && cpu->lpj_plan == LPJ_PLAN_COPY && delay_ap_must_calibrate()) {
+		u32 rank = turns_join(&cal_line.turns);
+
+		if (rank < TURNS_MAX) {
+			cpu->cal_rank = rank;
+			cal_line.ranked[rank] = cpu;
+			turn = true;
+		}
+	}
+	if (turn && !my_turn(cpu))
 		ap_park(cpu, my_turn, "turn", parallel_timeout_us());
 	delay_calibrate_ap();
 	if (!parallel)
 		return;
-	if (cpu->lpj_plan == LPJ_PLAN_CALIBRATE) {
-		u32 next = __atomic_fetch_add(&cal_line.granted, 1, __ATOMIC_ACQ_REL);
-
-		if (next < cal_line.calibrators)
-			smp_wake(cal_line.ranked[next]);
-	}
+	if (turn)
+		turns_grant(&cal_line.turns, wake_rank, NULL);
 	for (u32 i = cpu->index + 1; i < cpu_count(); i++) {
 		struct percpu *other = cpu_at(i);
 
@@ -277,12 +298,9 @@ static void choose_concurrency(void)
  */
 static void give_up_on(struct percpu *dead)
 {
-	if (dead->lpj_plan == LPJ_PLAN_CALIBRATE) {
-		u32 next = __atomic_fetch_add(&cal_line.granted, 1, __ATOMIC_ACQ_REL);
-
-		if (next < cal_line.calibrators)
-			smp_wake(cal_line.ranked[next]);
-	}
+	smp.given_up[dead->index] = 1;
+	if (dead->lpj_plan == LPJ_PLAN_CALIBRATE)
+		turns_give_up(&cal_line.turns, dead->cal_rank, wake_rank, NULL);
 	__atomic_store_n(&dead->lpj_ready, 1, __ATOMIC_RELEASE);
 	for (u32 i = dead->index + 1; i < cpu_count(); i++)
 		if (cpu_at(i)->lpj_from == dead)
@@ -291,38 +309,52 @@ static void give_up_on(struct percpu *dead)
 
 #define PARALLEL_POLL_US 100000
 
+/* Every AP online, or given up. */
 static bool all_online(void *arg)
 {
+	bool all = true;
+
 	(void)arg;
 	for (u32 i = 1; i < cpu_count(); i++)
-		if (cpu_at(i)->state != CPU_ONLINE)
-			return false;
-	return true;
+		all &= smp_seen_online(cpu_at(i)) || smp.given_up[i];
+	return all;
 }
 
-/* Every AP online, or the bound; the ones not alive after AP_ONLINE_TIMEOUT_US are given up. */
+/* Not alive AP_ONLINE_TIMEOUT_US after its own kick, or its kick failed. */
+static bool silent(const struct percpu *cpu, u64 per_us)
+{
+	return cpu->state == CPU_OFFLINE &&
+	       (smp_kick_failure(cpu->index) ||
+		(rdtsc() - cpu->tsc_init) / per_us >= AP_ONLINE_TIMEOUT_US);
+}
+
+/*
+ * Every AP online or given up, or the bound. An AP is given up once
+ * AP_ONLINE_TIMEOUT_US has passed since its own kick, which kick_all()
+ * has mostly waited out already: a silent AP costs that timeout once,
+ * not once there and again here.
+ */
 static void wait_parallel(void)
 {
 	u64 start = rdtsc(), per_us = clock.tsc_hz / 1000000;
-	bool gave_up = false;
 
 	while (!smp_wait(all_online, NULL, PARALLEL_POLL_US)) {
-		u64 us = (rdtsc() - start) / per_us;
+		bool gave_up = false;
 
-		if (us > parallel_timeout_us())
+		if ((rdtsc() - start) / per_us > parallel_timeout_us())
 			return;
-		if (us < AP_ONLINE_TIMEOUT_US)
+		for (u32 i = 1; i < cpu_count(); i++) {
+			if (!smp.given_up[i] && silent(cpu_at(i), per_us)) {
+				give_up_on(cpu_at(i));
+				gave_up = true;
+			}
+		}
+		if (!gave_up && (rdtsc() - start) / per_us < AP_ONLINE_TIMEOUT_US)
 			continue;
 		/* Parked APs have no tick: a nudge lets each see its own timeout. */
 		for (u32 i = 1; i < cpu_count(); i++)
 			if (cpu_at(i)->state == CPU_ALIVE)
 				smp_wake(cpu_at(i));
-		if (gave_up)
-			continue;
-		for (u32 i = 1; i < cpu_count(); i++)
-			if (cpu_at(i)->state == CPU_OFFLINE)
-				give_up_on(cpu_at(i));
-		gave_up = true;
 	}
 }
 
@@ -368,17 +400,11 @@ void prepare_parallel(void)
  */
 void boot_parallel(void)
 {
-	cal_line.granted = 1;
+	turns_init(&cal_line.turns, cal_line.calibrators, 1);
 	kick_all(cal_line.calibrators ? cal_line.ranked[0]->index : 0);
 	choose_concurrency();
-	if (cal_line.concurrency > 1) {
-		u32 was = __atomic_fetch_add(&cal_line.granted, cal_line.concurrency - 1,
-					     __ATOMIC_ACQ_REL);
-
-		for (u32 r = was; r < was + cal_line.concurrency - 1 && r < cal_line.calibrators;
-		     r++)
-			smp_wake(cal_line.ranked[r]);
-	}
+	for (u32 k = 1; k < cal_line.concurrency; k++)
+		turns_grant(&cal_line.turns, wake_rank, NULL);
 	wait_parallel();
 }
 

@@ -6,6 +6,7 @@
  * trampoline's contract in trampoline.S.
  */
 #include "apic/apic.h"
+#include "apic/icr.h"
 #include "apic/options.h"
 #include "apic/smp.h"
 #include "apic/smp_internal.h"
@@ -46,6 +47,17 @@ struct {
 } smp_ap_table;
 
 struct smp_state smp;
+
+/*
+ * bringup=linux-6.5: set by the control CPU to let an AP past the alive
+ * point (Linux's cpuhp_bp_sync_alive() and cpuhp_ap_sync_alive()).
+ */
+static u8 released[MAX_CPUS];
+/* CPUID.0BH:ECX[15:8] level type 1, SMT (SDM Vol 2A "CPUID", leaf 0BH). */
+#define TOPOLOGY_TYPE_SMT 1
+
+/* Why an AP's INIT-SIPI-SIPI failed (icr_kick_failure()), by CPU index; NULL when it did not. */
+static const char *kick_failure[MAX_CPUS];
 
 extern const u8 trampoline_start[], trampoline_end[];
 extern const u8 tr_gdt[], tr_gdt_ptr[], tr_far32[], tr_cr3[], tr_protected[];
@@ -165,31 +177,43 @@ static bool withheld(const struct percpu *cpu)
 	return kernel_options.fault == FAULT_AP_SILENT && cpu->index == cpu_count() - 1;
 }
 
-/* INIT, INIT de-assert, SIPI, SIPI: Linux's wakeup_secondary_cpu_via_init(). */
-static void kick(struct percpu *cpu)
+/*
+ * INIT, INIT de-assert, SIPI, SIPI: Linux's wakeup_secondary_cpu_via_init().
+ * False, with the reason kept for the smp test, when a send was never
+ * delivered or the ESR latched an error: Linux then gives the AP up
+ * (do_boot_cpu()) rather than wait for it.
+ */
+static bool kick(struct percpu *cpu)
 {
 	u32 sipi = APIC_ICR_DM_STARTUP | APIC_ICR_VECTOR(smp.trampoline >> 12);
-	bool modern = !smp.init_udelay;
+	bool modern = !smp.init_udelay, delivered = true;
 
 	apic_esr();
 	cpu->tsc_init = rdtsc();
-	apic_send_ipi(cpu->apic_id, APIC_ICR_DM_INIT | APIC_ICR_LEVEL_ASSERT |
-					    APIC_ICR_TRIGGER_LEVEL);
+	delivered &= apic_send_ipi(cpu->apic_id, APIC_ICR_DM_INIT | APIC_ICR_LEVEL_ASSERT |
+							 APIC_ICR_TRIGGER_LEVEL);
 	udelay(smp.init_udelay);
-	apic_send_ipi(cpu->apic_id, APIC_ICR_DM_INIT | APIC_ICR_TRIGGER_LEVEL);
+	delivered &= apic_send_ipi(cpu->apic_id, APIC_ICR_DM_INIT | APIC_ICR_TRIGGER_LEVEL);
 	cpu->tsc_sipi = rdtsc();
 	/* fault=ap_silent: the last AP gets no SIPI, so it never answers. */
 	if (withheld(cpu)) {
 		smp.started++;
-		return;
+		return true;
 	}
-	for (int i = 0; i < 2; i++) {
-		apic_send_ipi(cpu->apic_id, sipi);
+	for (int i = 0; i < 2 && delivered; i++) {
+		delivered &= apic_send_ipi(cpu->apic_id, sipi);
 		udelay(modern ? SIPI_DELAY_MODERN_US : SIPI_DELAY_LEGACY_US);
 		udelay(modern ? SIPI_DELAY_MODERN_US : SIPI_SETTLE_LEGACY_US);
 	}
 	cpu->esr = apic_esr();
+	kick_failure[cpu->index] = icr_kick_failure(delivered, cpu->esr);
 	smp.started++;
+	return !kick_failure[cpu->index];
+}
+
+const char *smp_kick_failure(u32 index)
+{
+	return index < MAX_CPUS ? kick_failure[index] : NULL;
 }
 
 /*
@@ -204,30 +228,35 @@ static void kick(struct percpu *cpu)
 static void kick_batch(const u32 *idx, u32 n)
 {
 	u32 sipi = APIC_ICR_DM_STARTUP | APIC_ICR_VECTOR(smp.trampoline >> 12);
-	bool modern = !smp.init_udelay;
+	bool modern = !smp.init_udelay, delivered[KICK_BATCH];
 	u32 esr;
 
 	apic_esr();
 	for (u32 k = 0; k < n; k++) {
 		cpu_at(idx[k])->tsc_init = rdtsc();
-		apic_send_ipi(cpu_at(idx[k])->apic_id,
-			      APIC_ICR_DM_INIT | APIC_ICR_LEVEL_ASSERT | APIC_ICR_TRIGGER_LEVEL);
+		delivered[k] = apic_send_ipi(cpu_at(idx[k])->apic_id,
+					     APIC_ICR_DM_INIT | APIC_ICR_LEVEL_ASSERT |
+						     APIC_ICR_TRIGGER_LEVEL);
 	}
 	udelay(smp.init_udelay);
 	for (u32 k = 0; k < n; k++) {
-		apic_send_ipi(cpu_at(idx[k])->apic_id, APIC_ICR_DM_INIT | APIC_ICR_TRIGGER_LEVEL);
+		delivered[k] &= apic_send_ipi(cpu_at(idx[k])->apic_id,
+					      APIC_ICR_DM_INIT | APIC_ICR_TRIGGER_LEVEL);
 		cpu_at(idx[k])->tsc_sipi = rdtsc();
 	}
 	for (int round = 0; round < 2; round++) {
 		for (u32 k = 0; k < n; k++)
-			if (!withheld(cpu_at(idx[k])))
-				apic_send_ipi(cpu_at(idx[k])->apic_id, sipi);
+			if (!withheld(cpu_at(idx[k])) && delivered[k])
+				delivered[k] &= apic_send_ipi(cpu_at(idx[k])->apic_id, sipi);
 		udelay(modern ? SIPI_DELAY_MODERN_US : SIPI_DELAY_LEGACY_US);
 		udelay(modern ? SIPI_DELAY_MODERN_US : SIPI_SETTLE_LEGACY_US);
 	}
+	/* One ESR for the batch: an error fails every AP of it, as it cannot say whose. */
 	esr = apic_esr();
-	for (u32 k = 0; k < n; k++)
+	for (u32 k = 0; k < n; k++) {
 		cpu_at(idx[k])->esr = esr;
+		kick_failure[idx[k]] = icr_kick_failure(delivered[k], esr);
+	}
 	smp.started += n;
 }
 
@@ -241,7 +270,7 @@ static bool batch_alive(void *arg)
 	const struct batch *b = arg;
 
 	for (u32 k = 0; k < b->n; k++)
-		if (cpu_at(b->idx[k])->state == CPU_OFFLINE)
+		if (cpu_at(b->idx[k])->state == CPU_OFFLINE && !kick_failure[b->idx[k]])
 			return false;
 	return true;
 }
@@ -278,9 +307,18 @@ void kick_all(u32 first)
 		kick_and_wait(&b);
 }
 
+bool smp_seen_online(struct percpu *cpu)
+{
+	if (__atomic_load_n(&cpu->state, __ATOMIC_ACQUIRE) != CPU_ONLINE)
+		return false;
+	if (!smp.tsc_seen[cpu->index])
+		smp.tsc_seen[cpu->index] = rdtsc();
+	return true;
+}
+
 static bool is_online(void *arg)
 {
-	return ((struct percpu *)arg)->state == CPU_ONLINE;
+	return smp_seen_online(arg);
 }
 
 bool smp_wait(bool (*done)(void *arg), void *arg, u64 timeout_us)
@@ -321,6 +359,49 @@ static void choose_init_udelay(void)
 	smp.init_udelay = init_udelay_rule(vendor, cpu_signature().family, &smp.init_udelay_why);
 }
 
+static bool is_alive(void *arg)
+{
+	return __atomic_load_n(&((struct percpu *)arg)->state, __ATOMIC_ACQUIRE) >= CPU_ALIVE;
+}
+
+/* APIC ID bits below the core: the SMT level's shift, 0 without one. */
+static u32 smt_shift(void)
+{
+	if (cpu_property(X86_PROPERTY_TOPOLOGY_TYPE(0)) == TOPOLOGY_TYPE_SMT)
+		return cpu_property(X86_PROPERTY_TOPOLOGY_SHIFT(0));
+	return 0;
+}
+
+/*
+ * Linux 6.5's cpuhp_bringup_cpus_parallel(): a first pass kicks every AP
+ * (CPUHP_BP_KICK_AP, primary threads first), each with its own
+ * INIT-SIPI-SIPI, every wait and its own ESR, as the serial bring-up's,
+ * but without waiting for it; each AP runs to the alive point and spins
+ * there. A second pass, in the same order, waits for each to be alive
+ * (10 s, as cpuhp_bp_sync_alive()), releases it, and waits for it to
+ * come online, so that everything after the alive point, calibrate_delay()
+ * included, runs on one AP at a time.
+ */
+static void boot_linux_6_5(void)
+{
+	static u32 ids[MAX_CPUS], order[MAX_CPUS];
+	u32 n = cpu_count();
+
+	for (u32 i = 0; i < n; i++)
+		ids[i] = cpu_at(i)->apic_id;
+	bringup_order(ids, n, smt_shift(), order);
+	for (u32 k = 0; k + 1 < n; k++)
+		kick(cpu_at(order[k]));
+	for (u32 k = 0; k + 1 < n; k++) {
+		struct percpu *cpu = cpu_at(order[k]);
+
+		if (smp_kick_failure(cpu->index) || !smp_wait(is_alive, cpu, AP_ONLINE_TIMEOUT_US))
+			continue;
+		__atomic_store_n(&released[cpu->index], 1, __ATOMIC_RELEASE);
+		smp_wait(is_online, cpu, AP_ONLINE_TIMEOUT_US);
+	}
+}
+
 void smp_boot(void)
 {
 	u32 aps = cpu_count() - 1;
@@ -337,11 +418,12 @@ void smp_boot(void)
 	smp.tsc_start = rdtsc();
 	if (apic_options.bringup == BRINGUP_PARALLEL) {
 		boot_parallel();
+	} else if (apic_options.bringup == BRINGUP_LINUX_6_5) {
+		boot_linux_6_5();
 	} else {
-		for (u32 i = 1; i < cpu_count(); i++) {
-			kick(cpu_at(i));
-			smp_wait(is_online, cpu_at(i), AP_ONLINE_TIMEOUT_US);
-		}
+		for (u32 i = 1; i < cpu_count(); i++)
+			if (kick(cpu_at(i)))
+				smp_wait(is_online, cpu_at(i), AP_ONLINE_TIMEOUT_US);
 	}
 	smp.tsc_end = rdtsc();
 	report_info("smp: brought up %u CPUs", cpu_online_count());
@@ -397,8 +479,12 @@ void ap_main(struct percpu *cpu)
 	cpu->state = CPU_ALIVE;
 	apic_init_ap();
 	cpu->hw_apic_id = apic_id();
-	if (apic_options.bringup == BRINGUP_PARALLEL)
+	if (apic_options.bringup != BRINGUP_SERIAL)
 		smp_wake(cpu_at(0));
+	/* linux-6.5: spin at the alive point until released (cpuhp_ap_sync_alive()). */
+	if (apic_options.bringup == BRINGUP_LINUX_6_5)
+		while (!__atomic_load_n(&released[cpu->index], __ATOMIC_ACQUIRE))
+			pause();
 	ap_lpj(cpu);
 	cpu->tsc_calibrated = rdtsc();
 	cpu->tsc_online = rdtsc();

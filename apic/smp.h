@@ -21,6 +21,13 @@ bool smp_init(char *err, size_t errlen);
 /* Start the APs (all but cpus= of them are left alone). */
 void smp_boot(void);
 
+/*
+ * Why the AP at index could not be started, as Linux says it ("APIC
+ * never delivered", "APIC delivery error"); NULL when its kick went
+ * through.
+ */
+const char *smp_kick_failure(u32 index);
+
 /* What the firmware's tables said, as smp_init() read them. */
 bool smp_have_madt(void);
 /* Usable CPUs the MADT lists (1, the BSP, without a MADT). */

@@ -9,6 +9,7 @@
 #define APIC_SMP_INTERNAL_H
 
 #include "kernel/acpi/madt.h"
+#include "apic/turns.h"
 #include "kernel/acpi/srat.h"
 #include "kernel/x86/percpu.h"
 
@@ -38,21 +39,25 @@ struct smp_state {
 	u64 trampoline;
 	/* CPUs the MADT lists that we could not or would not start, and why. */
 	char problems[256];
+	/* APs given up on: never alive within AP_ONLINE_TIMEOUT_US of their kick. */
+	u8 given_up[MAX_CPUS];
 	u64 tsc_start, tsc_end;
 	u32 started; /* APs kicked */
+	/* When the BSP saw each AP online, by its own TSC; 0 when it never did. */
+	u64 tsc_seen[MAX_CPUS];
 	u64 init_udelay; /* what init_udelay= came to, and why */
 	const char *init_udelay_why;
 };
 extern struct smp_state smp;
 
 /*
- * Parallel bring-up's line of calibrating APs: rank r may start once
- * granted > r. The BSP grants the first `concurrency` ranks; each AP that
- * finishes grants one more and wakes its holder.
+ * Parallel bring-up's line of calibrating APs: rank r may start once its
+ * turn comes (turns.h). The BSP grants the first `concurrency` turns;
+ * each AP that finishes grants one more and wakes its holder.
  */
 struct calibration_line {
 	u32 calibrators;
-	volatile u32 granted;
+	struct turns turns; /* who may calibrate now (turns.h) */
 	u32 concurrency;
 	char why[160];
 	u32 parallelism_x100; /* what the probe measured; 0 when none ran */
@@ -64,6 +69,8 @@ struct calibration_line {
 };
 extern struct calibration_line cal_line;
 
+/* smp.c: stamp, on the BSP, each AP it sees online for the first time. */
+bool smp_seen_online(struct percpu *cpu);
 /* smp.c: kick every AP, in batches, first (an index, 0 for none) alone before the rest. */
 void kick_all(u32 first);
 

@@ -33,6 +33,8 @@ void smp_ap_json(struct json *j, u32 index)
 	json_u64(j, "node", c->node);
 	json_u64(j, "package", c->package);
 	json_bool(j, "online", up);
+	if (smp_kick_failure(index))
+		json_string(j, "kick_failure", smp_kick_failure(index));
 	json_u64(j, "init_us", us_since_start(c->tsc_init));
 	json_u64(j, "sipi_us", us_since_start(c->tsc_sipi));
 	json_u64(j, "alive_us", c->state >= CPU_ALIVE ? us_since_start(c->tsc_alive) : 0);
@@ -49,6 +51,8 @@ void smp_ap_json(struct json *j, u32 index)
 	json_u64(j, "cal_us", c->calibrated ? tsc_to_us(c->cal_tsc) : 0);
 	json_u64(j, "cal_ticks", c->calibrated ? c->cal_edges : 0);
 	json_u64(j, "cal_jiffies", c->calibrated ? c->cal_jiffies : 0);
+	if (delay_cal_method(c))
+		json_string(j, "cal_method", delay_cal_method(c));
 	if (in_probe(c))
 		json_u64(j, "probe_loops", c->probe_loops);
 }
@@ -68,7 +72,7 @@ void smp_json(struct json *j)
 {
 	static u64 per_ap[MAX_CPUS], waits[MAX_CPUS], cal_us[MAX_CPUS], cal_ticks[MAX_CPUS],
 		cal_jiffies[MAX_CPUS];
-	u32 n = 0, calibrations = 0, waited = 0, cals = 0;
+	u32 n = 0, calibrations = 0, waited = 0, cals = 0, offset_aps = 0;
 
 	for (u32 i = 0; i < cpu_count(); i++) {
 		const struct percpu *c = cpu_at(i);
@@ -81,8 +85,14 @@ void smp_json(struct json *j)
 		}
 		if (i && c->waited_for)
 			waits[waited++] = wait_us(c);
-		if (i && c->state == CPU_ONLINE)
-			per_ap[n++] = tsc_to_us(c->tsc_online - c->tsc_init);
+		if (i && c->state == CPU_ONLINE) {
+			bool offset;
+
+			per_ap[n++] = tsc_to_us(ap_bringup_cycles(c->tsc_init, c->tsc_sipi,
+								  c->tsc_alive, c->tsc_online,
+								  smp.tsc_seen[i], &offset));
+			offset_aps += offset;
+		}
 	}
 	sort_u64(per_ap, n);
 
@@ -106,6 +116,8 @@ void smp_json(struct json *j)
 	json_u64(j, "median", percentile_u64(per_ap, n, 50));
 	json_u64(j, "max", percentile_u64(per_ap, n, 100));
 	json_object_end(j);
+	/* APs whose TSC stamps were out of step with the BSP's: timed by the BSP alone. */
+	json_u64(j, "per_ap_tsc_offset", offset_aps);
 	/*
 	 * Each calibration's cost in µs, in jiffies elapsed, and in ticks:
 	 * the edges it waited through, which is what Linux's count for the

@@ -32,6 +32,9 @@ void hv_init(void)
 		.kvmclock_tsc_khz = kvm.kvmclock ? kvm.kvmclock_tsc_khz : 0,
 		.kvm_timing_tsc_khz = kvm.timing_leaf ? kvm.timing_tsc_khz : 0,
 		.kvm_timing_apic_khz = kvm.timing_leaf ? kvm.timing_apic_khz : 0,
+		.hyperv_tsc_invariant_access =
+			hyperv.present && (hyperv.privileges_low & HV_ACCESS_TSC_INVARIANT),
+		.hyperv_expose_invariant_tsc = hyperv.present ? hyperv_expose_invariant_tsc : NULL,
 	};
 }
 

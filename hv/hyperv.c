@@ -211,6 +211,18 @@ void hyperv_init(u32 base)
 	enable_tsc_page();
 }
 
+bool hyperv_expose_invariant_tsc(void)
+{
+	int v;
+
+	if (!(hyperv.privileges_low & HV_ACCESS_TSC_INVARIANT))
+		return false;
+	v = wrmsr_safe(HV_X64_MSR_TSC_INVARIANT_CONTROL, HV_EXPOSE_INVARIANT_TSC);
+	if (v)
+		note(hyperv.problems, "TSC invariant control write: vector %d", v);
+	return !v;
+}
+
 u64 hyperv_ref_time(void)
 {
 	u64 scale, tsc, val;

@@ -45,6 +45,9 @@
 #define  HV_REFERENCE_TSC_GPA GENMASK(63, 12)
 #define HV_X64_MSR_TSC_FREQUENCY 0x40000022
 #define HV_X64_MSR_APIC_FREQUENCY 0x40000023
+/* TLFS: with HV_ACCESS_TSC_INVARIANT, exposes CPUID.80000007H:EDX[8] */
+#define HV_X64_MSR_TSC_INVARIANT_CONTROL 0x40000118
+#define  HV_EXPOSE_INVARIANT_TSC BIT(0)
 
 /* The reference counter ticks in 100 ns units: 10 MHz. */
 #define HV_REF_COUNT_HZ 10000000ULL
@@ -87,6 +90,12 @@ extern struct hyperv_state hyperv;
  * page. On the BSP, once.
  */
 void hyperv_init(u32 base);
+/*
+ * Write HV_X64_MSR_TSC_INVARIANT_CONTROL to expose the invariant TSC, as
+ * Linux's ms_hyperv_init_platform() does; false without the privilege or
+ * when the write faults.
+ */
+bool hyperv_expose_invariant_tsc(void);
 /* Partition reference time in 100 ns units: the TSC page, else the MSR. */
 u64 hyperv_ref_time(void);
 

@@ -124,9 +124,10 @@ static void kvmclock_init(void)
 		return;
 	}
 	phys = (u64)(uintptr_t)pvti;
-	v = wrmsr_safe(MSR_KVM_SYSTEM_TIME_NEW, phys | KVM_SYSTEM_TIME_ENABLE);
+	v = wrmsr_safe(kvm_system_time_msr(kvm.features), phys | KVM_SYSTEM_TIME_ENABLE);
 	if (v) {
-		note(kvm.problems, "MSR_KVM_SYSTEM_TIME_NEW write: vector %d", v);
+		note(kvm.problems, "MSR 0x%x (kvmclock) write: vector %d",
+		     kvm_system_time_msr(kvm.features), v);
 		pvti = NULL;
 		return;
 	}
@@ -155,10 +156,11 @@ void kvm_init(u32 base)
 	kvm.base = base;
 	read_cpuid(base);
 	/*
-	 * Only the MSRs of CLOCKSOURCE2; msr.rst deprecates the legacy pair
-	 * of feature bit 0, which hvprobe leaves alone.
+	 * The MSRs of CLOCKSOURCE2, else the legacy pair of feature bit 0,
+	 * which msr.rst deprecates but Linux's kvmclock_init() still uses,
+	 * and takes its lpj preset from (kvm_get_preset_lpj()).
 	 */
-	if (kvm.features & BIT(KVM_FEATURE_CLOCKSOURCE2))
+	if (kvm_system_time_msr(kvm.features))
 		kvmclock_init();
 }
 

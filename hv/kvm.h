@@ -18,6 +18,9 @@
 #define  KVM_FEATURE_CLOCKSOURCE_STABLE_BIT 24
 #define KVM_CPUID_TIMING 0x10 /* EAX TSC kHz, EBX APIC bus kHz */
 
+/* msr.rst: the legacy pair of KVM_FEATURE_CLOCKSOURCE, same layout */
+#define MSR_KVM_WALL_CLOCK 0x11
+#define MSR_KVM_SYSTEM_TIME 0x12
 #define MSR_KVM_WALL_CLOCK_NEW 0x4b564d00
 #define MSR_KVM_SYSTEM_TIME_NEW 0x4b564d01
 #define  KVM_SYSTEM_TIME_ENABLE BIT(0)
@@ -44,7 +47,7 @@ struct kvm_state {
 	u32 hints;
 	bool timing_leaf;	/* max_leaf reaches base + KVM_CPUID_TIMING */
 	u32 timing_tsc_khz, timing_apic_khz;
-	bool kvmclock;		/* CLOCKSOURCE2 and enabled on the BSP */
+	bool kvmclock;		/* CLOCKSOURCE2 or CLOCKSOURCE, enabled on the BSP */
 	u64 kvmclock_tsc_khz;	/* from mul and shift */
 	u8 kvmclock_flags;
 	char problems[192];
@@ -58,6 +61,12 @@ void kvm_init(u32 base);
 u64 kvm_clock_ns(void);
 
 /* Pure arithmetic, shared with the host tests (hv/pvclock.c). */
+/*
+ * The system-time MSR kvmclock is enabled through, as Linux's
+ * kvmclock_init() chooses it from the features: the new one with
+ * CLOCKSOURCE2, else the legacy one with CLOCKSOURCE, else 0 (none).
+ */
+u32 kvm_system_time_msr(u32 features);
 /* Linux pvclock_tsc_khz(): (10^6 << 32) / mul, then shifted by -shift. */
 u64 pvclock_tsc_khz(u32 mul, s8 shift);
 /* ((delta shifted by shift) * mul) >> 32: nanoseconds for delta TSC cycles. */

@@ -46,3 +46,12 @@ u64 pvclock_scale_delta(u64 delta, u32 mul, s8 shift)
 	 */
 	return (u64)(((unsigned __int128)shift_left(delta, shift) * mul) >> 32);
 }
+
+u32 kvm_system_time_msr(u32 features)
+{
+	if (features & BIT(KVM_FEATURE_CLOCKSOURCE2))
+		return MSR_KVM_SYSTEM_TIME_NEW;
+	if (features & BIT(KVM_FEATURE_CLOCKSOURCE))
+		return MSR_KVM_SYSTEM_TIME;
+	return 0;
+}

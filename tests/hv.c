@@ -91,7 +91,7 @@ static void kvm_checks(void)
 	}
 	if (kvm.problems[0])
 		report_info("%s", kvm.problems);
-	if (kvm.features & BIT(KVM_FEATURE_CLOCKSOURCE2)) {
+	if (kvm_system_time_msr(kvm.features)) {
 		u64 a = kvm_clock_ns(), b = kvm_clock_ns();
 
 		report(kvm.kvmclock, "kvmclock is enabled (tsc_khz %llu)",
@@ -99,7 +99,7 @@ static void kvm_checks(void)
 		report(b >= a && a > 0, "kvmclock moves forward (%llu, %llu ns)",
 		       a, b);
 	} else {
-		report_skip("no kvmclock (KVM_FEATURE_CLOCKSOURCE2 clear)");
+		report_skip("no kvmclock (KVM_FEATURE_CLOCKSOURCE2 and CLOCKSOURCE clear)");
 	}
 	if (!kvm.timing_leaf)
 		report_info("no timing leaf at 0x%x (QEMU adds it with +invtsc or tsc-frequency=)",

@@ -54,6 +54,13 @@ struct clock_offers {
 	u64 kvmclock_tsc_khz;	 /* from kvmclock's mul and shift */
 	u64 kvm_timing_tsc_khz;	 /* KVM's timing leaf, EAX */
 	u64 kvm_timing_apic_khz; /* and EBX, the APIC bus */
+	/*
+	 * Hyper-V's TSC-invariant control: whether the partition may write
+	 * it (HV_ACCESS_TSC_INVARIANT), and the write itself, true once the
+	 * invariant-TSC bit is exposed (see lpj_hyperv_tsc()).
+	 */
+	bool hyperv_tsc_invariant_access;
+	bool (*hyperv_expose_invariant_tsc)(void);
 };
 
 extern struct clock_offers clock_offers;

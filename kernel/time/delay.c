@@ -23,7 +23,14 @@ static struct {
 	char problem[128];
 	/* An AP read a TSC earlier than the BSP's before its SIPI: a warp. */
 	bool tsc_unstable;
+	/* What Linux's Hyper-V platform code did to the TSC; NULL for nothing. */
+	const char *hyperv_tsc;
 } delay;
+
+static bool tsc_unstable(void)
+{
+	return __atomic_load_n(&delay.tsc_unstable, __ATOMIC_ACQUIRE);
+}
 
 const char *const lpj_plan_names[] = {
 	[LPJ_PLAN_PRESET] = "preset",
@@ -119,27 +126,87 @@ u64 delay_calibrate_fast(void)
 			       clock.hz);
 }
 
-/* Linux falls back to its converge method; three more tries are enough here. */
-#define LINUX_CALIBRATION_TRIES 3
+/*
+ * Not in kernel/x86/cpuid.h yet (its descriptors are being reordered):
+ * CPUID.(EAX=07H,ECX=0):ECX[5] WAITPKG (SDM Vol 2A Table 3-8), and
+ * CPUID.80000001H:ECX[29] MONITORX (AMD APM Vol 3 E.4.2).
+ */
+#define X86_FEATURE_WAITPKG CPU_FEATURE(0x00000007, 0, CPUID_ECX, 5)
+#define X86_FEATURE_MWAITX CPU_FEATURE(CPUID_LEAF_EXT_FEATURES, 0, CPUID_ECX, 29)
 
+/* The method each CPU's own calibration came from, by index. */
+static u8 cal_method[MAX_CPUS];
+
+/*
+ * Linux's delay_fn on the boot CPU: delay_halt() with TPAUSE where
+ * WAITPKG is offered (x86_late_time_init() calls use_tpause_delay()) or
+ * with MWAITX on AMD (init_amd() calls use_mwaitx_delay()), else
+ * delay_tsc. Only delay_tsc gives read_current_timer(), the direct
+ * method's clock.
+ */
+static const char *delay_fn(void)
+{
+	if (cpu_has(X86_FEATURE_WAITPKG))
+		return "delay_halt_tpause";
+	if (cpu_has(X86_FEATURE_MWAITX) && cpu_vendor_is("AuthenticAMD"))
+		return "delay_halt_mwaitx";
+	return "delay_tsc";
+}
+
+static u64 tb_jiffies(void *ctx)
+{
+	(void)ctx;
+	return jiffies;
+}
+
+/* __delay() by the TSC, as delay_tsc() spins. */
+static void tb_delay(void *ctx, u64 loops)
+{
+	u64 start = rdtsc();
+
+	(void)ctx;
+	while (rdtsc() - start < loops)
+		pause();
+}
+
+static u64 run_method(u32 method, u32 *edges)
+{
+	const struct lpj_timebase tb = { .jiffies = tb_jiffies, .delay = tb_delay };
+
+	switch (method) {
+	case LPJ_METHOD_DIRECT: return delay_calibrate_linux(edges);
+	case LPJ_METHOD_CONVERGE: return lpj_converge(&tb, edges);
+	default: return delay_calibrate_fast();
+	}
+}
+
+/* calibrate_delay()'s own measurement: its methods in turn until one gives a value. */
 static void calibrate(struct percpu *cpu)
 {
 	u64 lpj = 0, tsc = rdtsc(), start = jiffies;
-	u32 edges = 0;
-	bool direct = time_options.calibrate == CALIBRATE_LINUX || !clock_have_ref();
+	u32 edges = 0, methods[LPJ_METHODS_MAX], n, method = LPJ_METHOD_FAST;
 
-	/* calibrate=fast needs a reference timer; with none, count jiffies. */
-	if (direct)
-		for (u32 i = 0; i < LINUX_CALIBRATION_TRIES && !lpj; i++)
-			lpj = delay_calibrate_linux(&edges);
-	cpu->lpj = lpj || !clock_have_ref() ? lpj : delay_calibrate_fast();
+	n = lpj_calibration_methods(time_options.calibrate, clock_have_ref(),
+				    !strcmp(delay_fn(), "delay_tsc"), methods);
+	for (u32 i = 0; i < n && !lpj; i++) {
+		method = methods[i];
+		lpj = run_method(method, &edges);
+	}
+	cpu->lpj = lpj;
 	cpu->cal_jiffies = jiffies - start;
 	/* The fast method waits on no tick: its cost in ticks is the time it took. */
-	cpu->cal_edges = direct ? edges : cpu->cal_jiffies;
+	cpu->cal_edges = method == LPJ_METHOD_FAST ? cpu->cal_jiffies : edges;
 	cpu->cal_start = tsc;
 	cpu->cal_tsc = rdtsc() - tsc;
 	cpu->lpj_source = "calibrate";
 	cpu->calibrated = true;
+	if (cpu->index < MAX_CPUS)
+		cal_method[cpu->index] = (u8)method;
+}
+
+const char *delay_cal_method(const struct percpu *cpu)
+{
+	return cpu->calibrated && cpu->cal_tsc ? lpj_method_names[cal_method[cpu->index]] : NULL;
 }
 
 /* A preset applies to every CPU; false when there is none to apply. */
@@ -162,7 +229,8 @@ static const char *unavailable(u32 source)
 					"EAX[11] and EDX[8])"
 				      : "no Hyper-V leaves";
 	case LPJ_SOURCE_KVMCLOCK:
-		return clock_offers.kvm ? "kvmclock not available (CPUID KVM_FEATURE_CLOCKSOURCE2)"
+		return clock_offers.kvm ? "kvmclock not available (KVM_FEATURE_CLOCKSOURCE2 and "
+					  "CLOCKSOURCE clear)"
 				   : "no KVM leaves";
 	case LPJ_SOURCE_KVM:
 		return clock_offers.kvm ? "no KVM timing leaf (base + 0x10)" : "no KVM leaves";
@@ -171,9 +239,22 @@ static const char *unavailable(u32 source)
 	}
 }
 
+/* Whose preset rule lpj_source=auto follows, for the DATA (see lpj_preset()). */
+static const char *preset_rule(void)
+{
+	switch (time_options.lpj_policy) {
+	case LPJ_POLICY_HVPROBE:
+		return "hvprobe's: fastest stated rate (lpj=, hyperv, kvmclock, kvm)";
+	case LPJ_POLICY_HV_PRESET: return "thread's hv_preset_lpj(): lpj=, hyperv, kvmclock";
+	default: return "Linux's: lpj=, kvmclock";
+	}
+}
+
 static void choose_preset(void)
 {
 	struct lpj_offers o = {
+		.hyperv = clock_offers.hyperv,
+		.kvm = clock_offers.kvm,
 		.cmdline_lpj = time_options.lpj,
 		.hyperv_tsc_hz = clock_offers.hyperv_tsc_hz,
 		.kvmclock_tsc_khz = clock_offers.kvmclock_tsc_khz,
@@ -185,7 +266,7 @@ static void choose_preset(void)
 
 	if (req == LPJ_SOURCE_CALIBRATE)
 		return;
-	got = lpj_preset(req, &o, clock.hz, &delay.preset_lpj);
+	got = lpj_preset(time_options.lpj_policy, req, &o, clock.hz, &delay.preset_lpj);
 	if (got != LPJ_SOURCE_AUTO)
 		delay.preset_source = lpj_source_names[got];
 	else if (req != LPJ_SOURCE_AUTO)
@@ -197,8 +278,9 @@ bool delay_same_domain(const struct percpu *a, const struct percpu *b)
 {
 	switch (time_options.lpj_policy) {
 	case LPJ_POLICY_LINUX_6_5:
+	case LPJ_POLICY_HV_PRESET:
 		/* Linux 6.5+'s calibrate_delay_is_known(): CPU0's value while the TSC is stable. */
-		if (!delay.tsc_unstable)
+		if (!tsc_unstable())
 			return true;
 		return a->package == b->package;
 	case LPJ_POLICY_LINUX_6_1:
@@ -215,7 +297,7 @@ bool delay_same_domain(const struct percpu *a, const struct percpu *b)
 
 bool delay_tsc_synchronized(void)
 {
-	return !delay.tsc_unstable;
+	return !tsc_unstable();
 }
 
 const char *delay_policy_rule(void)
@@ -223,7 +305,8 @@ const char *delay_policy_rule(void)
 	switch (time_options.lpj_policy) {
 	case LPJ_POLICY_LINUX_6_1: return "constant TSC: copy from a CPU of the same package";
 	case LPJ_POLICY_LINUX_6_5:
-		return delay.tsc_unstable ? "constant TSC, not synchronized: copy within the package"
+	case LPJ_POLICY_HV_PRESET:
+		return tsc_unstable() ? "constant TSC, not synchronized: copy within the package"
 					  : "constant, synchronized TSC: copy the boot CPU's";
 	default: break;
 	}
@@ -234,24 +317,41 @@ const char *delay_policy_rule(void)
 	}
 }
 
-/*
- * The CPU an AP may copy from under the policy: the first CPU of its
- * domain in bring-up order (the boot CPU for linux-6.5), or NULL when the
- * AP is the first and must calibrate. Linux's calibrate_delay_is_known()
- * takes any online sibling; in bring-up order the first is the one that
- * calibrated.
- */
-static struct percpu *copy_source(const struct percpu *cpu)
+/* The BSP's plan: every CPU before cpu in bring-up order will have its value. */
+static void planned_sibling(void *ctx, u32 i, struct lpj_sibling *out)
 {
-	if (!delay.tsc_constant || time_options.lpj_source == LPJ_SOURCE_CALIBRATE)
+	const struct percpu *self = ctx, *c = cpu_at(i);
+
+	*out = (struct lpj_sibling){ .package = c->package, .node = c->node,
+				     .has_lpj = i < self->index };
+}
+
+/* On the AP: the CPUs whose value is there to copy now. */
+static void online_sibling(void *ctx, u32 i, struct lpj_sibling *out)
+{
+	const struct percpu *c = cpu_at(i);
+
+	(void)ctx;
+	*out = (struct lpj_sibling){
+		.package = c->package,
+		.node = c->node,
+		.has_lpj = __atomic_load_n(&c->lpj_ready, __ATOMIC_ACQUIRE) && c->lpj,
+	};
+}
+
+/*
+ * The CPU cpu may copy from under the policy (lpj_copy_source()), or
+ * NULL when it must calibrate.
+ */
+static struct percpu *copy_source(struct percpu *cpu, bool constant_tsc, lpj_sibling_fn sibling)
+{
+	u32 from;
+
+	if (time_options.lpj_source == LPJ_SOURCE_CALIBRATE)
 		return NULL;
-	if (time_options.lpj_policy == LPJ_POLICY_HVPROBE &&
-	    time_options.lpj_reuse == LPJ_REUSE_NONE)
-		return NULL;
-	for (u32 i = 0; i < cpu->index; i++)
-		if (delay_same_domain(cpu, cpu_at(i)))
-			return cpu_at(i);
-	return NULL;
+	from = lpj_copy_source(time_options.lpj_policy, time_options.lpj_reuse, constant_tsc,
+			       tsc_unstable(), sibling, cpu, cpu_count(), cpu->index);
+	return from == LPJ_NO_SOURCE ? NULL : cpu_at(from);
 }
 
 void delay_plan_ap(struct percpu *cpu)
@@ -261,14 +361,36 @@ void delay_plan_ap(struct percpu *cpu)
 		cpu->lpj_plan = LPJ_PLAN_PRESET;
 		return;
 	}
-	cpu->lpj_from = copy_source(cpu);
+	cpu->lpj_from = copy_source(cpu, delay.tsc_constant, planned_sibling);
 	cpu->lpj_plan = cpu->lpj_from ? LPJ_PLAN_COPY : LPJ_PLAN_CALIBRATE;
+}
+
+/*
+ * Under Linux's policies on Hyper-V, what ms_hyperv_init_platform() does
+ * before any calibration: expose the invariant TSC, or mark the TSC
+ * unstable (lpj_hyperv_tsc()). A failed write is the second.
+ */
+static void hyperv_tsc(void)
+{
+	u32 action = lpj_hyperv_tsc(time_options.lpj_policy, clock_offers.hyperv,
+				    clock_offers.kvm, clock_offers.hyperv_tsc_invariant_access);
+
+	if (action == LPJ_HV_TSC_NONE)
+		return;
+	if (action == LPJ_HV_TSC_EXPOSE_INVARIANT && clock_offers.hyperv_expose_invariant_tsc &&
+	    clock_offers.hyperv_expose_invariant_tsc()) {
+		delay.hyperv_tsc = "HV_X64_MSR_TSC_INVARIANT_CONTROL: invariant TSC exposed";
+		return;
+	}
+	delay.hyperv_tsc = "running on Hyper-V: TSC marked unstable";
+	__atomic_store_n(&delay.tsc_unstable, true, __ATOMIC_RELEASE);
 }
 
 void delay_init_bsp(void)
 {
 	struct percpu *cpu = this_cpu();
 
+	hyperv_tsc();
 	delay.tsc_constant = tsc_is_constant(&delay.tsc_constant_why);
 	choose_preset();
 	cpu->lpj_ready = 1;
@@ -285,26 +407,51 @@ void delay_init_bsp(void)
 	cpu->lpj_ready = 1;
 }
 
+/*
+ * check_tsc_warp()'s question: an AP whose TSC reads earlier than the
+ * BSP's stamp before its SIPI is not in step with it (Linux's
+ * mark_tsc_unstable(), which every CPU reads afterwards).
+ */
+static void note_warp(const struct percpu *cpu)
+{
+	if (cpu->tsc_alive < cpu->tsc_sipi)
+		__atomic_store_n(&delay.tsc_unstable, true, __ATOMIC_RELEASE);
+}
+
+bool delay_ap_must_calibrate(void)
+{
+	struct percpu *cpu = this_cpu();
+	const char *why;
+
+	note_warp(cpu);
+	if (cpu->lpj_plan == LPJ_PLAN_PRESET && delay.preset_lpj)
+		return false;
+	return !copy_source(cpu, tsc_is_constant(&why), online_sibling);
+}
+
 void delay_calibrate_ap(void)
 {
-	struct percpu *cpu = this_cpu(), *from = cpu->lpj_from;
+	struct percpu *cpu = this_cpu(), *from;
+	const char *why;
 
+	note_warp(cpu);
+	if (cpu->lpj_plan == LPJ_PLAN_PRESET && preset(cpu))
+		goto done;
 	/*
-	 * check_tsc_warp()'s question, asked once: an AP whose TSC reads
-	 * earlier than the BSP's stamp before its SIPI is not in step with it.
-	 * Linux 6.5 then falls back to the package rule; this AP calibrates.
+	 * Decided again on the AP, as Linux's calibrate_delay_is_known() does,
+	 * with what is known now: the siblings online with a value, the
+	 * warp, and this CPU's own constant-TSC bit (cpu_has(&cpu_data(cpu),
+	 * X86_FEATURE_CONSTANT_TSC)), not the BSP's.
 	 */
-	if (cpu->tsc_alive < cpu->tsc_sipi)
-		delay.tsc_unstable = true;
-	if (cpu->lpj_plan == LPJ_PLAN_PRESET && preset(cpu)) {
-		/* the preset */
-	} else if (cpu->lpj_plan == LPJ_PLAN_COPY && from && from->lpj_ready && from->lpj &&
-		   delay_same_domain(cpu, from)) {
+	from = copy_source(cpu, tsc_is_constant(&why), online_sibling);
+	if (cpu->lpj_plan == LPJ_PLAN_COPY && from) {
+		cpu->lpj_from = from;
 		cpu->lpj = from->lpj;
 		cpu->lpj_source = "reuse";
 	} else {
 		calibrate(cpu);
 	}
+done:
 	__atomic_store_n(&cpu->lpj_ready, 1, __ATOMIC_RELEASE);
 }
 
@@ -344,7 +491,11 @@ void delay_json(struct json *j)
 	json_string(j, "lpj_reuse", lpj_reuse_names[time_options.lpj_reuse]);
 	json_string(j, "lpj_policy", lpj_policy_names[time_options.lpj_policy]);
 	json_string(j, "lpj_policy_rule", delay_policy_rule());
-	json_bool(j, "tsc_synchronized", !delay.tsc_unstable);
+	json_bool(j, "tsc_synchronized", !tsc_unstable());
 	json_bool(j, "tsc_constant", delay.tsc_constant);
 	json_string(j, "tsc_constant_why", delay.tsc_constant_why);
+	json_string(j, "delay_fn", delay_fn());
+	json_string(j, "preset_rule", preset_rule());
+	if (delay.hyperv_tsc)
+		json_string(j, "hyperv_tsc", delay.hyperv_tsc);
 }

@@ -33,6 +33,11 @@ void delay_plan_ap(struct percpu *cpu);
  * lpj_ready.
  */
 void delay_calibrate_ap(void);
+/*
+ * On an AP, before delay_calibrate_ap(): whether, as things stand, it
+ * will calibrate (no preset, no source it may copy from now).
+ */
+bool delay_ap_must_calibrate(void);
 void udelay(u64 us);
 
 /* The preset every CPU takes (lpj=, or a hypervisor's rate); 0 for none. */
@@ -50,6 +55,8 @@ bool delay_same_domain(const struct percpu *a, const struct percpu *b);
 bool delay_tsc_synchronized(void);
 /* The policy's name and what it does here, for the DATA. */
 const char *delay_policy_rule(void);
+/* The method cpu's own calibration took its value from ("direct", "converge", "fast"), or NULL. */
+const char *delay_cal_method(const struct percpu *cpu);
 /* The BSP's lpj and where it came from, the rule's settings and the TSC's constancy. */
 void delay_json(struct json *j);
 

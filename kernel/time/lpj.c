@@ -101,20 +101,174 @@ static u64 offer(u32 source, const struct lpj_offers *o, u32 hz)
 	}
 }
 
-u32 lpj_preset(u32 requested, const struct lpj_offers *o, u32 hz, u64 *lpj)
+u32 lpj_linux_platform(bool hyperv, bool kvm)
 {
-	static const u32 auto_order[] = { LPJ_SOURCE_CMDLINE, LPJ_SOURCE_HYPERV,
-					  LPJ_SOURCE_KVMCLOCK, LPJ_SOURCE_KVM };
+	if (kvm)
+		return LPJ_PLATFORM_KVM;
+	return hyperv ? LPJ_PLATFORM_HYPERV : LPJ_PLATFORM_NONE;
+}
+
+u32 lpj_preset(u32 policy, u32 requested, const struct lpj_offers *o, u32 hz, u64 *lpj)
+{
+	static const u32 hvprobe_order[] = { LPJ_SOURCE_CMDLINE, LPJ_SOURCE_HYPERV,
+					     LPJ_SOURCE_KVMCLOCK, LPJ_SOURCE_KVM };
+	u32 platform = lpj_linux_platform(o->hyperv, o->kvm);
+	u32 order[ARRAY_SIZE(hvprobe_order)], n = 0;
 
 	*lpj = 0;
-	if (requested == LPJ_SOURCE_AUTO) {
-		for (u32 i = 0; i < ARRAY_SIZE(auto_order); i++) {
-			*lpj = offer(auto_order[i], o, hz);
-			if (*lpj)
-				return auto_order[i];
-		}
-		return LPJ_SOURCE_AUTO;
+	if (requested != LPJ_SOURCE_AUTO) {
+		*lpj = offer(requested, o, hz);
+		return *lpj ? requested : LPJ_SOURCE_AUTO;
 	}
-	*lpj = offer(requested, o, hz);
-	return *lpj ? requested : LPJ_SOURCE_AUTO;
+	if (policy == LPJ_POLICY_HVPROBE) {
+		for (u32 i = 0; i < ARRAY_SIZE(hvprobe_order); i++)
+			order[n++] = hvprobe_order[i];
+	} else {
+		order[n++] = LPJ_SOURCE_CMDLINE;
+		if (policy == LPJ_POLICY_HV_PRESET && platform == LPJ_PLATFORM_HYPERV)
+			order[n++] = LPJ_SOURCE_HYPERV;
+		if (platform == LPJ_PLATFORM_KVM)
+			order[n++] = LPJ_SOURCE_KVMCLOCK;
+	}
+	for (u32 i = 0; i < n; i++) {
+		*lpj = offer(order[i], o, hz);
+		if (*lpj)
+			return order[i];
+	}
+	return LPJ_SOURCE_AUTO;
+}
+
+u32 lpj_hyperv_tsc(u32 policy, bool hyperv, bool kvm, bool access_tsc_invariant)
+{
+	if (policy == LPJ_POLICY_HVPROBE ||
+	    lpj_linux_platform(hyperv, kvm) != LPJ_PLATFORM_HYPERV)
+		return LPJ_HV_TSC_NONE;
+	return access_tsc_invariant ? LPJ_HV_TSC_EXPOSE_INVARIANT : LPJ_HV_TSC_UNSTABLE;
+}
+
+static bool same_domain(u32 policy, u32 reuse, const struct lpj_sibling *a,
+			const struct lpj_sibling *b)
+{
+	if (policy != LPJ_POLICY_HVPROBE)
+		return a->package == b->package;
+	switch (reuse) {
+	case LPJ_REUSE_NODE: return a->node == b->node;
+	case LPJ_REUSE_PACKAGE: return a->package == b->package;
+	default: return false;
+	}
+}
+
+u32 lpj_copy_source(u32 policy, u32 reuse, bool constant_tsc, bool tsc_unstable,
+		    lpj_sibling_fn sibling, void *ctx, u32 n, u32 self)
+{
+	struct lpj_sibling me, other;
+
+	if (!constant_tsc || self >= n)
+		return LPJ_NO_SOURCE;
+	sibling(ctx, self, &me);
+	/* Linux 6.5+: CPU 0's value while the TSC is synchronized. */
+	if ((policy == LPJ_POLICY_LINUX_6_5 || policy == LPJ_POLICY_HV_PRESET) && self &&
+	    !tsc_unstable)
+		return 0;
+	/*
+	 * Linux 6.1, and 6.5+ once the TSC is unstable: any online CPU of the
+	 * package but this one (cpumask_any_but(topology_core_cpumask())),
+	 * the lowest-numbered; hvprobe's: the first with a value in the
+	 * lpj_reuse= domain.
+	 */
+	for (u32 i = 0; i < n; i++) {
+		if (i == self)
+			continue;
+		sibling(ctx, i, &other);
+		if (other.has_lpj && same_domain(policy, reuse, &other, &me))
+			return i;
+	}
+	return LPJ_NO_SOURCE;
+}
+
+const char *const lpj_method_names[] = {
+	[LPJ_METHOD_DIRECT] = "direct",
+	[LPJ_METHOD_CONVERGE] = "converge",
+	[LPJ_METHOD_FAST] = "fast",
+};
+_Static_assert(ARRAY_SIZE(lpj_method_names) == LPJ_METHOD_COUNT, "lpj_method_names");
+
+/* calibrate_delay()'s last two branches: the direct method once, then converge. */
+u32 lpj_calibration_methods(u32 calibrate, bool have_ref, bool delay_tsc, u32 *methods)
+{
+	u32 n = 0;
+
+	if (calibrate == CALIBRATE_FAST && have_ref) {
+		methods[n++] = LPJ_METHOD_FAST;
+		return n;
+	}
+	if (delay_tsc)
+		methods[n++] = LPJ_METHOD_DIRECT;
+	methods[n++] = LPJ_METHOD_CONVERGE;
+	return n;
+}
+
+/* jiffies, counting each change this CPU sees. */
+static u64 read_jiffies(const struct lpj_timebase *t, u64 *seen, u32 *edges)
+{
+	u64 now = t->jiffies(t->ctx);
+
+	if (now != *seen) {
+		*seen = now;
+		(*edges)++;
+	}
+	return now;
+}
+
+/* Spin until jiffies moves on from ticks; the new value. */
+static u64 next_edge(const struct lpj_timebase *t, u64 ticks, u64 *seen, u32 *edges)
+{
+	u64 now;
+
+	while ((now = read_jiffies(t, seen, edges)) == ticks)
+		;
+	return now;
+}
+
+/* Mirrors calibrate_delay_converge(): the same stages, bands and chop limit. */
+u64 lpj_converge(const struct lpj_timebase *t, u32 *edges)
+{
+	u64 seen = t->jiffies(t->ctx), ticks, lpj = 1 << 12, lpj_base, loopadd, loopadd_base,
+	    chop_limit;
+	u32 trials = 0, band = 0, trial_in_band = 0;
+
+	/* Stage 1: from a tick edge, delays of growing bands until one tick passes. */
+	ticks = next_edge(t, seen, &seen, edges);
+	do {
+		if (++trial_in_band == (1u << band)) {
+			band++;
+			trial_in_band = 0;
+		}
+		t->delay(t->ctx, lpj * band);
+		trials += band;
+	} while (read_jiffies(t, &seen, edges) == ticks);
+	/* The last band overshot: back off to an underestimate, the band its bound. */
+	trials -= band;
+	loopadd_base = lpj * band;
+	lpj_base = lpj * trials;
+
+	for (;;) {
+		lpj = lpj_base;
+		loopadd = loopadd_base;
+		chop_limit = lpj >> LPJ_PREC;
+		/* Stage 2: binary chop, each trial a delay started on an edge. */
+		while (loopadd > chop_limit) {
+			lpj += loopadd;
+			ticks = next_edge(t, read_jiffies(t, &seen, edges), &seen, edges);
+			t->delay(t->ctx, lpj);
+			if (read_jiffies(t, &seen, edges) != ticks)
+				lpj -= loopadd;
+			loopadd >>= 1;
+		}
+		/* Every step grew: the base was far too low; again, wider. */
+		if (lpj + loopadd * 2 != lpj_base + loopadd_base * 2)
+			return lpj;
+		lpj_base = lpj;
+		loopadd_base <<= 2;
+	}
 }

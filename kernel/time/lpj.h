@@ -42,8 +42,40 @@ u64 lpj_direct_combine(const u64 lower[], const u64 upper[], u32 n, u32 ticks);
 u32 lpj_direct_ticks(u32 hz);
 u32 lpj_direct_dct(u32 hz);
 
+/*
+ * The methods calibrate_delay() tries in turn on a CPU that must measure
+ * its own lpj, for calibrate= (an enum calibrate_method): Linux runs
+ * calibrate_delay_direct() once, and calibrate_delay_converge() when it
+ * gives no value; it has no direct method at all unless delay_fn is
+ * delay_tsc (read_current_timer() fails under TPAUSE's or MWAITX's
+ * delay). calibrate=fast is hvprobe's one window against the reference
+ * timer, the Linux methods where there is none. Fills methods (at most
+ * LPJ_METHODS_MAX) and returns how many.
+ */
+enum lpj_method { LPJ_METHOD_DIRECT, LPJ_METHOD_CONVERGE, LPJ_METHOD_FAST, LPJ_METHOD_COUNT };
+extern const char *const lpj_method_names[LPJ_METHOD_COUNT];
+#define LPJ_METHODS_MAX 4
+u32 lpj_calibration_methods(u32 calibrate, bool have_ref, bool delay_tsc, u32 *methods);
+
+/*
+ * Linux's calibrate_delay_converge() (init/calibrate.c) against a time
+ * base: wait for a tick edge, then grow the delay in bands of 4096 loops
+ * until a tick passes during it, back off to the last underestimate, and
+ * binary-chop, each step a delay started just after an edge, until the
+ * step is below the base's lpj >> LPJ_PREC; if every step grew, start again from a
+ * larger base. Each change of jiffies it saw is added to *edges.
+ */
+#define LPJ_PREC 8 /* Linux's LPS_PREC */
+struct lpj_timebase {
+	u64 (*jiffies)(void *ctx);
+	void (*delay)(void *ctx, u64 loops); /* __delay(): loops TSC cycles */
+	void *ctx;
+};
+u64 lpj_converge(const struct lpj_timebase *t, u32 *edges);
+
 /* What the command line and the hypervisor offer; 0 where nothing is. */
 struct lpj_offers {
+	bool hyperv, kvm;	/* whose leaves are there (Linux's platform) */
 	u64 cmdline_lpj;
 	u64 hyperv_tsc_hz;	/* HV_X64_MSR_TSC_FREQUENCY */
 	u64 kvmclock_tsc_khz;	/* from kvmclock's mul and shift */
@@ -52,14 +84,63 @@ struct lpj_offers {
 };
 
 /*
- * The preset every CPU takes for requested (an enum lpj_source), in the
- * order a modern Linux guest applies them under auto: lpj=, Hyper-V's
- * frequency MSR (hv_preset_lpj()), kvmclock (kvm_get_preset_lpj()), the
- * KVM timing leaf. CPUID.15H is a preset only when asked for by name: in
- * auto it gives the TSC frequency, hence only the BSP's lpj_fine. Returns
- * the source used, with *lpj set, or LPJ_SOURCE_AUTO and *lpj = 0 when
- * there is no preset (then the BSP uses lpj_fine, APs reuse or calibrate).
+ * Linux's x86_hyper, the one hypervisor whose platform code runs
+ * (detect_hypervisor_vendor() takes the highest detect() answer): KVM
+ * answers with its base, 0x40000100 behind Hyper-V's block, so it
+ * outranks Hyper-V's 0x40000000 wherever both are offered.
  */
-u32 lpj_preset(u32 requested, const struct lpj_offers *o, u32 hz, u64 *lpj);
+enum lpj_platform { LPJ_PLATFORM_NONE, LPJ_PLATFORM_KVM, LPJ_PLATFORM_HYPERV };
+u32 lpj_linux_platform(bool hyperv, bool kvm);
+
+/*
+ * The preset every CPU takes for requested (an enum lpj_source) under
+ * policy. A source named on the command line is taken wherever offered.
+ * Under auto, hvprobe's policy takes the fastest stated rate: lpj=,
+ * Hyper-V's frequency MSR, kvmclock, KVM's timing leaf. Linux's take
+ * lpj= (lpj_setup()) and, with KVM as the platform, kvmclock
+ * (kvm_get_preset_lpj() from kvmclock_init()), nothing else: on Hyper-V
+ * mainline only states the TSC's rate (x86_platform.calibrate_tsc), which
+ * gives the boot CPU lpj_fine. hv-preset adds the thread's
+ * hv_preset_lpj(): Hyper-V's MSR, with Hyper-V as the platform.
+ * CPUID.15H is a preset only when asked for by name. Returns the source
+ * used, with *lpj set, or LPJ_SOURCE_AUTO and *lpj = 0 when there is no
+ * preset (then the BSP uses lpj_fine, APs copy or calibrate).
+ */
+u32 lpj_preset(u32 policy, u32 requested, const struct lpj_offers *o, u32 hz, u64 *lpj);
+
+/*
+ * What Linux's Hyper-V platform code does to the TSC before any
+ * calibrate_delay() (ms_hyperv_init_platform()), under policy: with
+ * HV_ACCESS_TSC_INVARIANT it writes HV_X64_MSR_TSC_INVARIANT_CONTROL,
+ * which exposes the invariant-TSC bit (CPUID.80000007H:EDX[8]), hence a
+ * constant, reliable TSC; without it, mark_tsc_unstable("running on
+ * Hyper-V"). Nothing where Hyper-V is not the platform, nor under
+ * hvprobe's policy.
+ */
+enum lpj_hv_tsc { LPJ_HV_TSC_NONE, LPJ_HV_TSC_EXPOSE_INVARIANT, LPJ_HV_TSC_UNSTABLE };
+u32 lpj_hyperv_tsc(u32 policy, bool hyperv, bool kvm, bool access_tsc_invariant);
+
+/* What calibrate_delay_is_known() reads of another CPU. */
+struct lpj_sibling {
+	u32 package;
+	u32 node;
+	/* Online with its lpj set: in Linux's topology masks, with a value to copy. */
+	bool has_lpj;
+};
+
+#define LPJ_NO_SOURCE (~0u)
+
+/* Fills *out with what CPU i looks like to the rule; ctx is the caller's. */
+typedef void (*lpj_sibling_fn)(void *ctx, u32 i, struct lpj_sibling *out);
+
+/*
+ * The CPU whose lpj CPU `self` of CPUs [0, n) (read through sibling) copies, or LPJ_NO_SOURCE
+ * when it must calibrate, under policy (an enum lpj_policy) and reuse
+ * (an enum lpj_reuse, hvprobe's policy only). constant_tsc is self's own
+ * X86_FEATURE_CONSTANT_TSC, tsc_unstable whether a TSC warp has been seen
+ * (Linux's tsc_unstable). See lpj.c for each policy's rule.
+ */
+u32 lpj_copy_source(u32 policy, u32 reuse, bool constant_tsc, bool tsc_unstable,
+		    lpj_sibling_fn sibling, void *ctx, u32 n, u32 self);
 
 #endif

@@ -39,6 +39,7 @@ const char *const lpj_policy_names[] = {
 	[LPJ_POLICY_HVPROBE] = "hvprobe",
 	[LPJ_POLICY_LINUX_6_1] = "linux-6.1",
 	[LPJ_POLICY_LINUX_6_5] = "linux-6.5",
+	[LPJ_POLICY_HV_PRESET] = "hv-preset",
 };
 _Static_assert(ARRAY_SIZE(lpj_policy_names) == LPJ_POLICY_COUNT, "lpj_policy_names");
 

@@ -32,12 +32,21 @@ enum lpj_source {
 enum calibrate_method { CALIBRATE_LINUX, CALIBRATE_FAST, CALIBRATE_COUNT };
 enum lpj_reuse { LPJ_REUSE_NODE, LPJ_REUSE_PACKAGE, LPJ_REUSE_NONE, LPJ_REUSE_COUNT };
 /*
- * lpj_policy=: whose rule an AP follows to skip calibration. hvprobe is
- * lpj_reuse='s; linux-6.1 copies from a CPU of the same package when the
- * TSC is constant; linux-6.5 copies the boot CPU's value when the TSC is
- * constant and synchronized (else as 6.1). See delay.c.
+ * lpj_policy=: whose rules decide where lpj comes from. hvprobe's: the
+ * fastest stated rate as a preset (lpj_source=auto) and lpj_reuse='s copy
+ * rule. linux-6.1 (Linux 6.1 up to 6.4) and linux-6.5 (6.5 and later):
+ * calibrate_delay() and what feeds it, exactly: presets only from lpj=
+ * and kvmclock, Hyper-V's TSC-invariant control, and the version's
+ * calibrate_delay_is_known(). hv-preset: linux-6.5 with the lpj thread's
+ * patch, Hyper-V's frequency MSR as a preset on every CPU. See lpj.c.
  */
-enum lpj_policy { LPJ_POLICY_HVPROBE, LPJ_POLICY_LINUX_6_1, LPJ_POLICY_LINUX_6_5, LPJ_POLICY_COUNT };
+enum lpj_policy {
+	LPJ_POLICY_HVPROBE,
+	LPJ_POLICY_LINUX_6_1,
+	LPJ_POLICY_LINUX_6_5,
+	LPJ_POLICY_HV_PRESET,
+	LPJ_POLICY_COUNT,
+};
 
 struct time_options {
 	u32 timer;	/* timer=: an enum timer_choice */

@@ -6,11 +6,17 @@
  * count of Linux's direct calibration at each HZ that the smp DATA sets
  * hvprobe's own counts against. A wrong INIT wait costs every AP 10 ms
  * (2.55 s of a 255-vCPU bring-up); a wrong concurrency makes parallel
- * bring-up slower than serial on a host with few CPUs.
+ * bring-up slower than serial on a host with few CPUs. And the ICR
+ * sequence itself, against a recording model: the fence before an
+ * x2APIC IPI, interrupts off around an xAPIC send and its delivery
+ * status, and Linux's verdict on a kick.
  */
 #include <string.h>
 
+#include "apic/apic.h"
+#include "apic/icr.h"
 #include "apic/options.h"
+#include "apic/turns.h"
 #include "kernel/time/lpj.h"
 #include "kernel/test/test.h"
 
@@ -82,4 +88,263 @@ DEFINE_TEST(unit_lpj_direct_ticks, "Linux's direct calibration costs 5 * (HZ/100
 	report_eq(lpj_direct_ticks(1000), 60, "HZ=1000: 60 ticks (60 ms)");
 	report_eq(lpj_direct_ticks(300), 25, "HZ=300: 25 ticks");
 	report_eq(lpj_direct_ticks(10), 15, "HZ=10: 15 ticks (1.5 s)");
+}
+
+/*
+ * A recording model of one CPU's APIC for icr_send(): each step is a
+ * letter (I interrupts off, i back on, F fence, M WRMSR, W write, R read,
+ * P pause), and the ICR stays busy for `busy_reads` reads after a write.
+ */
+static struct {
+	char steps[64];
+	u32 n;
+	bool irq_on;
+	u64 msr_val;
+	u32 icr2, icr, busy_reads;
+	bool irq_off_at_write; /* interrupts were off at every ICR write */
+} icr_model;
+
+static void step(char c)
+{
+	if (icr_model.n < sizeof(icr_model.steps) - 1)
+		icr_model.steps[icr_model.n++] = c;
+}
+
+static bool model_irq_save(void)
+{
+	bool on = icr_model.irq_on;
+
+	step('I');
+	icr_model.irq_on = false;
+	return on;
+}
+
+static void model_irq_restore(bool was_on)
+{
+	if (was_on) {
+		step('i');
+		icr_model.irq_on = true;
+	}
+}
+
+static void model_fence(void)
+{
+	step('F');
+}
+
+static void model_wrmsr(u32 msr, u64 val)
+{
+	step('M');
+	if (msr == MSR_IA32_X2APIC_ICR)
+		icr_model.msr_val = val;
+}
+
+static u32 model_read(u32 reg)
+{
+	if (reg != APIC_ICR)
+		return 0;
+	/* Polls are not recorded one by one: a run of them is one R. */
+	if (!icr_model.n || icr_model.steps[icr_model.n - 1] != 'R')
+		step('R');
+	if (icr_model.busy_reads && icr_model.busy_reads != ~0u)
+		icr_model.busy_reads--;
+	return icr_model.busy_reads ? APIC_ICR_BUSY : 0;
+}
+
+static void model_write(u32 reg, u32 val)
+{
+	step('W');
+	icr_model.irq_off_at_write &= !icr_model.irq_on;
+	if (reg == APIC_ICR2)
+		icr_model.icr2 = val;
+	if (reg == APIC_ICR) {
+		icr_model.icr = val;
+		if (!icr_model.busy_reads)
+			icr_model.busy_reads = 3;
+	}
+}
+
+static void model_pause(void)
+{
+}
+
+static const struct icr_ops model_ops = {
+	.irq_save = model_irq_save,
+	.irq_restore = model_irq_restore,
+	.fence = model_fence,
+	.wrmsr = model_wrmsr,
+	.read = model_read,
+	.write = model_write,
+	.pause = model_pause,
+};
+
+static void icr_model_reset(u32 busy_reads)
+{
+	memset(&icr_model, 0, sizeof(icr_model));
+	icr_model.irq_on = true;
+	icr_model.irq_off_at_write = true;
+	icr_model.busy_reads = busy_reads;
+}
+
+DEFINE_TEST(unit_icr_send, "an IPI's ICR sequence: the x2APIC fence, the xAPIC's atomic send", 0)
+{
+	icr_model_reset(0);
+	report(icr_send(&model_ops, true, 7, APIC_ICR_DM_NMI), "x2APIC: sent");
+	report(!strcmp(icr_model.steps, "FM"), "x2APIC: a fence, then the WRMSR (%s)",
+	       icr_model.steps);
+	report_eq(icr_model.msr_val, (7ULL << 32) | APIC_ICR_DM_NMI,
+		  "x2APIC: destination in the high half");
+	report(icr_model.irq_on, "x2APIC: interrupts left on");
+
+	icr_model_reset(0);
+	report(icr_send(&model_ops, false, 3, APIC_ICR_DM_INIT), "xAPIC: delivered");
+	report(!strcmp(icr_model.steps, "IRWWRi"),
+	       "xAPIC: interrupts off, idle wait, ICR2, ICR, delivery wait, on (%s)",
+	       icr_model.steps);
+	report(icr_model.irq_off_at_write, "xAPIC: no ICR write with interrupts on");
+	report_eq(icr_model.icr2, 3u << 24, "xAPIC: destination in ICR2[31:24]");
+	report_eq(icr_model.icr, APIC_ICR_DM_INIT, "xAPIC: the command in ICR");
+
+	/* Delivery status that never clears: a failed send, interrupts back on. */
+	icr_model_reset(0);
+	icr_model.busy_reads = 0;
+	report(icr_send(&model_ops, false, 3, APIC_ICR_DM_STARTUP), "xAPIC: busy for a while");
+	icr_model_reset(~0u);
+	report(!icr_send(&model_ops, false, 3, APIC_ICR_DM_STARTUP),
+	       "xAPIC: a delivery status stuck busy is a failed send");
+	report(icr_model.irq_on, "xAPIC: interrupts back on after a failed send");
+
+	/* Interrupts already off stay off. */
+	icr_model_reset(0);
+	icr_model.irq_on = false;
+	icr_send(&model_ops, false, 1, APIC_ICR_DM_NMI);
+	report(!icr_model.irq_on, "xAPIC: interrupts that were off stay off");
+}
+
+DEFINE_TEST(unit_icr_kick_failure, "Linux's verdict on an INIT-SIPI-SIPI sequence", 0)
+{
+	report(!icr_kick_failure(true, 0), "delivered, no error: started");
+	report(!icr_kick_failure(true, APIC_ESR_REDIRECTABLE_IPI),
+	       "the redirectable-IPI bit alone is no failure (0xEF)");
+	report(icr_kick_failure(false, 0) &&
+		       !strcmp(icr_kick_failure(false, 0), "APIC never delivered"),
+	       "a send never delivered");
+	report(icr_kick_failure(true, BIT(2)) &&
+		       !strcmp(icr_kick_failure(true, BIT(2)), "APIC delivery error"),
+	       "a send accept error");
+}
+
+DEFINE_TEST(unit_ap_bringup_cycles, "per-AP bring-up time survives a TSC offset between CPUs", 0)
+{
+	bool offset = true;
+
+	/* In step: INIT 1000, SIPI 1100, alive 1300, online 5000, seen 5100. */
+	report_eq(ap_bringup_cycles(1000, 1100, 1300, 5000, 5100, &offset), 4000,
+		  "TSCs in step: the AP's online stamp less the INIT stamp");
+	report(!offset, "and no offset reported");
+	/* The AP's TSC 1e9 behind: its stamps are before the SIPI. */
+	report_eq(ap_bringup_cycles(1000000000, 1000000100, 300, 4000, 1000004100, &offset), 4100,
+		  "an AP behind the BSP: the BSP's own span, not a wrapped difference");
+	report(offset, "and the offset is reported");
+	/* The AP's TSC 1e9 ahead: online after the BSP saw it. */
+	report_eq(ap_bringup_cycles(1000, 1100, 1000001300, 1000005000, 5100, &offset), 4100,
+		  "an AP ahead of the BSP: the BSP's own span");
+	report(offset, "and the offset is reported");
+	/* Ahead, never seen online by the BSP: nothing to give. */
+	report_eq(ap_bringup_cycles(1000, 1100, 300, 400, 0, &offset), 0,
+		  "an AP behind, never seen: 0, not a wrapped difference");
+	/* Not seen but in step (an AP the BSP never polled): its own stamps. */
+	report_eq(ap_bringup_cycles(1000, 1100, 1300, 5000, 0, &offset), 4000,
+		  "in step, not seen: the AP's stamps");
+}
+
+static struct {
+	u32 woken[8], n;
+} turn_log;
+
+static void log_wake(void *ctx, u32 rank)
+{
+	(void)ctx;
+	if (turn_log.n < 8)
+		turn_log.woken[turn_log.n++] = rank;
+}
+
+DEFINE_TEST(unit_turns, "turns to calibrate: a dead AP neither blocks the line nor adds a turn", 0)
+{
+	static struct turns t;
+
+	/* 4 in line, one at a time; rank 2 never comes alive before its turn. */
+	turns_init(&t, 4, 1);
+	turn_log.n = 0;
+	turns_give_up(&t, 2, log_wake, NULL);
+	report(!turns_mine(&t, 1), "a dead AP's turn to come lets nobody in early");
+	report_eq(turn_log.n, 0, "and wakes nobody");
+	turns_grant(&t, log_wake, NULL); /* rank 0 done */
+	report(turn_log.n == 1 && turn_log.woken[0] == 1, "rank 0 done: rank 1's turn");
+	report(!turns_mine(&t, 3), "one at a time still");
+	turns_grant(&t, log_wake, NULL); /* rank 1 done */
+	report(turn_log.n == 2 && turn_log.woken[1] == 3,
+	       "rank 1 done: the dead rank 2 is passed over");
+	report(turns_mine(&t, 3), "rank 3 may run");
+
+	/* A dead AP that held its turn gives it back once. */
+	turns_init(&t, 3, 1);
+	turn_log.n = 0;
+	turns_give_up(&t, 0, log_wake, NULL);
+	report(turn_log.n == 1 && turn_log.woken[0] == 1, "rank 0 dead with its turn: rank 1's");
+	turns_give_up(&t, 0, log_wake, NULL);
+	report_eq(turn_log.n, 1, "given up twice, passed on once");
+	report(!turns_mine(&t, 2), "rank 2 still waits");
+
+	/* Two at a time, one dead ahead: never three. */
+	turns_init(&t, 4, 2);
+	turn_log.n = 0;
+	turns_give_up(&t, 3, log_wake, NULL);
+	turns_grant(&t, log_wake, NULL);
+	report(turn_log.n == 1 && turn_log.woken[0] == 2, "two at a time: rank 2 after rank 0");
+	turns_grant(&t, log_wake, NULL);
+	report_eq(turn_log.n, 1, "rank 3 is dead: nobody to wake");
+}
+
+DEFINE_TEST(unit_bringup_order, "linux-6.5 kicks primary threads first, each in CPU order", 0)
+{
+	/* CPU 0..5 with two threads a core: APIC IDs 0, 1, 2, 3, 4, 5. */
+	static const u32 smt2[6] = { 0, 1, 2, 3, 4, 5 };
+	static const u32 want2[5] = { 2, 4, 1, 3, 5 };
+	static const u32 nosmt[4] = { 0, 1, 2, 3 };
+	static const u32 want1[3] = { 1, 2, 3 };
+	u32 order[5];
+	bool same = true;
+
+	bringup_order(smt2, 6, 1, order);
+	for (u32 i = 0; i < 5; i++)
+		same &= order[i] == want2[i];
+	report(same, "two threads a core: CPUs 2, 4, then 1, 3, 5");
+	bringup_order(nosmt, 4, 0, order);
+	same = true;
+	for (u32 i = 0; i < 3; i++)
+		same &= order[i] == want1[i];
+	report(same, "no SMT: every AP is a primary thread, in CPU order");
+}
+
+DEFINE_TEST(unit_turns_join, "an AP that must calibrate after all joins the line", 0)
+{
+	static struct turns t;
+	u32 r;
+
+	/* Two planned calibrators, one at a time; a copier finds it must calibrate. */
+	turns_init(&t, 2, 1);
+	turn_log.n = 0;
+	r = turns_join(&t);
+	report_eq(r, 2, "it takes the next rank");
+	report(!turns_mine(&t, r), "and waits while the line is busy");
+	turns_grant(&t, log_wake, NULL);
+	turns_grant(&t, log_wake, NULL);
+	report(turn_log.n == 2 && turn_log.woken[1] == 2, "its turn comes after rank 1's");
+
+	/* A line that has run dry has a free slot: a newcomer goes at once. */
+	turns_init(&t, 1, 1);
+	turns_grant(&t, log_wake, NULL);
+	r = turns_join(&t);
+	report(turns_mine(&t, r), "a free slot: at once");
 }

@@ -308,7 +308,7 @@ DEFINE_TEST(unit_cmdline_errors, "each bad word is refused with its message", 0)
 	parse_bad("lpj_source=xen", "lpj_source: 'xen' is not accepted (accepted: auto, hyperv, "
 				    "kvm, kvmclock, cpuid, cmdline, calibrate)");
 	parse_bad("calibrate=slow", "calibrate: 'slow' is not accepted (accepted: linux, fast)");
-	parse_bad("bringup=x", "bringup: 'x' is not accepted (accepted: serial, parallel)");
+	parse_bad("bringup=x", "bringup: 'x' is not accepted (accepted: serial, parallel, linux-6.5)");
 	parse_bad("init_udelay=1000001",
 		  "init_udelay: '1000001' is not accepted (accepted: auto, 0..1000000)");
 	parse_bad("init_udelay=AUTO",
@@ -317,7 +317,8 @@ DEFINE_TEST(unit_cmdline_errors, "each bad word is refused with its message", 0)
 		  "init_udelay: 'autox' is not accepted (accepted: auto, 0..1000000)");
 	parse_bad("init_udelay=", "init_udelay: '' is not accepted (accepted: auto, 0..1000000)");
 	parse_bad("lpj_policy=linux-6.2",
-		  "lpj_policy: 'linux-6.2' is not accepted (accepted: hvprobe, linux-6.1, linux-6.5)");
+		  "lpj_policy: 'linux-6.2' is not accepted "
+		  "(accepted: hvprobe, linux-6.1, linux-6.5, hv-preset)");
 	parse_bad("parallel_calibrate=2",
 		  "parallel_calibrate: '2' is not accepted (accepted: auto, serialize, concurrent)");
 	parse_bad("pmu.lvtpc=smi", "pmu.lvtpc: 'smi' is not accepted (accepted: nmi, fixed)");

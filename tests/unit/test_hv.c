@@ -7,10 +7,11 @@
  */
 #include "hv/hv.h"
 #include "hv/hyperv.h"
+#include "hv/kvm.h"
 #include "kernel/cmdline.h"
-#include "kernel/time/lpj.h"
 #include "kernel/lib/string.h"
 #include "kernel/test/test.h"
+#include "kernel/time/lpj.h"
 
 #define MAX_FAKE 8
 
@@ -95,7 +96,7 @@ DEFINE_TEST(unit_hv_detect, "hypervisor leaves are recognised", 0)
 	       "an unknown signature is listed as unknown");
 }
 
-DEFINE_TEST(unit_hv_lpj_preset, "lpj presets in a Linux guest's order", 0)
+DEFINE_TEST(unit_hv_lpj_preset, "lpj presets under hvprobe's policy: the fastest stated rate", 0)
 {
 	struct lpj_offers all = {
 		.cmdline_lpj = 1234567,
@@ -107,35 +108,104 @@ DEFINE_TEST(unit_hv_lpj_preset, "lpj presets in a Linux guest's order", 0)
 	struct lpj_offers o = all;
 	u64 lpj;
 
-	report_eq(lpj_preset(LPJ_SOURCE_AUTO, &o, 250, &lpj), LPJ_SOURCE_CMDLINE, "lpj= first");
+	report_eq(lpj_preset(LPJ_POLICY_HVPROBE, LPJ_SOURCE_AUTO, &o, 250, &lpj),
+		  LPJ_SOURCE_CMDLINE, "lpj= first");
 	report_eq(lpj, 1234567, "with its value exactly");
 	o.cmdline_lpj = 0;
-	report_eq(lpj_preset(LPJ_SOURCE_AUTO, &o, 250, &lpj), LPJ_SOURCE_HYPERV,
+	report_eq(lpj_preset(LPJ_POLICY_HVPROBE, LPJ_SOURCE_AUTO, &o, 250, &lpj), LPJ_SOURCE_HYPERV,
 		  "then Hyper-V's frequency MSR");
 	report_eq(lpj, 9600000, "2.4 GHz at HZ=250");
 	o.hyperv_tsc_hz = 0;
-	report_eq(lpj_preset(LPJ_SOURCE_AUTO, &o, 250, &lpj), LPJ_SOURCE_KVMCLOCK, "then kvmclock");
+	report_eq(lpj_preset(LPJ_POLICY_HVPROBE, LPJ_SOURCE_AUTO, &o, 250, &lpj),
+		  LPJ_SOURCE_KVMCLOCK, "then kvmclock");
 	report_eq(lpj, 10000000, "2.5 GHz at HZ=250");
 	o.kvmclock_tsc_khz = 0;
-	report_eq(lpj_preset(LPJ_SOURCE_AUTO, &o, 250, &lpj), LPJ_SOURCE_KVM,
+	report_eq(lpj_preset(LPJ_POLICY_HVPROBE, LPJ_SOURCE_AUTO, &o, 250, &lpj), LPJ_SOURCE_KVM,
 		  "then the KVM timing leaf");
 	report_eq(lpj, 10400000, "2.6 GHz at HZ=250");
 	o.kvm_timing_tsc_khz = 0;
-	report_eq(lpj_preset(LPJ_SOURCE_AUTO, &o, 250, &lpj), LPJ_SOURCE_AUTO,
+	report_eq(lpj_preset(LPJ_POLICY_HVPROBE, LPJ_SOURCE_AUTO, &o, 250, &lpj), LPJ_SOURCE_AUTO,
 		  "CPUID.15H is no preset under auto (it feeds lpj_fine)");
 	report_eq(lpj, 0, "and gives no value");
 
 	o = all;
-	report_eq(lpj_preset(LPJ_SOURCE_CPUID, &o, 250, &lpj), LPJ_SOURCE_CPUID,
+	report_eq(lpj_preset(LPJ_POLICY_HVPROBE, LPJ_SOURCE_CPUID, &o, 250, &lpj), LPJ_SOURCE_CPUID,
 		  "lpj_source=cpuid takes CPUID.15H even with others offered");
 	report_eq(lpj, 10800000, "2.7 GHz at HZ=250");
-	report_eq(lpj_preset(LPJ_SOURCE_KVMCLOCK, &o, 1000, &lpj), LPJ_SOURCE_KVMCLOCK,
-		  "lpj_source=kvmclock at HZ=1000");
+	report_eq(lpj_preset(LPJ_POLICY_HVPROBE, LPJ_SOURCE_KVMCLOCK, &o, 1000, &lpj),
+		  LPJ_SOURCE_KVMCLOCK, "lpj_source=kvmclock at HZ=1000");
 	report_eq(lpj, 2500000, "2.5 GHz at HZ=1000");
-	report_eq(lpj_preset(LPJ_SOURCE_CALIBRATE, &o, 250, &lpj), LPJ_SOURCE_AUTO,
-		  "lpj_source=calibrate takes no preset");
+	report_eq(lpj_preset(LPJ_POLICY_HVPROBE, LPJ_SOURCE_CALIBRATE, &o, 250, &lpj),
+		  LPJ_SOURCE_AUTO, "lpj_source=calibrate takes no preset");
 	o.hyperv_tsc_hz = 0;
-	report_eq(lpj_preset(LPJ_SOURCE_HYPERV, &o, 250, &lpj), LPJ_SOURCE_AUTO,
+	report_eq(lpj_preset(LPJ_POLICY_HVPROBE, LPJ_SOURCE_HYPERV, &o, 250, &lpj), LPJ_SOURCE_AUTO,
 		  "a named source that offers nothing gives no preset");
 	report_eq(lpj, 0, "and no value");
+}
+
+DEFINE_TEST(unit_hv_lpj_preset_linux, "lpj presets under Linux's policies: lpj= and kvmclock only",
+	    0)
+{
+	struct lpj_offers hv_only = { .hyperv = true, .hyperv_tsc_hz = 2400000000ULL };
+	struct lpj_offers kvm_hv = { .hyperv = true,
+				     .kvm = true,
+				     .hyperv_tsc_hz = 2400000000ULL,
+				     .kvmclock_tsc_khz = 2500000,
+				     .kvm_timing_tsc_khz = 2600000 };
+	struct lpj_offers timing_only = { .kvm = true, .kvm_timing_tsc_khz = 2600000 };
+	u64 lpj;
+
+	report_eq(lpj_linux_platform(true, true), LPJ_PLATFORM_KVM,
+		  "both blocks: KVM's base 0x40000100 outranks Hyper-V's");
+	report_eq(lpj_linux_platform(true, false), LPJ_PLATFORM_HYPERV, "Hyper-V alone");
+	report_eq(lpj_linux_platform(false, false), LPJ_PLATFORM_NONE, "neither");
+
+	report_eq(lpj_preset(LPJ_POLICY_LINUX_6_5, LPJ_SOURCE_AUTO, &hv_only, 250, &lpj),
+		  LPJ_SOURCE_AUTO, "linux-6.5 on Hyper-V: no preset from its frequency MSR");
+	report_eq(lpj, 0, "and no value");
+	report_eq(lpj_preset(LPJ_POLICY_LINUX_6_1, LPJ_SOURCE_AUTO, &hv_only, 250, &lpj),
+		  LPJ_SOURCE_AUTO, "linux-6.1 on Hyper-V: none either");
+	report_eq(lpj_preset(LPJ_POLICY_HV_PRESET, LPJ_SOURCE_AUTO, &hv_only, 250, &lpj),
+		  LPJ_SOURCE_HYPERV, "hv-preset on Hyper-V: the thread's hv_preset_lpj()");
+	report_eq(lpj, 9600000, "2.4 GHz at HZ=250");
+	report_eq(lpj_preset(LPJ_POLICY_HVPROBE, LPJ_SOURCE_AUTO, &hv_only, 250, &lpj),
+		  LPJ_SOURCE_HYPERV, "hvprobe's: Hyper-V's MSR, the fastest");
+
+	report_eq(lpj_preset(LPJ_POLICY_LINUX_6_5, LPJ_SOURCE_AUTO, &kvm_hv, 250, &lpj),
+		  LPJ_SOURCE_KVMCLOCK, "linux-6.5 on KVM with Hyper-V's leaves: kvmclock");
+	report_eq(lpj, 10000000, "2.5 GHz at HZ=250");
+	report_eq(lpj_preset(LPJ_POLICY_HV_PRESET, LPJ_SOURCE_AUTO, &kvm_hv, 250, &lpj),
+		  LPJ_SOURCE_KVMCLOCK,
+		  "hv-preset there too: KVM is the platform, Hyper-V's code never runs");
+	report_eq(lpj_preset(LPJ_POLICY_LINUX_6_1, LPJ_SOURCE_AUTO, &timing_only, 250, &lpj),
+		  LPJ_SOURCE_AUTO, "linux-6.1: KVM's timing leaf is never a preset");
+	kvm_hv.cmdline_lpj = 1234567;
+	report_eq(lpj_preset(LPJ_POLICY_LINUX_6_1, LPJ_SOURCE_AUTO, &kvm_hv, 250, &lpj),
+		  LPJ_SOURCE_CMDLINE, "linux-6.1: lpj= first");
+	report_eq(lpj_preset(LPJ_POLICY_LINUX_6_5, LPJ_SOURCE_HYPERV, &kvm_hv, 250, &lpj),
+		  LPJ_SOURCE_HYPERV,
+		  "a source named on the command line is taken under any policy");
+}
+
+DEFINE_TEST(unit_hv_tsc_invariant, "Hyper-V's TSC-invariant control under each policy", 0)
+{
+	report_eq(lpj_hyperv_tsc(LPJ_POLICY_LINUX_6_5, true, false, true),
+		  LPJ_HV_TSC_EXPOSE_INVARIANT, "Hyper-V with HV_ACCESS_TSC_INVARIANT: expose");
+	report_eq(lpj_hyperv_tsc(LPJ_POLICY_LINUX_6_1, true, false, false), LPJ_HV_TSC_UNSTABLE,
+		  "Hyper-V without it: mark_tsc_unstable(\"running on Hyper-V\")");
+	report_eq(lpj_hyperv_tsc(LPJ_POLICY_HV_PRESET, true, false, false), LPJ_HV_TSC_UNSTABLE,
+		  "hv-preset: the same platform code");
+	report_eq(lpj_hyperv_tsc(LPJ_POLICY_LINUX_6_5, true, true, false), LPJ_HV_TSC_NONE,
+		  "KVM with Hyper-V's leaves: KVM's platform code, not Hyper-V's");
+	report_eq(lpj_hyperv_tsc(LPJ_POLICY_HVPROBE, true, false, false), LPJ_HV_TSC_NONE,
+		  "hvprobe's policy leaves the TSC alone");
+}
+
+DEFINE_TEST(unit_kvm_system_time_msr, "kvmclock through the MSR Linux's kvmclock_init() picks", 0)
+{
+	report_eq(kvm_system_time_msr(BIT(KVM_FEATURE_CLOCKSOURCE2) | BIT(KVM_FEATURE_CLOCKSOURCE)),
+		  MSR_KVM_SYSTEM_TIME_NEW, "CLOCKSOURCE2: the new MSR");
+	report_eq(kvm_system_time_msr(BIT(KVM_FEATURE_CLOCKSOURCE)), MSR_KVM_SYSTEM_TIME,
+		  "legacy CLOCKSOURCE alone: the legacy MSR, still a kvmclock and a preset");
+	report_eq(kvm_system_time_msr(0), 0, "neither: no kvmclock");
 }

@@ -114,3 +114,153 @@ DEFINE_TEST(unit_lpj_direct, "the direct method's verdict on its samples", 0)
 	}
 	report_eq(lpj_direct_combine(lo2, hi2, 5, 2), 0, "no good sample gives 0");
 }
+
+/*
+ * calibrate_delay_is_known() in a serial bring-up of 8 CPUs, CPUs 0-3 in
+ * package 0 (node 0) and 4-7 in package 1 (node 1): each CPU decides in
+ * turn, with every CPU before it online with a value. warp_from is the
+ * first CPU from which tsc_unstable is set (n for never). Returns the
+ * APs that calibrate; sources[i] is each AP's source.
+ */
+struct bringup_sim {
+	u32 n, online;
+};
+
+static void sim_sibling(void *ctx, u32 i, struct lpj_sibling *out)
+{
+	const struct bringup_sim *sim = ctx;
+
+	*out = (struct lpj_sibling){ .package = i / 4, .node = i / 4, .has_lpj = i < sim->online };
+}
+
+static u32 sim_bringup(u32 policy, u32 reuse, bool constant_tsc, u32 warp_from, u32 *sources)
+{
+	struct bringup_sim sim = { .n = 8 };
+	u32 calibrations = 0;
+
+	for (u32 cpu = 1; cpu < sim.n; cpu++) {
+		sim.online = cpu;
+		sources[cpu] = lpj_copy_source(policy, reuse, constant_tsc, cpu >= warp_from,
+					       sim_sibling, &sim, sim.n, cpu);
+		calibrations += sources[cpu] == LPJ_NO_SOURCE;
+	}
+	return calibrations;
+}
+
+DEFINE_TEST(unit_lpj_copy_source, "calibrate_delay_is_known() under each policy", 0)
+{
+	static const u32 by_package[8] = { 0, 0, 0, 0, LPJ_NO_SOURCE, 4, 4, 4 };
+	u32 src[8];
+	bool same;
+
+	/* 6.5, TSC constant and synchronized: everyone copies CPU 0. */
+	report_eq(sim_bringup(LPJ_POLICY_LINUX_6_5, LPJ_REUSE_NODE, true, 8, src), 0,
+		  "linux-6.5, synchronized: no AP calibrates");
+	report_eq(src[7], 0, "linux-6.5, synchronized: CPU 7 copies CPU 0 across packages");
+
+	/*
+	 * 6.5 after a warp seen at CPU 1: the package rule, copying from an
+	 * online CPU of the package (tsc.c), so the first CPU of package 1
+	 * calibrates and its siblings copy it: 1 calibration, not 4.
+	 */
+	report_eq(sim_bringup(LPJ_POLICY_LINUX_6_5, LPJ_REUSE_NODE, true, 1, src), 1,
+		  "linux-6.5 after a warp: only package 1's first CPU calibrates");
+	same = true;
+	for (u32 i = 1; i < 8; i++)
+		same &= src[i] == by_package[i];
+	report(same, "linux-6.5 after a warp: CPUs 1-3 copy CPU 0, 5-7 copy CPU 4");
+	/* A warp seen late: the CPUs before it already copied CPU 0. */
+	report_eq(sim_bringup(LPJ_POLICY_LINUX_6_5, LPJ_REUSE_NODE, true, 6, src), 0,
+		  "linux-6.5, warp at CPU 6: CPU 6 copies CPU 4, which copied CPU 0");
+	report_eq(src[6], 4, "linux-6.5, warp at CPU 6: its source is CPU 4");
+
+	/* 6.1: the package rule from the start. */
+	report_eq(sim_bringup(LPJ_POLICY_LINUX_6_1, LPJ_REUSE_NODE, true, 8, src), 1,
+		  "linux-6.1: one calibration, package 1's first CPU");
+	same = true;
+	for (u32 i = 1; i < 8; i++)
+		same &= src[i] == by_package[i];
+	report(same, "linux-6.1: CPUs 1-3 copy CPU 0, 5-7 copy CPU 4");
+
+	/* Without a constant TSC on the deciding CPU every policy calibrates. */
+	report_eq(sim_bringup(LPJ_POLICY_LINUX_6_5, LPJ_REUSE_NODE, false, 8, src), 7,
+		  "linux-6.5 without a constant TSC: every AP calibrates");
+	report_eq(sim_bringup(LPJ_POLICY_LINUX_6_1, LPJ_REUSE_NODE, false, 8, src), 7,
+		  "linux-6.1 without a constant TSC: every AP calibrates");
+
+	/* hvprobe's own: lpj_reuse= decides. */
+	report_eq(sim_bringup(LPJ_POLICY_HVPROBE, LPJ_REUSE_NODE, true, 8, src), 1,
+		  "hvprobe, lpj_reuse=node: one calibration on node 1");
+	report_eq(sim_bringup(LPJ_POLICY_HVPROBE, LPJ_REUSE_NONE, true, 8, src), 7,
+		  "hvprobe, lpj_reuse=none: every AP calibrates");
+}
+
+/*
+ * A CPU whose TSC runs cpj cycles per jiffy: reading jiffies costs
+ * read_cost cycles, a delay of n loops n cycles plus call_cost.
+ */
+struct sim_clock {
+	u64 now, cpj, read_cost, call_cost;
+};
+
+static u64 sim_jiffies(void *ctx)
+{
+	struct sim_clock *c = ctx;
+
+	c->now += c->read_cost;
+	return c->now / c->cpj;
+}
+
+static void sim_delay(void *ctx, u64 loops)
+{
+	struct sim_clock *c = ctx;
+
+	c->now += loops + c->call_cost;
+}
+
+static u64 sim_converge(u64 cpj, u64 phase, u32 *edges, u64 *jiffies_spent)
+{
+	struct sim_clock c = { .now = phase, .cpj = cpj, .read_cost = 40, .call_cost = 200 };
+	struct lpj_timebase t = { .jiffies = sim_jiffies, .delay = sim_delay, .ctx = &c };
+	u64 start = phase / cpj, lpj;
+
+	*edges = 0;
+	lpj = lpj_converge(&t, edges);
+	*jiffies_spent = c.now / cpj - start;
+	return lpj;
+}
+
+DEFINE_TEST(unit_lpj_converge, "calibrate_delay_converge(): its value and its cost in ticks", 0)
+{
+	u32 edges;
+	u64 spent, lpj;
+
+	/* 2.45 GHz at HZ=250: 9.8 M cycles a jiffy. */
+	lpj = sim_converge(9800000, 1234567, &edges, &spent);
+	report(lpj <= 9800000 && lpj >= 9800000 - (9800000 >> LPJ_PREC),
+	       "lpj %llu is within 1/256 below the jiffy's 9800000 cycles", lpj);
+	report(spent >= 4 && spent <= 7, "it takes %llu jiffies (Linux: 5-6 at this lpj)", spent);
+	report(edges >= 4 && edges <= 7, "and waits through %u tick edges", edges);
+	/* HZ=1000 at the same TSC: 2.45 M cycles a jiffy. */
+	lpj = sim_converge(2450000, 0, &edges, &spent);
+	report(lpj <= 2450000 && lpj >= 2450000 - (2450000 >> LPJ_PREC),
+	       "HZ=1000: lpj %llu within 1/256 below 2450000", lpj);
+}
+
+DEFINE_TEST(unit_lpj_methods, "calibrate_delay(): the direct method once, then converge", 0)
+{
+	u32 m[LPJ_METHODS_MAX];
+	u32 n;
+
+	n = lpj_calibration_methods(CALIBRATE_LINUX, true, true, m);
+	report(n == 2 && m[0] == LPJ_METHOD_DIRECT && m[1] == LPJ_METHOD_CONVERGE,
+	       "delay_tsc: direct once, then converge (%u methods)", n);
+	n = lpj_calibration_methods(CALIBRATE_LINUX, true, false, m);
+	report(n == 1 && m[0] == LPJ_METHOD_CONVERGE,
+	       "TPAUSE or MWAITX delay: no direct method, converge only (%u methods)", n);
+	n = lpj_calibration_methods(CALIBRATE_FAST, true, true, m);
+	report(n == 1 && m[0] == LPJ_METHOD_FAST, "calibrate=fast with a reference: its window");
+	n = lpj_calibration_methods(CALIBRATE_FAST, false, true, m);
+	report(n == 2 && m[0] == LPJ_METHOD_DIRECT,
+	       "calibrate=fast without a reference: Linux's methods");
+}
