@@ -4,7 +4,7 @@ machine and hold hvprobe's lpj policy to what Linux itself did: how many
 APs calibrated, and where the boot CPU's lpj came from.
 
 Linux 6.1 is judged against hvprobe's lpj_policy=linux-6.1 with serial
-bring-up, Linux 6.12 against lpj_policy=linux-6.5 with parallel
+bring-up, Linux 6.12 against lpj_policy=linux-6.5 with bringup=linux-6.5
 bring-up. Linux boots with a busybox initramfs that prints each CPU's
 bogomips (a copied lpj equals its source to the last digit) and its
 calibration and TSC lines (tools/lib/referee.py). Linux's kernel is
@@ -22,7 +22,7 @@ from tools.lib import (cli, figures, guest, hostkernel, qemu, referee,
                        results)
 
 # hvprobe's policy and bring-up that claim to be each Linux's.
-POLICIES = {"6.1": ("linux-6.1", "serial"), "6.12": ("linux-6.5", "parallel")}
+POLICIES = {"6.1": ("linux-6.1", "serial"), "6.12": ("linux-6.5", "linux-6.5")}
 # hvprobe's boot CPU lpj sources, in Linux's words (calibrate_delay()).
 SOURCES = {"lpj_fine": "lpj_fine", "calibrate": "calibrate",
            "cmdline": "preset", "kvmclock": "preset", "hyperv": "preset",
