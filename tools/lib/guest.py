@@ -232,7 +232,12 @@ def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
     lines = results.summary(doc, guest.tail if crash else ())
     if expect_fail is not None:
         matched = results.expect_fail_match(report, expect_fail)
-        ok = doc["expected"] = bool(matched and not crash)
+        # What the run was also asked for (its exit status, its lines)
+        # holds for an expected failure too.
+        asked = [c for c in doc["host_checks"]
+                 if c["name"] in ("exit_status", "expect_line")]
+        ok = doc["expected"] = bool(matched and not crash and
+                                    all(c["status"] == "pass" for c in asked))
         lines.append(f"expected failure: {matched}" if ok else
                      f"UNEXPECTED: wanted a complete run with a not-ok "
                      f"line matching {expect_fail!r}")

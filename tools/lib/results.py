@@ -166,11 +166,22 @@ def verdict(doc):
 
 
 def expect_fail_match(report, pattern):
-    """The first not-ok result line matching pattern, or None."""
+    """The first not-ok result line matching pattern, or None. A test the
+    kernel ended (a crash, the watchdog) counts only with the case line
+    that says so: its result line alone could come from anywhere."""
     for test in report.walk():
-        if test.line.startswith("not ok") and re.search(pattern, test.line):
+        if test.line.startswith("not ok") and re.search(pattern, test.line) \
+                and (not ended_by_kernel(test) or any(
+                    c.line.startswith("not ok") and c.reason == test.reason
+                    for c in test.cases)):
             return test.line
     return None
+
+
+def ended_by_kernel(test):
+    """Whether the kernel ended this test from outside it: a crash or the
+    watchdog, said by a case of its own as well as by its result line."""
+    return test.reason.startswith("crashed:") or "# TIMEOUT" in test.line
 
 
 @dataclass

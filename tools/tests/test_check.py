@@ -33,15 +33,37 @@ class RunList(unittest.TestCase):
         return run["args"][run["args"].index("--expect-fail") + 1]
 
     def test_shipped_negative_runs_match_the_contract(self):
-        for name, line in (
-                ("bad-cmdline", "not ok 1 cmdline # ERROR unknown key 'foo' "
-                                "(accepted: test, lpj, ...)"),
-                ("crash", "not ok 1 crash # ERROR crashed: unexpected #UD "
-                          "at RIP 0x106765")):
-            report = ktap.parse(["KTAP version 1", "1..1", line,
+        crashed = "crashed: unexpected #UD at RIP 0x106765"
+        ap = "crashed: unexpected #UD at RIP 0x1 on CPU 1 (APIC ID 1)"
+        hang = "TIMEOUT watchdog: still running after 2 s"
+        for name, lines in (
+                ("bad-cmdline", ["not ok 1 cmdline # ERROR unknown key "
+                                 "'foo' (accepted: test, lpj, ...)"]),
+                ("no-long-mode", ["not ok 1 boot # ERROR this CPU has no "
+                                  "long mode"]),
+                ("crash", ["    ok 1 about to execute ud2",
+                           f"    not ok 2 the test ran to its end # ERROR "
+                           f"{crashed}",
+                           f"not ok 1 crash # ERROR {crashed}"]),
+                ("fault-ap-crash", [
+                    f"    not ok 2 the test ran to its end # ERROR {ap}",
+                    f"not ok 1 crash_ap # ERROR {ap}"]),
+                ("fault-hang", [
+                    f"    not ok 2 the test ran to its end # {hang}",
+                    f"not ok 1 hang # {hang}"])):
+            report = ktap.parse(["KTAP version 1", "1..1", *lines,
                                  "# Totals: pass:0 fail:0 skip:0 error:1"])
             self.assertIsNotNone(results.expect_fail_match(
                 report, self.expectation(name)), name)
+            if len(lines) > 1:
+                # The result line alone, its case line gone: not the
+                # failure the row expects.
+                alone = ktap.parse(["KTAP version 1", "1..1",
+                                    "    ok 1 about to fail", lines[-1],
+                                    "# Totals: pass:0 fail:0 skip:0 "
+                                    "error:1"])
+                self.assertIsNone(results.expect_fail_match(
+                    alone, self.expectation(name)), name)
 
     def test_refusals(self):
         for bad in ("{", {"name": "x"}, [{"name": "x"}],
