@@ -12,6 +12,7 @@ skipped`; the exit status is 0 exactly when nothing failed, 2 for bad usage.
 
 import collections
 import concurrent.futures
+import contextlib
 import datetime
 import functools
 import io
@@ -152,11 +153,38 @@ def python_suite():
                                                top_level_dir=str(ROOT))
 
 
+@contextlib.contextmanager
+def fds_into(path):
+    """Standard output and error, file descriptors included, into path
+    for the time of the block: what a child process prints (a test that
+    runs make) goes to the log, not to the terminal."""
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    saved = [os.dup(1), os.dup(2)]
+    try:
+        with open(path, "wb") as out:
+            os.dup2(out.fileno(), 1)
+            os.dup2(out.fileno(), 2)
+            try:
+                yield
+            finally:
+                for stream in (sys.stdout, sys.stderr):
+                    stream.flush()
+                os.dup2(saved[0], 1)
+                os.dup2(saved[1], 2)
+    finally:
+        for fd in saved:
+            os.close(fd)
+
+
 def python_tests(log_dir):
-    """The Python tests, run here: one case per test method."""
+    """The Python tests, run here: one case per test method. What they
+    and their children print besides goes to python-output.log."""
     stream = io.StringIO()
     suite = python_suite()
-    result = unittest.TextTestRunner(stream=stream, verbosity=2).run(suite)
+    with fds_into(log_dir / "python-output.log"):
+        result = unittest.TextTestRunner(stream=stream,
+                                         verbosity=2).run(suite)
     (log_dir / "python.log").write_text(stream.getvalue())
     counts = results.count_unittest(result)
     return counts, "fail" if counts.failed else "pass", stream.getvalue()

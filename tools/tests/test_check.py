@@ -4,8 +4,10 @@ and its rows."""
 
 import json
 import os
+import subprocess
 import tempfile
 import unittest
+from pathlib import Path
 from unittest import mock
 
 from tools.commands import check
@@ -100,6 +102,29 @@ class Rows(unittest.TestCase):
         self.assertIn("bench.test_smp", found)
         self.assertFalse([i for i in ids(check.python_suite())
                           if "_FailedTest" in i or "ModuleImportFailure" in i])
+
+
+class QuietChild(unittest.TestCase):
+    """A test that runs a child which fails on purpose (make, say)."""
+
+    def test_child(self):
+        subprocess.run(["sh", "-c", "echo 'make[1]: *** [Makefile:2: all] "
+                        "Error 2' >&2; echo child-out"], check=False)
+
+
+class PythonRowOutput(unittest.TestCase):
+    def test_a_child_error_stays_in_the_log(self):
+        suite = unittest.defaultTestLoader.loadTestsFromTestCase(QuietChild)
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.object(check, "python_suite", return_value=suite):
+            terminal = Path(d) / "terminal"
+            with check.fds_into(terminal):
+                counts, verdict, _ = check.python_tests(Path(d))
+            self.assertEqual((counts.passed, verdict), (1, "pass"))
+            self.assertNotIn("Error 2", terminal.read_text())
+            logged = (Path(d) / "python-output.log").read_text()
+            self.assertIn("make[1]: *** [Makefile:2: all] Error 2", logged)
+            self.assertIn("child-out", logged)
 
 
 class LostRuns(unittest.TestCase):
