@@ -6,7 +6,8 @@ reuses one calibration per node, takes lpj= preset, or follows Linux
 6.1's or 6.5's rule) x bring-up order (serial, parallel) for each CPU
 model: the bench-smp matrix (tools/matrices/bench-smp.toml), narrowed to
 the options given. It boots Debian's own Linux kernel
-(linux-image-cloud-amd64 6.1, no root filesystem) in the same QEMU
+(linux-image-cloud-amd64 6.1, no root filesystem; unpacked into
+build/linux-ref/, never installed) in the same QEMU
 machine with and without lpj= beside the serial preset and 6.1-rule rows,
 and the same package's 6.12 (unpacked from the apt sources' backports
 suite, not installed) beside the parallel 6.5-rule rows. A kernel that

@@ -84,6 +84,7 @@ def fetch(cache, package):
         target.mkdir()
         for tree in unpacked.iterdir():
             os.replace(tree, target / f"{tree.name}-{version}")
+        aptdeb.owned_like(target, Path(cache).parent.parent)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     found = cached(cache, package)
