@@ -244,9 +244,11 @@ def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
         verdict += " (as expected)" if ok else " (not as expected)"
     stderr = (run_dir / "qemu.stderr").read_text(errors="replace").strip()
     lines += [f"qemu: {line}" for line in stderr.splitlines()[-TAIL_LINES:]]
-    with open(run_dir / "results.json", "w") as out:
-        json.dump(doc, out, indent=1)
-        out.write("\n")
+    try:
+        results.write_json_atomic(run_dir / "results.json", doc)
+    except OSError as err:
+        raise CannotRun(f"cannot write {shown(run_dir)}/results.json: "
+                        f"{err}") from None
     lines.append(f"{verdict}  {shown(run_dir)}")
     return Outcome(doc, lines, ok)
 

@@ -1,7 +1,12 @@
 # SPDX-License-Identifier: MIT
 """Host checks, verdicts and the case counting that tools/check adds up."""
 
+import json
+import os
+import tempfile
 import unittest
+from pathlib import Path
+from unittest import mock
 
 from tools.lib import ktap, results
 from tools.lib.results import Counts
@@ -304,3 +309,22 @@ class LineChecks(unittest.TestCase):
     def test_one_check_per_pattern(self):
         checks = results.line_checks(self.LOG, ["KTAP", "SRAT", "nothing"])
         self.assertEqual([c["status"] for c in checks], ["pass", "pass", "fail"])
+
+
+class AtomicJson(unittest.TestCase):
+    """JSON is written whole or not at all: a failed write leaves the old
+    file, and no temporary one beside it."""
+
+    def test_replaced_whole(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "results.json"
+            results.write_json_atomic(path, {"a": 1})
+            self.assertEqual(json.loads(path.read_text()), {"a": 1})
+            with self.assertRaises(TypeError):
+                results.write_json_atomic(path, {"a": object()})
+            with mock.patch.object(os, "fsync",
+                                   side_effect=OSError(28, "No space")):
+                with self.assertRaises(OSError):
+                    results.write_json_atomic(path, {"a": 2})
+            self.assertEqual(json.loads(path.read_text()), {"a": 1})
+            self.assertEqual(os.listdir(d), ["results.json"])
