@@ -26,7 +26,7 @@ import unittest
 
 from tools import ROOT, TOOLS
 from tools.lib import (batch, cli, coverage, hostinfo, ktap, kunit, kvm,
-                       layering, probecheck, results)
+                       layering, probecheck, results, serial)
 
 UNIT = ROOT / "build" / "unit" / "hvprobe-unit"
 RUNS = TOOLS / "check-runs.json"
@@ -34,6 +34,7 @@ UNIT_TIMEOUT_S = 300
 # tools/run enforces each guest's own timeout; this only catches a runner
 # that itself got stuck.
 RUN_TIMEOUT_S = 900
+INTERRUPTED = 130
 FUZZ = ROOT / "tests" / "fuzz" / "run"
 KUNIT_CACHE = ROOT / "build" / "kunit"
 
@@ -230,8 +231,11 @@ def guest_run(run, log_dir, seen):
     if missing:
         seen[run["name"]] = missing
         return results.Counts(skipped=1), "skip", missing + "\n"
-    rc, text, doc = batch.run_process(run["args"], log_dir, run["name"],
-                                      RUN_TIMEOUT_S)
+    try:
+        rc, text, doc = batch.run_process(run["args"], log_dir, run["name"],
+                                          RUN_TIMEOUT_S)
+    except serial.Interrupted:
+        return results.Counts(), "interrupted", ""
     if doc is None:
         return results.Counts(failed=1), "no result", text
     seen[run["name"]] = doc
@@ -333,6 +337,7 @@ def timed(step, *args):
 
 
 def main(argv):
+    cli.interruptible()
     args = parse_args(argv)
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     try:
@@ -364,11 +369,22 @@ def main(argv):
         total += finished(name, *timed(step, log_dir))
     kvm_works()
     seen = {}
-    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+    pool = concurrent.futures.ThreadPoolExecutor(args.jobs)
+    try:
         runs = {pool.submit(timed, guest_run, run, log_dir, seen): run["name"]
                 for run in args.guest_runs}
         for future in concurrent.futures.as_completed(runs):
             total += finished(runs[future], *future.result())
+    except KeyboardInterrupt:
+        # No run starts any more, the running ones die with their QEMUs
+        # and are counted as neither passed nor failed.
+        serial.stop_all()
+        pool.shutdown(wait=True, cancel_futures=True)
+        print(f"tools/check: interrupted; logs: {log_dir}", file=sys.stderr)
+        print(total)
+        return INTERRUPTED
+    finally:
+        pool.shutdown(wait=True)
     for name, step in AFTER_RUNS:
         total += finished(name, *timed(step, log_dir))
 

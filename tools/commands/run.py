@@ -113,6 +113,10 @@ def parse_args(argv):
                            "repeats to tell noise from change")
     many.add_argument("--format", choices=report.FORMATS, default="text",
                       help="the closing table's format (default: text)")
+    many.add_argument("--resume", metavar="DIR",
+                      help="go on with the batch folder DIR of an earlier, "
+                           "cut short, pass: runs with a results.json there "
+                           "are kept, the others run")
     cli.results_option(p, ROOT, "where run folders go")
     cli.no_build(p)
     p.add_argument("cmdline", nargs="*", metavar="WORD",
@@ -125,8 +129,9 @@ def parse_args(argv):
         p.error("--name may hold letters, digits and . _ + - only")
     if args.scenario or args.matrix:
         return many_args(args)
-    if args.repeat is not None or args.format != "text":
-        p.error("--repeat and --format go with --scenario or --matrix")
+    if args.repeat is not None or args.format != "text" or args.resume:
+        p.error("--repeat, --format and --resume go with --scenario or "
+                "--matrix")
     if args.accel is None:
         args.accel = os.environ.get("HVPROBE_ACCEL", "auto")
         if args.accel not in qemu.ACCELS:
@@ -236,6 +241,7 @@ def built_and_made(args, name, what):
 
 
 def main(argv):
+    cli.interruptible()
     args = parse_args(argv)
     if getattr(args, "specs", None) is not None:
         return run_many(args)
@@ -289,12 +295,22 @@ def run_many(args):
     the table tools/report prints for the batch folder."""
     for why in args.left_out:
         print(f"left out {why}")
-    batch_dir = built_and_made(args, args.batch_name + "-{stamp}", "batch")
+    if args.resume:
+        batch_dir = Path(args.resume)
+        if not (batch_dir / batch.INDEX).is_file():
+            args.parser.error(f"--resume {args.resume}: no {batch.INDEX} "
+                              "there")
+        if not args.no_build:
+            build()
+    else:
+        batch_dir = built_and_made(args, args.batch_name + "-{stamp}",
+                                   "batch")
     jobs = min(args.jobs, len(args.specs))
     n = len(args.specs)
     print(f"{n} run{'s' * (n != 1)}, {jobs} at a time, in "
           f"{shown(batch_dir)}", flush=True)
-    index = batch.run_all(args.specs, batch_dir, jobs, args.about)
+    index = batch.run_all(args.specs, batch_dir, jobs, args.about,
+                          resume=bool(args.resume))
     docs = report.load_docs([batch_dir])[0]
     if docs:
         print()

@@ -9,11 +9,22 @@ qemu.stderr.
 The stamps are the host's because a guest's own clock is unreliable under
 TCG. tools/run boots hvprobe through Console (guest.Run), bench/ boots
 Linux through it, so both kernels are timed the same way.
+
+Every child a host command starts to do its work (QEMU, a tools/run of a
+matrix or a soak) starts through spawn(): in a process group of its own,
+so that a timeout or an interrupt kills the group (tools/run and its
+QEMU), and with PR_SET_PDEATHSIG, so that it dies with its parent even
+when that is killed outright. stop_all() is the interrupt: it kills every
+group still running and refuses new ones; a run cut short that way raises
+Interrupted, not a crash.
 """
 
+import ctypes
 import os
 import selectors
+import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -26,6 +37,67 @@ EXIT_WAIT_S = 5
 
 class CannotStart(Exception):
     """QEMU could not be started (no such program, say)."""
+
+
+class Interrupted(Exception):
+    """stop_all() ended the run (Ctrl-C, SIGTERM, SIGHUP): no verdict."""
+
+
+# prctl(2): the signal a child gets when the thread that made it exits.
+PR_SET_PDEATHSIG = 1
+try:
+    _LIBC = ctypes.CDLL(None, use_errno=True)
+except OSError:
+    _LIBC = None
+_live = set()
+_live_lock = threading.Lock()
+STOP = threading.Event()
+
+
+def _die_with(parent):
+    """The child's first act: die by SIGKILL when its parent does, and at
+    once if the parent is already gone. Only async-signal-safe calls."""
+    def preexec():
+        if _LIBC is not None:
+            _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(137)
+    return preexec
+
+
+def spawn(argv, **kwargs):
+    """subprocess.Popen(argv, **kwargs), its own process group, dying
+    with this process; Interrupted once stop_all() was called."""
+    with _live_lock:
+        if STOP.is_set():
+            raise Interrupted("interrupted before it started")
+        proc = subprocess.Popen(argv, start_new_session=True,
+                                preexec_fn=_die_with(os.getpid()), **kwargs)
+        _live.add(proc)
+    return proc
+
+
+def kill(proc):
+    """Kill proc's process group (proc and all it started), reap proc and
+    forget it."""
+    with _live_lock:
+        if proc.returncode is None and proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        _live.discard(proc)
+    proc.wait()
+
+
+def stop_all():
+    """The interrupt: no new child starts, every running one is killed
+    with its group."""
+    STOP.set()
+    with _live_lock:
+        procs = list(_live)
+    for proc in procs:
+        kill(proc)
 
 
 def read_times(text):
@@ -76,18 +148,17 @@ class Console:
         stderr = open(self.run_dir / STDERR, "wb")
         with log, times, stderr:
             try:
-                proc = subprocess.Popen(argv, cwd=cwd,
-                                        stdin=subprocess.DEVNULL,
-                                        stdout=subprocess.PIPE, stderr=stderr)
+                proc = spawn(argv, cwd=cwd, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=stderr)
             except OSError as err:
                 raise CannotStart(f"cannot start {argv[0]}: {err}") from None
             try:
                 self._stream(proc, log, times, timeout)
             finally:
-                if proc.poll() is None:
-                    proc.kill()
-                proc.wait()
+                kill(proc)
                 proc.stdout.close()
+        if STOP.is_set():
+            raise Interrupted("interrupted")
 
     def stderr_lines(self):
         """What QEMU said on stderr, as lines."""

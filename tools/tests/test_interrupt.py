@@ -1,0 +1,221 @@
+# SPDX-License-Identifier: MIT
+"""Interrupts and leftovers, over a stand-in QEMU that says it booted and
+then hangs: Ctrl-C, SIGTERM and SIGHUP end a matrix and a soak with
+status 130, the runs recorded as interrupted and the partial index
+written; QEMU dies with its parent, even one killed outright; a safety
+timeout kills tools/run's whole process group. After each, no stand-in
+QEMU is left running."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+import unittest
+from pathlib import Path
+
+from tools import ROOT, TOOLS
+from tools.commands import soak
+from tools.lib import batch, serial
+from tools.lib import scenario as scen
+
+# Says its version when asked; else notes its pid in $FAKE_QEMU_PIDS,
+# prints the start of hvprobe's KTAP, and hangs.
+FAKE_QEMU = r"""#!/usr/bin/env python3
+import os, sys, time
+if "--version" in sys.argv:
+    print("QEMU emulator version 10.0.0")
+    sys.exit(0)
+with open(os.path.join(os.environ["FAKE_QEMU_PIDS"], str(os.getpid())), "w"):
+    pass
+print("KTAP version 1", flush=True)
+print("1..1", flush=True)
+time.sleep(600)
+"""
+ELF32 = ROOT / "build" / "hvprobe.elf32"
+
+
+def alive(pid):
+    """Whether pid runs (a zombie does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+class FakeQemu(unittest.TestCase):
+    def setUp(self):
+        self.dir = Path(self.enterContext(tempfile.TemporaryDirectory()))
+        bin_dir = self.dir / "bin"
+        bin_dir.mkdir()
+        fake = bin_dir / "qemu-system-x86_64"
+        fake.write_text(FAKE_QEMU)
+        fake.chmod(0o755)
+        self.pids = self.dir / "pids"
+        self.pids.mkdir()
+        self.env = dict(os.environ, PATH=f"{bin_dir}:{os.environ['PATH']}",
+                        FAKE_QEMU_PIDS=str(self.pids), HVPROBE_ACCEL="tcg")
+        self.addCleanup(self.kill_leftovers)
+
+    def started(self, n, within=30):
+        end = time.monotonic() + within
+        while time.monotonic() < end:
+            if len(list(self.pids.iterdir())) >= n:
+                return
+            time.sleep(0.1)
+        self.fail(f"{n} stand-in QEMUs did not start in {within} s")
+
+    def leftovers(self, within=5):
+        end = time.monotonic() + within
+        while True:
+            left = [int(p.name) for p in self.pids.iterdir()
+                    if alive(int(p.name))]
+            if not left or time.monotonic() > end:
+                return left
+            time.sleep(0.1)
+
+    def kill_leftovers(self):
+        for p in self.pids.iterdir():
+            try:
+                os.kill(int(p.name), signal.SIGKILL)
+            except OSError:
+                pass
+
+    def command(self, *argv):
+        return subprocess.Popen([sys.executable, *map(str, argv)],
+                                cwd=ROOT, env=self.env,
+                                stdin=subprocess.DEVNULL,
+                                stdout=subprocess.PIPE,
+                                stderr=subprocess.STDOUT, text=True)
+
+
+@unittest.skipUnless(ELF32.exists(), "needs the build (make)")
+class Matrix(FakeQemu):
+    def matrix(self, signum):
+        scenario = self.dir / "hang.toml"
+        scenario.write_text('description = "hangs"\ncmdline = "test=boot"\n'
+                            'timeout = 300\n')
+        proc = self.command(TOOLS / "run", "--no-build", "--results",
+                            self.dir / "results", "--name", "b",
+                            "--scenario", scenario, "--repeat", "5", "-j",
+                            "2")
+        self.started(2)
+        start = time.monotonic()
+        proc.send_signal(signum)
+        out, _ = proc.communicate(timeout=30)
+        self.assertLess(time.monotonic() - start, 10, out)
+        self.assertEqual(proc.returncode, 130, out)
+        self.assertEqual(self.leftovers(), [], out)
+        self.assertEqual(len(list(self.pids.iterdir())), 2,
+                         "no run starts after the interrupt")
+        index = json.loads((self.dir / "results" / "b" / "index.json")
+                           .read_text())
+        self.assertTrue(index["interrupted"])
+        self.assertEqual([r["verdict"] for r in index["runs"]],
+                         ["interrupted"] * 5)
+        # No interrupted run reads as a crash.
+        self.assertFalse(list((self.dir / "results" / "b")
+                              .glob("*/results.json")))
+        return index
+
+    def test_ctrl_c(self):
+        self.matrix(signal.SIGINT)
+
+    def test_sigterm(self):
+        self.matrix(signal.SIGTERM)
+
+    def test_sighup(self):
+        self.matrix(signal.SIGHUP)
+
+
+@unittest.skipUnless(ELF32.exists(), "needs the build (make)")
+class Soak(FakeQemu):
+    def test_sigterm_keeps_soak_json(self):
+        kernel = [i for i in range(200)
+                  if soak.plan(5, i).boot == "kernel"][:4]
+        argv = [TOOLS / "soak", "--no-build", "--seed", "5", "--accel",
+                "tcg", "-j", "2", "--results", self.dir / "results"]
+        for i in kernel:
+            argv += ["--index", str(i)]
+        proc = self.command(*argv)
+        self.started(2)
+        proc.send_signal(signal.SIGTERM)
+        out, _ = proc.communicate(timeout=30)
+        self.assertEqual(proc.returncode, 130, out)
+        self.assertEqual(self.leftovers(), [], out)
+        doc = json.loads(next((self.dir / "results").glob(
+            "soak-*/soak.json")).read_text())
+        self.assertEqual(len(doc["runs"]), 4)
+        self.assertTrue(all(r["interrupted"] and not r["failures"]
+                            for r in doc["runs"]), doc)
+        self.assertFalse(doc["complete"])
+
+
+@unittest.skipUnless(ELF32.exists(), "needs the build (make)")
+class Groups(FakeQemu):
+    def test_a_killed_tools_run_takes_qemu_with_it(self):
+        proc = self.command(TOOLS / "run", "--no-build", "--quiet",
+                            "--results", self.dir / "results", "--accel",
+                            "tcg", "--timeout", "300")
+        self.started(1)
+        proc.kill()
+        proc.communicate(timeout=30)
+        self.assertEqual(self.leftovers(), [])
+
+    def test_the_safety_timeout_kills_the_group(self):
+        old = dict(os.environ)
+        os.environ.update(self.env)
+        try:
+            rc, text, doc = batch.run_process(["--accel", "tcg", "--timeout",
+                                               "300"], self.dir, "r", 3)
+        finally:
+            os.environ.clear()
+            os.environ.update(old)
+        self.assertEqual((rc, doc), (None, None))
+        self.assertIn("still running after 3 s", text)
+        self.assertEqual(len(list(self.pids.iterdir())), 1)
+        self.assertEqual(self.leftovers(), [])
+
+
+class Resume(unittest.TestCase):
+    """--resume: a run with a results.json is kept, one without is run
+    again under its own name."""
+
+    def test_kept_and_cleared(self):
+        with tempfile.TemporaryDirectory() as d:
+            d = Path(d)
+            (d / "s.toml").write_text('description = "d"\n'
+                                      'cmdline = "test=boot"\n')
+            specs = scen.repeated(scen.load_scenario(d / "s.toml"), 2)
+            done, partial = d / specs[0].run_name, d / specs[1].run_name
+            done.mkdir()
+            (done / "results.json").write_text(json.dumps(
+                {"verdict": "fail", "crash": "x"}))
+            partial.mkdir()
+            (partial / "serial.log").write_text("KTAP version 1\n")
+            record, outcome = batch.run_one(specs[0], d, {}, resume=True)
+            self.assertEqual((record["verdict"], record["reason"],
+                              record["resumed"], outcome),
+                             ("fail", "x", True, None))
+            self.assertIsNone(batch.earlier(specs[1], d))
+            self.assertFalse(partial.exists())
+
+
+class Spawn(unittest.TestCase):
+    def tearDown(self):
+        serial.STOP.clear()
+
+    def test_stop_all_kills_and_refuses(self):
+        proc = serial.spawn([sys.executable, "-c",
+                             "import time; time.sleep(60)"])
+        serial.stop_all()
+        self.assertIsNotNone(proc.returncode)
+        with self.assertRaises(serial.Interrupted):
+            serial.spawn(["true"])
+
+
+if __name__ == "__main__":
+    unittest.main()
