@@ -214,7 +214,7 @@ def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
         "host_checks": [], "problems": problems,
         "expect_fail": expect_fail, "expected": None,
     }
-    doc["host_checks"] = results.host_checks(
+    doc["host_checks"] = results.ktap_checks(report) + results.host_checks(
         doc["tests"], cmdline, machine.mem_mib * 1024, machine.boot)
     doc["host_checks"] += results.smp_checks(
         doc["tests"], cmdline, machine.smp, machine.numa)

@@ -8,7 +8,11 @@ could not be understood). Serial logs are hostile input (firmware chatter,
 escape sequences, half-printed lines, a guest that reboots or dies), so the
 parser never raises on them: it records a problem and carries on.
 
-A log without the totals line is a crash, whatever else it holds.
+A log without the totals line is a crash, whatever else it holds. A log
+whose structure lies (a plan the results do not fill, results numbered
+out of order, totals that disagree, no test at all) is an error: those
+problems are also in Report.errors, and a run with any is not a pass,
+as Linux's kunit.py would not call it one.
 """
 
 import json
@@ -105,6 +109,7 @@ class Report:
     cases: dict | None = None   # the "# Cases:" line: leaf results by kind
     data: list = field(default_factory=list)
     problems: list = field(default_factory=list)
+    errors: list = field(default_factory=list)   # structural problems
     crash_reason: str | None = None
     reboot_line: int | None = None
     first_ktap_time: float | None = None
@@ -191,12 +196,17 @@ class Parser:
                 self._close_all(finished=False)
         return self.report
 
-    def _problem(self, text):
-        problems = self.report.problems
-        if len(problems) < MAX_PROBLEMS:
-            problems.append(f"line {self._lineno}: {text}")
-        elif len(problems) == MAX_PROBLEMS:
-            problems.append("further problems not recorded")
+    def _problem(self, text, structural=False):
+        """Note a problem; a structural one (the KTAP lies about itself)
+        makes the run an error as well."""
+        lists = [self.report.problems]
+        if structural:
+            lists.append(self.report.errors)
+        for problems in lists:
+            if len(problems) < MAX_PROBLEMS:
+                problems.append(f"line {self._lineno}: {text}")
+            elif len(problems) == MAX_PROBLEMS:
+                problems.append("further problems not recorded")
 
     def _depth(self, indent):
         """Index of the deepest open level this indentation belongs to."""
@@ -227,12 +237,12 @@ class Parser:
                 self._reboot()
             elif level.plan is not None or level.results:
                 # A new subtest where the last one got no result line.
-                self._problem("subtest ended without a result line")
+                self._problem("subtest ended without a result line", structural=True)
                 self._close_to(depth - 1)
                 self._levels.append(_Level(indent=indent))
         elif plan:
             if level.plan is not None:
-                self._problem("second plan line in one test")
+                self._problem("second plan line in one test", structural=True)
             level.plan = int(plan.group(1))
             if depth == 0:
                 self.report.plan = level.plan
@@ -270,7 +280,7 @@ class Parser:
         level.results.append(test)
         if number != len(level.results):
             self._problem(f"result {number} where {len(level.results)} "
-                          "was expected")
+                          "was expected", structural=True)
         if top:
             test.data, self._data = self._data, []
             self.report.tests.append(test)
@@ -296,7 +306,7 @@ class Parser:
         if subtest:
             depth = self._enter(indent)
             if depth == 0:
-                self._problem("subtest header at the top level")
+                self._problem("subtest header at the top level", structural=True)
             else:
                 self._levels[depth].name = subtest.group(1).strip()
 
@@ -324,9 +334,9 @@ class Parser:
             if child.plan is not None and child.plan != len(child.results):
                 self._problem(f"subtest {child.name or '?'} planned "
                               f"{child.plan} results, printed "
-                              f"{len(child.results)}")
+                              f"{len(child.results)}", structural=True)
             if parent.pending:
-                self._problem("subtest ended without a result line")
+                self._problem("subtest ended without a result line", structural=True)
             parent.pending.extend(child.results)
             parent.pending_name = parent.pending_name or child.name
 
@@ -342,7 +352,7 @@ class Parser:
         root = self._levels[0]
         if unfinished or (self._data and not finished):
             if finished:
-                self._problem("subtest ended without a result line")
+                self._problem("subtest ended without a result line", structural=True)
             name = root.pending_name
             if not name and self._data:
                 name = self._data[0].get("test")
@@ -359,22 +369,26 @@ class Parser:
                     by_name[obj["test"]].data.append(obj)
         root.pending, self._data = [], []
         if root.plan is None:
-            self._problem("no plan line at the top level")
+            self._problem("no plan line at the top level", structural=True)
 
     def _check_totals(self):
         totals, report = self.report.totals, self.report
+        if not report.tests:
+            self._problem("no test at all", structural=True)
         if report.plan is not None and report.plan != len(report.tests):
             self._problem(f"plan is 1..{report.plan} but "
-                          f"{len(report.tests)} tests reported")
+                          f"{len(report.tests)} tests reported",
+                          structural=True)
         if not {"pass", "fail", "skip", "error"} <= totals.keys():
-            self._problem(f"totals line lacks counts: {totals}")
+            self._problem(f"totals line lacks counts: {totals}",
+                          structural=True)
             return
         counted = {status: 0 for status in STATUSES}
         for test in report.tests:
             counted[test.status] += 1
         if any(totals[s] != counted[s] for s in STATUSES):
             self._problem(f"totals {totals} disagree with the top-level "
-                          f"results {counted}")
+                          f"results {counted}", structural=True)
         if report.cases is not None:
             leaves = {status: 0 for status in STATUSES}
             for test in report.tests:
@@ -384,7 +398,7 @@ class Parser:
                             leaves[leaf.status] += 1
             if any(report.cases.get(s) != leaves[s] for s in STATUSES):
                 self._problem(f"cases line {report.cases} disagrees with "
-                              f"the cases printed {leaves}")
+                              f"the cases printed {leaves}", structural=True)
 
     def _reboot(self):
         self._problem("second KTAP version line at the top level")

@@ -184,9 +184,23 @@ def ktap_verdict(tests):
     return "fail" if bad else "pass"
 
 
+def ktap_checks(report):
+    """The host's check of the log's KTAP structure (ktap.Report.errors):
+    an error when it lies about itself. A crash says enough on its own."""
+    if report.crashed:
+        return []
+    errors = report.errors
+    return [{"name": "ktap", "status": "error" if errors else "pass",
+             "detail": "; ".join(errors[:5]) + (
+                 f" (and {len(errors) - 5} more)" if len(errors) > 5 else "")
+             if errors else "the plan, the numbering and the totals agree"}]
+
+
 def verdict(doc):
     if doc["crash"]:
         return "crash"
+    if any(c["status"] == "error" for c in doc["host_checks"]):
+        return "error"
     if ktap_verdict(doc["tests"]) == "fail":
         return "fail"
     if any(c["status"] == "fail" for c in doc["host_checks"]):

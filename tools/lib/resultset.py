@@ -84,7 +84,8 @@ def doc_from_log(path, problems):
         "verdict": None, "crash": report.crash_reason,
         "totals": report.totals,
         "tests": [t.to_json() for t in report.tests],
-        "host_checks": [], "problems": log_problems,
+        "host_checks": results.ktap_checks(report),
+        "problems": log_problems,
         "expect_fail": None, "expected": None,
         "not_runnable": [], "host_notes": {},
     }
