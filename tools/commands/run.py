@@ -270,7 +270,11 @@ def main(argv):
                         expect_fail=args.expect_fail, kvm_ok=kvm_ok,
                         expect_lines=args.expect_line,
                         iso_entry=args.iso_entry)
-    print("\n".join(outcome.lines + bringup_notes(outcome.doc)))
+    try:
+        print("\n".join(outcome.lines + bringup_notes(outcome.doc)),
+              flush=True)
+    except BrokenPipeError:
+        cli.reader_gone()
     return EXIT_PASS if outcome.ok else EXIT_FAIL
 
 

@@ -5,8 +5,10 @@ the rest below them, laid out as written), and the options several
 commands take."""
 
 import argparse
+import os
 import signal
 import subprocess
+import sys
 
 from . import results
 
@@ -57,3 +59,12 @@ def interruptible():
     killed, what it has written kept, exit status 130."""
     for signum in (signal.SIGTERM, signal.SIGHUP):
         signal.signal(signum, _interrupt)
+
+
+def reader_gone():
+    """The reader of standard output went away (tools/run | head): what
+    is left to print goes nowhere, quietly, and the command carries on to
+    its results and its exit status."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, sys.stdout.fileno())
+    os.close(null)

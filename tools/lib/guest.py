@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import hostinfo, ktap, kvm, media, qemu, results, serial
+from . import cli, hostinfo, ktap, kvm, media, qemu, results, serial
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 BUILD = ROOT / "build"
@@ -113,7 +113,11 @@ class Run(serial.Console):
         if text:
             self.tail.append(text)
             if not self.quiet:
-                print(text, flush=True)
+                try:
+                    print(text, flush=True)
+                except BrokenPipeError:
+                    cli.reader_gone()
+                    self.quiet = True
         return False
 
     def crash_reason(self, timeout):

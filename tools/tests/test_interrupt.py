@@ -32,6 +32,13 @@ with open(os.path.join(os.environ["FAKE_QEMU_PIDS"], str(os.getpid())), "w"):
     pass
 print("KTAP version 1", flush=True)
 print("1..1", flush=True)
+if os.environ.get("FAKE_QEMU_FAIL"):
+    # A failing guest with much to say.
+    for i in range(5000):
+        print(f"# line {i} of a long diagnostic")
+    print("not ok 1 boot")
+    print("# Totals: pass:0 fail:1 skip:0 error:0", flush=True)
+    sys.exit(3)
 time.sleep(600)
 """
 ELF32 = ROOT / "build" / "hvprobe.elf32"
@@ -178,6 +185,22 @@ class Groups(FakeQemu):
         self.assertIn("still running after 3 s", text)
         self.assertEqual(len(list(self.pids.iterdir())), 1)
         self.assertEqual(self.leftovers(), [])
+
+
+@unittest.skipUnless(ELF32.exists(), "needs the build (make)")
+class ReaderGone(FakeQemu):
+    def test_run_into_head_still_judges_the_run(self):
+        self.env["FAKE_QEMU_FAIL"] = "1"
+        proc = self.command(TOOLS / "run", "--no-build", "--results",
+                            self.dir / "results", "--name", "r", "--accel",
+                            "tcg", "--timeout", "60")
+        proc.stdout.readline()
+        proc.stdout.close()         # head -1 has what it wanted
+        proc.wait(timeout=60)
+        self.assertEqual(proc.returncode, 1)
+        doc = json.loads((self.dir / "results" / "r" / "results.json")
+                         .read_text())
+        self.assertEqual(doc["verdict"], "fail")
 
 
 class Resume(unittest.TestCase):
