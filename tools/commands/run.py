@@ -123,8 +123,8 @@ def parse_args(argv):
                    help="kernel command line")
     args = p.parse_args(argv)
     args.parser = p
-    if args.timeout is not None and args.timeout <= 0:
-        p.error("--timeout must be positive")
+    if args.timeout is not None and not 0 < args.timeout < 1e6:
+        p.error("--timeout must be a number of seconds, 0 < S < 1000000")
     if args.name is not None and not re.fullmatch(r"[\w.+-]+", args.name):
         p.error("--name may hold letters, digits and . _ + - only")
     if args.scenario or args.matrix:

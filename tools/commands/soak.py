@@ -29,6 +29,8 @@ from tools.lib import batch, cli, guest, hostinfo, qemu, results, serial
 from tools.lib import kvm as kvm_lib
 
 MAX_CPUS = 64
+MAX_BOOTS = 100000
+MAX_JOBS = 256
 # The KVM part of the mix, and its largest machine: vCPUs beyond the
 # host's cores only wait their turn there (KVM warns past them), so big
 # machines stay with TCG, where they cost no more than their work.
@@ -245,6 +247,14 @@ def parse_args(argv):
     args = p.parse_args(argv)
     if args.runs < 1 or args.jobs < 1 or args.repeat < 1:
         p.error("--runs, --jobs and --repeat need at least 1")
+    # Every drawn run is planned before the first boot: bound them first.
+    if args.runs * args.repeat > MAX_BOOTS or args.jobs > MAX_JOBS:
+        p.error(f"at most {MAX_BOOTS} boots (--runs x --repeat) and "
+                f"{MAX_JOBS} jobs")
+    if args.index and any(i >= MAX_BOOTS for i in args.index):
+        p.error(f"--index must be below {MAX_BOOTS}")
+    if args.timeout is not None and not 0 < args.timeout < 1e6:
+        p.error("--timeout must be a number of seconds, 0 < S < 1000000")
     if args.index and any(i < 0 for i in args.index):
         p.error("--index must not be negative")
     if args.tsc_mhz < 1:

@@ -22,6 +22,8 @@ BUILD = ROOT / "build"
 # (exit=halt) gets this long before QEMU is put down.
 GRACE_S = 5
 TAIL_LINES = 20
+# The longest serial line shown on the terminal; serial.log keeps it whole.
+SHOWN_LINE = 2000
 # The kernel names itself and its version in a diagnostic after the plan.
 _BANNER = re.compile(r"\s*# hvprobe \S+:")
 
@@ -113,8 +115,10 @@ class Run(serial.Console):
         if text:
             self.tail.append(text)
             if not self.quiet:
+                shown_text = text if len(text) <= SHOWN_LINE else \
+                    f"{text[:SHOWN_LINE]} [... {len(text) - SHOWN_LINE} more]"
                 try:
-                    print(text, flush=True)
+                    print(shown_text, flush=True)
                 except BrokenPipeError:
                     cli.reader_gone()
                     self.quiet = True
@@ -122,6 +126,9 @@ class Run(serial.Console):
 
     def crash_reason(self, timeout):
         report = self.parser.finish()
+        if self.flooded:
+            return (f"stopped: the guest printed more than "
+                    f"{serial.MAX_OUTPUT >> 20} MiB")
         if not report.crashed:
             return None
         if report.reboot_line is not None:

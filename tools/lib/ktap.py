@@ -29,8 +29,14 @@ BAD = ("error", "fail")
 _DIRECTIVE_STATUS = {"skip": "skip", "error": "error", "timeout": "error"}
 
 # Serial logs are capped so that a guest printing garbage in a loop cannot
-# grow results.json without bound.
+# grow results.json without bound: problems, subtest nesting (every walk
+# of the tree, and JSON itself, recurses once per level), result lines
+# and DATA lines per log. hvprobe nests two levels deep and prints about
+# a case per vCPU per test; 1024 vCPUs stay far below these.
 MAX_PROBLEMS = 50
+MAX_DEPTH = 16
+MAX_RESULTS = 50000
+MAX_DATA = 10000
 
 # Numbers are bounded so that a line of digits cannot reach int()'s limit.
 _VERSION = re.compile(r"K?TAP version (\d{1,9})$")
@@ -157,6 +163,8 @@ class Parser:
         self._data = []      # DATA lines of the top-level test being printed
         self._lineno = 0
         self._done = False
+        self._results = 0
+        self._capped = set()    # the caps already said to be reached
 
     @property
     def started(self):
@@ -231,6 +239,8 @@ class Parser:
             return
 
         depth = self._enter(indent)
+        if depth is None:
+            return
         level = self._levels[depth]
         if version:
             if depth == 0:
@@ -249,10 +259,22 @@ class Parser:
         else:
             self._result(level, depth == 0, result, body, time)
 
+    def _cap(self, what, limit):
+        """Say once that a cap was reached; an error, since the log is
+        no longer read whole."""
+        if what not in self._capped:
+            self._capped.add(what)
+            self._problem(f"more than {limit} {what}: the rest is not "
+                          "read", structural=True)
+
     def _enter(self, indent):
         """Open a subtest for a structural line indented past the deepest
-        open level, or close the levels a shallower line ends."""
+        open level, or close the levels a shallower line ends; None for a
+        line nested deeper than MAX_DEPTH, which is left out."""
         if indent > self._levels[-1].indent:
+            if len(self._levels) > MAX_DEPTH:
+                self._cap("levels of subtests", MAX_DEPTH)
+                return None
             self._levels.append(_Level(indent=indent))
             return len(self._levels) - 1
         depth = self._depth(indent)
@@ -260,6 +282,10 @@ class Parser:
         return depth
 
     def _result(self, level, top, match, body, time):
+        self._results += 1
+        if self._results > MAX_RESULTS:
+            self._cap("result lines", MAX_RESULTS)
+            return
         number = int(match.group(2))
         name, status, reason = match.group(3), "pass", ""
         if match.group(1) == "not ok":
@@ -305,12 +331,17 @@ class Parser:
         subtest = _SUBTEST.match(body)
         if subtest:
             depth = self._enter(indent)
+            if depth is None:
+                return
             if depth == 0:
                 self._problem("subtest header at the top level", structural=True)
             else:
                 self._levels[depth].name = subtest.group(1).strip()
 
     def _data_line(self, text):
+        if len(self.report.data) >= MAX_DATA:
+            self._cap("DATA lines", MAX_DATA)
+            return
         try:
             obj = json.loads(text, parse_constant=_reject_constant,
                              parse_float=_finite_float)

@@ -33,6 +33,12 @@ from . import ktap
 LOG, TIMES, STDERR = "serial.log", "serial.times", "qemu.stderr"
 # A QEMU whose stdout has closed is on its way out; this long is waited.
 EXIT_WAIT_S = 5
+# A guest's output is bounded: a run stops once it has printed MAX_OUTPUT
+# bytes (flooded), and a line is cut every MAX_LINE bytes (the longest
+# DATA line, 1024 vCPUs' bring-up, is a few tens of KiB). hvprobe's
+# whole suite prints well under 1 MiB.
+MAX_OUTPUT = 64 << 20
+MAX_LINE = 256 << 10
 
 
 class CannotStart(Exception):
@@ -124,6 +130,7 @@ class Console:
         self.exit_status = None
         self.timed_out = False
         self.cut_short = False     # QEMU was still running when reading ended
+        self.flooded = False       # it was stopped past MAX_OUTPUT bytes
         self.wall = None
 
     def line(self, raw, text, stamp):
@@ -171,7 +178,7 @@ class Console:
         fd = proc.stdout.fileno()
         sel = selectors.DefaultSelector()
         sel.register(fd, selectors.EVENT_READ)
-        pending, ended = b"", False
+        pending, ended, total = b"", False, 0
         while not ended:
             now = time.monotonic()
             deadline = self.deadline(start, timeout)
@@ -184,11 +191,22 @@ class Console:
             chunk = os.read(fd, 65536)
             if not chunk:
                 break
+            chunk = chunk[:MAX_OUTPUT - total]
+            total += len(chunk)
             log.write(chunk)
             # One stamp per read: lines that arrive together were printed
             # within one pipe buffer of each other.
             stamp = time.monotonic() - start
             *lines, pending = (pending + chunk).split(b"\n")
+            # Long lines are cut (pending stays short, so that joining
+            # stays linear); the raw log keeps every byte.
+            lines = [line[i:i + MAX_LINE] for line in lines
+                     for i in range(0, max(len(line), 1), MAX_LINE)]
+            while len(pending) > MAX_LINE:
+                lines.append(pending[:MAX_LINE])
+                pending = pending[MAX_LINE:]
+            if total >= MAX_OUTPUT:
+                self.flooded = ended = self.cut_short = True
             for raw in lines:
                 if self._line(raw, stamp, times):
                     ended = self.cut_short = True
