@@ -52,7 +52,8 @@ from tools.lib.guest import shown
 from tools.lib.progress import Progress
 
 SCHEMA = 2
-QEMU = "qemu-system-x86_64"
+# $QEMU, else qemu-system-x86_64 (tools/lib/qemu.py).
+QEMU = qemu.qemu_binary()
 MATRIX = TOOLS / "matrices" / "bench-smp.toml"
 QUICK_VCPUS = (1, 4, 16)
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANNOT_RUN = 0, 1, 2, 3

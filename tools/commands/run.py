@@ -15,7 +15,8 @@ table (tools/report) ends the output.
 
 Exit status: 0 every run passed (or failed as --expect-fail wanted), 1 one
 failed or crashed, 2 bad usage (a bad scenario file too), 3 it could not
-run (build, media, QEMU).
+run (build, media, QEMU), 130 interrupted (Ctrl-C, SIGTERM or SIGHUP; a
+batch's index.json keeps the runs so far, and --resume goes on with it).
 """
 
 import datetime
@@ -42,14 +43,16 @@ def parse_args(argv):
         "tools/run", __doc__,
         epilog="Words after -- form the kernel command line, joined with "
                "single spaces.\nA QEMU argument that starts with a dash is "
-               "written --qemu-arg=-ARG.\nHVPROBE_OVMF_CODE and "
+               "written --qemu-arg=-ARG.\n$QEMU names the QEMU binary "
+               "(as --qemu does).\nHVPROBE_OVMF_CODE and "
                "HVPROBE_OVMF_VARS name other OVMF images.\n\n"
                "With --scenario or --matrix the machine is the scenario's: "
                "only --accel\nand --timeout override it, and words after -- "
                "are merged into each\nrun's command line (key=value replaces "
                "the scenario's value).\nShipped scenarios: "
                + ", ".join(shipped(scen.SCENARIOS)) + "\nShipped matrices: "
-               + ", ".join(shipped(MATRICES)))
+               + ", ".join(shipped(MATRICES)) + "\n\n"
+               + __doc__.split("\n\n")[-1].strip())
     one = p.add_argument_group("one run")
     one.add_argument("--boot", choices=qemu.BOOTS,
                      help="QEMU's multiboot1 loader, or GRUB from a CD under "
@@ -119,6 +122,7 @@ def parse_args(argv):
                            "are kept, the others run")
     cli.results_option(p, ROOT, "where run folders go")
     cli.no_build(p)
+    cli.qemu_option(p)
     p.add_argument("cmdline", nargs="*", metavar="WORD",
                    help="kernel command line")
     args = p.parse_args(argv)
@@ -180,6 +184,13 @@ def many_args(args):
                 "--matrix (the scenario names its machine)")
     if args.jobs < 1:
         p.error("-j needs at least 1")
+    if args.accel is None and os.environ.get("HVPROBE_ACCEL"):
+        # As for one run: the environment's accelerator overrides the
+        # scenarios' as --accel would.
+        args.accel = os.environ["HVPROBE_ACCEL"]
+        if args.accel not in qemu.ACCELS:
+            p.error(f"HVPROBE_ACCEL={args.accel!r} is not one of "
+                    f"{', '.join(qemu.ACCELS)}")
     if args.repeat is not None and not 1 <= args.repeat <= 100:
         p.error("--repeat must be 1..100")
     try:
@@ -243,6 +254,7 @@ def built_and_made(args, name, what):
 def main(argv):
     cli.interruptible()
     args = parse_args(argv)
+    cli.use_qemu(args)
     if getattr(args, "specs", None) is not None:
         return run_many(args)
     cmdline = " ".join(args.cmdline)

@@ -10,7 +10,8 @@ run is printed as the exact tools/run command that repeats it, and as the
 tools/soak --seed S --index I that draws it again. Run folders go to
 results/soak-<date-time>/<index>/, with soak.json beside them.
 
-Exit status: 0 every run passed, 1 some run failed, 2 bad usage.
+Exit status: 0 every run passed, 1 some run failed, 2 bad usage, 130
+interrupted (Ctrl-C, SIGTERM or SIGHUP; soak.json keeps the boots so far).
 """
 
 import collections
@@ -243,8 +244,10 @@ def parse_args(argv):
     p.add_argument("--list", action="store_true",
                    help="print the drawn runs and boot nothing")
     cli.no_build(p)
+    cli.qemu_option(p)
     cli.results_option(p, ROOT, "parent of the soak-* folder")
     args = p.parse_args(argv)
+    cli.use_qemu(args)
     if args.runs < 1 or args.jobs < 1 or args.repeat < 1:
         p.error("--runs, --jobs and --repeat need at least 1")
     # Every drawn run is planned before the first boot: bound them first.

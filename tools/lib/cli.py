@@ -68,3 +68,16 @@ def reader_gone():
     null = os.open(os.devnull, os.O_WRONLY)
     os.dup2(null, sys.stdout.fileno())
     os.close(null)
+
+
+def qemu_option(p):
+    """--qemu PATH: the QEMU binary, for this command and the ones it
+    starts (it sets $QEMU)."""
+    p.add_argument("--qemu", metavar="PATH",
+                   help="QEMU binary (default: $QEMU, else "
+                        "qemu-system-x86_64 on the PATH)")
+
+
+def use_qemu(args):
+    if getattr(args, "qemu", None):
+        os.environ["QEMU"] = args.qemu
