@@ -7,13 +7,17 @@ tools/run command line), a few at a time.
 A case is one leaf KTAP result, one Python test method, one fuzz target,
 one host check of a guest run, one crash, or one negative run. Logs go to
 results/check-<date-time>/. The last line is `N passed, N failed, N
-skipped`; the exit status is 0 exactly when nothing failed, 2 for bad usage.
+skipped`; --json and --junit write the rows for machines as well.
+
+Exit status: 0 nothing failed, 1 something failed, 2 bad usage, 130
+interrupted (Ctrl-C, SIGTERM or SIGHUP: the running guests are killed).
 """
 
 import collections
 import concurrent.futures
 import contextlib
 import datetime
+import fnmatch
 import functools
 import io
 import json
@@ -23,6 +27,7 @@ import subprocess
 import sys
 import time
 import unittest
+import xml.etree.ElementTree as ET
 
 from tools import ROOT, TOOLS
 from tools.lib import (batch, cli, coverage, hostinfo, ktap, kunit, kvm,
@@ -44,13 +49,22 @@ class UsageError(Exception):
 
 
 def parse_args(argv):
-    p = cli.parser("tools/check", __doc__, epilog=None)
+    p = cli.parser("tools/check", __doc__)
     p.add_argument("-j", "--jobs", type=int, default=2, metavar="N",
                    help="guest runs at a time (default: 2)")
     cli.no_build(p, " (make check already did)")
     cli.results_option(p, ROOT, "parent of the check-* log folder")
     p.add_argument("--runs", metavar="FILE", default=str(RUNS),
                    help="guest run list (default: tools/check-runs.json)")
+    p.add_argument("--only", action="append", metavar="PATTERN",
+                   help="only the rows and guest runs whose name matches "
+                        "(a glob: 'smp-*', kunit); repeatable")
+    p.add_argument("--json", metavar="FILE",
+                   help="also write the rows and the total as JSON")
+    p.add_argument("--junit", metavar="FILE",
+                   help="also write the rows as JUnit XML (one test case "
+                        "per row, for CI systems)")
+    cli.qemu_option(p)
     args = p.parse_args(argv)
     if args.jobs < 1:
         p.error("-j needs at least 1")
@@ -58,7 +72,46 @@ def parse_args(argv):
         args.guest_runs = load_runs(args.runs)
     except UsageError as err:
         p.error(str(err))
+    if args.only:
+        names = [n for n, _ in ROWS + AFTER_RUNS] + \
+            [r["name"] for r in args.guest_runs]
+        unmatched = [o for o in args.only
+                     if not any(fnmatch.fnmatchcase(n, o) for n in names)]
+        if unmatched:
+            p.error(f"--only {unmatched[0]!r} matches no row or run (rows: "
+                    f"{', '.join(n for n, _ in ROWS + AFTER_RUNS)}; runs: "
+                    f"{os.path.relpath(args.runs)})")
     return args
+
+
+def chosen(args, name):
+    """Whether --only (if given) names this row or run."""
+    return not args.only or any(fnmatch.fnmatchcase(name, o)
+                                for o in args.only)
+
+
+def junit(rows, total, seconds):
+    """The rows as JUnit XML: a test case each, failed with its text, or
+    skipped when it only skipped."""
+    suite = ET.Element("testsuite", name="hvprobe", tests=str(len(rows)),
+                       failures=str(sum(r["failed"] > 0 for r in rows)),
+                       skipped=str(sum(r["failed"] == 0 and r["passed"] == 0
+                                       and r["skipped"] > 0 for r in rows)),
+                       time=f"{seconds:.3f}")
+    for r in rows:
+        case = ET.SubElement(suite, "testcase", classname="hvprobe.check",
+                             name=r["name"], time=f"{r['seconds']:.3f}")
+        if r["failed"]:
+            failure = ET.SubElement(case, "failure", message=(
+                f"{r['verdict']}: {r['failed']} failed"))
+            failure.text = r["text"]
+        elif r["skipped"] and not r["passed"]:
+            ET.SubElement(case, "skipped", message=r["text"].strip()[:200])
+        case.set("assertions", str(r["passed"] + r["failed"]))
+    out = ET.ElementTree(ET.Element("testsuites"))
+    out.getroot().append(suite)
+    ET.indent(out)
+    return ET.tostring(out.getroot(), encoding="unicode") + "\n"
 
 
 def load_runs(path):
@@ -339,6 +392,8 @@ def timed(step, *args):
 def main(argv):
     cli.interruptible()
     args = parse_args(argv)
+    cli.use_qemu(args)
+    began = time.monotonic()
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     try:
         log_dir = results.new_dir(args.results, f"check-{stamp}")
@@ -356,6 +411,8 @@ def main(argv):
         print(f"build: {failed} failed", flush=True)
         total.failed += 1
 
+    rows = []
+
     def finished(name, counts, verdict, text, seconds):
         # Not in the form of the total, which must stay alone on its line.
         print(f"{name:{width}}  {verdict:10} {counts.passed:3} pass "
@@ -363,16 +420,22 @@ def main(argv):
               f"({seconds:.1f} s)", flush=True)
         if counts.failed:
             print(indented(text), end="", flush=True)
+        rows.append({"name": name, "verdict": verdict,
+                     "passed": counts.passed, "failed": counts.failed,
+                     "skipped": counts.skipped, "seconds": round(seconds, 3),
+                     "text": text if counts.failed or not counts.passed
+                     else ""})
         return counts
 
     for name, step in ROWS:
-        total += finished(name, *timed(step, log_dir))
+        if chosen(args, name):
+            total += finished(name, *timed(step, log_dir))
     kvm_works()
     seen = {}
     pool = concurrent.futures.ThreadPoolExecutor(args.jobs)
     try:
         runs = {pool.submit(timed, guest_run, run, log_dir, seen): run["name"]
-                for run in args.guest_runs}
+                for run in args.guest_runs if chosen(args, run["name"])}
         for future in concurrent.futures.as_completed(runs):
             total += finished(runs[future], *future.result())
     except KeyboardInterrupt:
@@ -386,10 +449,24 @@ def main(argv):
     finally:
         pool.shutdown(wait=True)
     for name, step in AFTER_RUNS:
-        total += finished(name, *timed(step, log_dir))
+        if chosen(args, name):
+            total += finished(name, *timed(step, log_dir))
 
     print(f"logs: {log_dir}", flush=True)
     for line in machine_lines(seen):
         print(line)
+    try:
+        if args.json:
+            results.write_json_atomic(args.json, {
+                "passed": total.passed, "failed": total.failed,
+                "skipped": total.skipped, "logs": str(log_dir),
+                "rows": rows})
+        if args.junit:
+            with open(args.junit, "w") as out:
+                out.write(junit(rows, total, time.monotonic() - began))
+    except OSError as err:
+        print(f"tools/check: cannot write the summary: {err}",
+              file=sys.stderr)
+        total.failed += 1
     print(total)
     return 0 if total.failed == 0 else 1

@@ -6,19 +6,24 @@ written; QEMU dies with its parent, even one killed outright; a safety
 timeout kills tools/run's whole process group. After each, no stand-in
 QEMU is left running."""
 
+import contextlib
+import io
 import json
 import os
 import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import unittest
+import xml.etree.ElementTree as ET
 from pathlib import Path
+from unittest import mock
 
 from tools import ROOT, TOOLS
-from tools.commands import soak
-from tools.lib import batch, serial
+from tools.commands import check, soak
+from tools.lib import batch, results, serial
 from tools.lib import scenario as scen
 
 # Says its version when asked; else notes its pid in $FAKE_QEMU_PIDS,
@@ -177,12 +182,12 @@ class Groups(FakeQemu):
         os.environ.update(self.env)
         try:
             rc, text, doc = batch.run_process(["--accel", "tcg", "--timeout",
-                                               "300"], self.dir, "r", 3)
+                                               "300"], self.dir, "r", 10)
         finally:
             os.environ.clear()
             os.environ.update(old)
         self.assertEqual((rc, doc), (None, None))
-        self.assertIn("still running after 3 s", text)
+        self.assertIn("still running after 10 s", text)
         self.assertEqual(len(list(self.pids.iterdir())), 1)
         self.assertEqual(self.leftovers(), [])
 
@@ -201,6 +206,67 @@ class ReaderGone(FakeQemu):
         doc = json.loads((self.dir / "results" / "r" / "results.json")
                          .read_text())
         self.assertEqual(doc["verdict"], "fail")
+
+
+@unittest.skipUnless(ELF32.exists(), "needs the build (make)")
+class Check(FakeQemu):
+    """tools/check over the stand-in QEMU, its rows cut down to one."""
+
+    def check(self, runs, *argv, kill_after=None):
+        runs_file = self.dir / "runs.json"
+        runs_file.write_text(json.dumps(
+            [{"name": n, "args": ["--accel", "tcg", "--timeout", "300"]}
+             for n in runs]))
+        row = ("layering", lambda log_dir: (results.Counts(passed=1),
+                                            "pass", ""))
+        saved = {s: signal.getsignal(s) for s in (signal.SIGTERM,
+                                                  signal.SIGHUP)}
+        self.addCleanup(lambda: [signal.signal(s, h)
+                                 for s, h in saved.items()])
+        self.addCleanup(serial.STOP.clear)
+        if kill_after:
+            def killer():
+                self.started(kill_after)
+                os.kill(os.getpid(), signal.SIGTERM)
+            threading.Thread(target=killer, daemon=True).start()
+        with mock.patch.dict(os.environ, self.env), \
+                mock.patch.object(check, "ROWS", (row,)), \
+                mock.patch.object(check, "AFTER_RUNS", ()), \
+                mock.patch.object(check, "kvm_works",
+                                  return_value=(False, "not here")), \
+                contextlib.redirect_stdout(io.StringIO()) as out, \
+                contextlib.redirect_stderr(io.StringIO()):
+            rc = check.main(["--no-build", "--runs", str(runs_file),
+                             "--results", str(self.dir / "results"),
+                             *map(str, argv)])
+        return rc, out.getvalue()
+
+    def test_only_json_junit(self):
+        self.env["FAKE_QEMU_FAIL"] = "1"
+        rc, out = self.check(["a", "b"], "--only", "a", "--only", "lay*",
+                             "--json", self.dir / "s.json", "--junit",
+                             self.dir / "j.xml")
+        self.assertEqual(rc, 1, out)
+        summary = json.loads((self.dir / "s.json").read_text())
+        self.assertEqual([r["name"] for r in summary["rows"]],
+                         ["layering", "a"])
+        self.assertEqual(summary["rows"][1]["verdict"], "fail")
+        self.assertGreater(summary["failed"], 0)
+        suite = ET.parse(self.dir / "j.xml").getroot()[0]
+        self.assertEqual((suite.get("tests"), suite.get("failures")),
+                         ("2", "1"))
+        self.assertIsNotNone(suite[1].find("failure"))
+        self.assertEqual(len(list(self.pids.iterdir())), 1, "b never ran")
+
+    def test_sigterm(self):
+        start = time.monotonic()
+        rc, out = self.check(["a", "b", "c", "d"], "-j", "2",
+                             kill_after=2)
+        self.assertEqual(rc, 130, out)
+        self.assertLess(time.monotonic() - start, 30)
+        self.assertEqual(self.leftovers(), [])
+        self.assertEqual(len(list(self.pids.iterdir())), 2)
+        self.assertNotIn("no result", out)
 
 
 class Resume(unittest.TestCase):
