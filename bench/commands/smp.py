@@ -24,7 +24,9 @@ not a node. -cpu Skylake-Client has a constant TSC (Linux reuses lpj
 within a socket); -cpu qemu64 has none (every Linux AP calibrates).
 
 Prints a table (min and median of --runs: the host may be shared and
-noisy) and writes every raw timing to results/bench-smp.json.
+noisy) and writes every raw timing to results/bench-smp-<date-time>.json
+(results/bench-smp.json links to the last), so that a new sweep never
+overwrites an earlier one.
 
 Exit status: 0 every run gave a time, 1 some did not or the reference
 kernel is missing, 2 bad usage, 3 the benchmark could not run (build,
@@ -33,7 +35,6 @@ QEMU), 130 interrupted (the JSON then holds what was measured).
 
 import argparse
 import datetime
-import json
 import os
 import platform
 import re
@@ -156,15 +157,21 @@ def parse_args(argv):
                    help="accelerator (default: tcg, so that figures from "
                         "different hosts compare)")
     p.add_argument("--output", metavar="PATH",
-                   default=str(ROOT / "results" / "bench-smp.json"),
                    help="JSON with every raw timing, rewritten as the sweep "
-                        "goes (default: results/bench-smp.json)")
+                        "goes (default: results/bench-smp-DATE-TIME.json, "
+                        "linked from results/bench-smp.json)")
     p.add_argument("--keep", metavar="DIR",
                    help="keep every run folder (hvprobe and Linux) in DIR "
                         "instead of a temporary folder")
     cli.no_build(p)
     args = p.parse_args(argv)
 
+    if args.output is None:
+        stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+        args.output = str(ROOT / "results" / f"bench-smp-{stamp}.json")
+        args.link = ROOT / "results" / "bench-smp.json"
+    else:
+        args.link = None
     if args.runs is None:
         args.runs = 1 if args.quick else 3
     if args.runs < 1:
@@ -381,12 +388,20 @@ def outcome(rec):
     return text
 
 
-def write_json(path, doc):
+def write_json(path, doc, link=None):
+    """doc into path, whole (results.write_json_atomic()); link, if
+    given, then points at it."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=1) + "\n")
-    tmp.replace(path)  # a reader never sees half a file
+    results.write_json_atomic(path, doc)
+    if link is not None:
+        tmp = link.with_name(f".{link.name}.{os.getpid()}")
+        try:
+            os.symlink(path.name if path.parent == link.parent else
+                       str(path), tmp)
+            os.replace(tmp, link)
+        except OSError:
+            pass
 
 
 class Bench:
@@ -552,7 +567,8 @@ class Bench:
                 self.run_machine(machine)
                 # Saved after every machine: a long sweep that is stopped
                 # still leaves what it measured.
-                write_json(args.output, self.document(complete=False))
+                write_json(args.output, self.document(complete=False),
+                           args.link)
 
     def run_machine(self, machine):
         args = self.args
@@ -621,7 +637,7 @@ class Bench:
 
     def finish(self, complete):
         args, meta = self.args, self.meta
-        write_json(args.output, self.document(complete))
+        write_json(args.output, self.document(complete), args.link)
         head = [f"SMP bring-up: {meta['host']['qemu'] or QEMU}, "
                 f"{args.accel.upper()}, q35, -m {args.mem_mib}M, one socket "
                 "per NUMA node"]

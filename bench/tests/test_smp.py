@@ -393,6 +393,18 @@ class LinuxLog(unittest.TestCase):
             self.assertEqual(sorted(p.name for p in ref.iterdir()),
                              ["boot"])
 
+    def test_a_new_sweep_keeps_the_last_one(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            link = Path(tmp) / "bench-smp.json"
+            a, b = Path(tmp) / "bench-smp-1.json", Path(tmp) / "bench-smp-2.json"
+            smp.write_json(a, {"sweep": 1}, link)
+            smp.write_json(b, {"sweep": 2}, link)
+            self.assertEqual(json.loads(a.read_text()), {"sweep": 1})
+            self.assertEqual(json.loads(link.read_text()), {"sweep": 2})
+            self.assertEqual(os.readlink(link), "bench-smp-2.json")
+        args = smp.parse_args(["--quick"])
+        self.assertRegex(args.output, r"results/bench-smp-\d{8}-\d{6}\.json$")
+
     def test_newest_vmlinuz(self):
         with tempfile.TemporaryDirectory() as tmp:
             self.assertIsNone(linuxref.find_series("6.1", tmp))

@@ -338,6 +338,9 @@ def kunit_row(log_dir):
     logs = sorted(p for p in log_dir.glob("*/serial.log")
                   if (p.parent / "results.json").exists())
     for package in kunit.PACKAGES:
+        if not kunit.cached(KUNIT_CACHE, package):
+            print(f"running: apt-get download {package} for its kunit.py "
+                  "(once; kept in build/kunit/)", flush=True)
         try:
             kunit_py = kunit.fetch(KUNIT_CACHE, package)
         except kunit.Unavailable as err:
@@ -406,6 +409,9 @@ def main(argv):
     width = max(len(n) for n in names)
     total = results.Counts()
 
+    if not args.no_build:
+        print("running: make (the kernel, the unit tests, the fuzzers)",
+              flush=True)
     failed = None if args.no_build else build()
     if failed:
         print(f"build: {failed} failed", flush=True)

@@ -245,10 +245,15 @@ def built_and_made(args, name, what):
         build()
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     try:
-        return results.new_dir(args.results,
+        made = results.new_dir(args.results,
                                args.name or name.replace("{stamp}", stamp))
     except OSError as err:
         raise CannotRun(f"cannot make the {what} folder: {err}") from None
+    if args.results == args.parser.get_default("results"):
+        # results/latest: the last run or batch (not the runs of a check
+        # or a soak, which name their own folders).
+        results.point_latest(made)
+    return made
 
 
 def main(argv):
@@ -323,6 +328,10 @@ def run_many(args):
                                    "batch")
     jobs = min(args.jobs, len(args.specs))
     n = len(args.specs)
+    if jobs > 1 and any(s.repeats > 1 for s in args.specs):
+        print(f"note: repeats measure timing, and {jobs} guests at a time "
+              "share the host's cores; -j 1 gives figures tools/compare "
+              "can trust", flush=True)
     print(f"{n} run{'s' * (n != 1)}, {jobs} at a time, in "
           f"{shown(batch_dir)}", flush=True)
     index = batch.run_all(args.specs, batch_dir, jobs, args.about,

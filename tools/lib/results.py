@@ -59,6 +59,27 @@ def write_json_atomic(path, doc):
         raise
 
 
+LATEST = "latest"
+
+
+def point_latest(folder):
+    """Make folder's parent's `latest` a link to folder, replacing the
+    last one in one step; quietly nothing where links cannot be made."""
+    folder = Path(folder)
+    link = folder.parent / LATEST
+    tmp = folder.parent / f".{LATEST}.{os.getpid()}"
+    try:
+        if tmp.is_symlink():
+            tmp.unlink()
+        os.symlink(folder.name, tmp)
+        os.replace(tmp, link)
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+
+
 def new_dir(parent, base):
     """parent/base, or base-2, base-3... if taken; created, so ours."""
     parent = Path(parent)

@@ -41,6 +41,26 @@ class Accel(unittest.TestCase):
         self.assertEqual([s.accel for s in args.specs], ["tcg"])
 
 
+class Latest(unittest.TestCase):
+    def test_results_latest_is_the_last_run(self):
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.dict(os.environ, {"HVPROBE_RESULTS": d}):
+            first = run.built_and_made(run.parse_args(["--no-build",
+                                                       "--name", "a"]),
+                                       "x", "run")
+            second = run.built_and_made(run.parse_args(["--no-build",
+                                                        "--name", "b"]),
+                                        "x", "run")
+            self.assertEqual(os.readlink(Path(d) / "latest"), "b")
+            self.assertEqual((first.name, second.name), ("a", "b"))
+            # Folders a check or a soak names are not the user's last run.
+            other = Path(d) / "check"
+            run.built_and_made(run.parse_args([
+                "--no-build", "--results", str(other), "--name", "c"]),
+                "x", "run")
+            self.assertFalse((other / "latest").exists())
+
+
 class Help(unittest.TestCase):
     def test_exit_statuses_are_in_the_help(self):
         for parse in (run.parse_args, check.parse_args, soak.parse_args):
