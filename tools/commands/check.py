@@ -155,7 +155,8 @@ def build():
     all built, else the command that failed."""
     for goal in ([], [str(UNIT.relative_to(ROOT))], ["fuzz-build"]):
         cmd = ["make", "-s", *goal]
-        if subprocess.run(cmd, cwd=ROOT, stdin=subprocess.DEVNULL).returncode:
+        if subprocess.run(cmd, cwd=ROOT, stdin=subprocess.DEVNULL,
+                          **cli.as_owner(ROOT)).returncode:
             return " ".join(cmd)
     return None
 

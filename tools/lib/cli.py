@@ -31,12 +31,25 @@ def no_build(p, why=""):
                    help=f"do not run make first{why}")
 
 
+def as_owner(root):
+    """subprocess keyword arguments that run a command as the owner of
+    root when this process is root and root is not root's: a build as
+    root (sudo tools/run, pmi-verdict) then leaves no root-owned files in
+    a user's tree."""
+    if os.geteuid() != 0:
+        return {}
+    st = os.stat(root)
+    if st.st_uid == 0:
+        return {}
+    return {"user": st.st_uid, "group": st.st_gid, "extra_groups": []}
+
+
 def build(root):
-    """`make -s` in root, the default goal: None when it built, else why
-    not, in a line."""
+    """`make -s` in root, the default goal, as root's owner: None when it
+    built, else why not, in a line."""
     try:
         done = subprocess.run(["make", "-s", "-C", str(root)],
-                              stdin=subprocess.DEVNULL)
+                              stdin=subprocess.DEVNULL, **as_owner(root))
     except OSError as err:
         return f"cannot run make: {err}"
     return f"build failed (make -s exited {done.returncode})" \

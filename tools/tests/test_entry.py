@@ -164,5 +164,16 @@ class Build(unittest.TestCase):
             self.assertIn("Error 2", (Path(out) / "make.log").read_text())
 
 
+class BuildAsRoot(unittest.TestCase):
+    @unittest.skipUnless(os.geteuid() == 0, "needs root")
+    def test_files_belong_to_the_tree_s_owner(self):
+        with tempfile.TemporaryDirectory() as d:
+            os.chmod(d, 0o755)
+            (Path(d) / "Makefile").write_text("all:\n\t@touch built\n")
+            os.chown(d, 65534, 65534)
+            self.assertIsNone(cli.build(d))
+            self.assertEqual(os.stat(Path(d) / "built").st_uid, 65534)
+
+
 if __name__ == "__main__":
     unittest.main()
