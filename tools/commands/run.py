@@ -315,7 +315,7 @@ def run_many(args):
     """Every run of the scenarios or the matrix, args.jobs at a time, then
     the table tools/report prints for the batch folder."""
     for why in args.left_out:
-        print(f"left out {why}")
+        say(f"left out {why}")
     if args.resume:
         batch_dir = Path(args.resume)
         if not (batch_dir / batch.INDEX).is_file():
@@ -329,25 +329,33 @@ def run_many(args):
     jobs = min(args.jobs, len(args.specs))
     n = len(args.specs)
     if jobs > 1 and any(s.repeats > 1 for s in args.specs):
-        print(f"note: repeats measure timing, and {jobs} guests at a time "
-              "share the host's cores; -j 1 gives figures tools/compare "
-              "can trust", flush=True)
-    print(f"{n} run{'s' * (n != 1)}, {jobs} at a time, in "
-          f"{shown(batch_dir)}", flush=True)
+        say(f"note: repeats measure timing, and {jobs} guests at a time "
+            "share the host's cores; -j 1 gives figures tools/compare "
+            "can trust")
+    say(f"{n} run{'s' * (n != 1)}, {jobs} at a time, in "
+        f"{shown(batch_dir)}")
     index = batch.run_all(args.specs, batch_dir, jobs, args.about,
                           resume=bool(args.resume))
     docs = report.load_docs([batch_dir])[0]
-    if docs:
-        print()
-        print(report.render(docs, fmt=args.format), end="")
     tally = batch.tally(index)
-    print(f"\n{n} run{'s' * (n != 1)} in {index['elapsed_s']:.1f} s: "
-          + ", ".join(f"{n} {v}" for v, n in sorted(tally.items())))
-    print(f"results: {shown(batch_dir)}")
+    if docs:
+        say("\n" + report.render(docs, fmt=args.format).rstrip("\n"))
+    say(f"\n{n} run{'s' * (n != 1)} in {index['elapsed_s']:.1f} s: "
+        + ", ".join(f"{n} {v}" for v, n in sorted(tally.items())))
+    say(f"results: {shown(batch_dir)}")
     if tally.get("not run") and len(tally) == 1:
         return EXIT_CANNOT_RUN
     bad = sum(n for v, n in tally.items() if v not in ("pass", "skip"))
     return EXIT_FAIL if bad else EXIT_PASS
+
+
+def say(line):
+    """Print line; a reader that went away (| head) ends the printing,
+    not the batch."""
+    try:
+        print(line, flush=True)
+    except BrokenPipeError:
+        cli.reader_gone()
 
 
 # What tools/entry.py turns into an exit status, with the message.

@@ -209,6 +209,27 @@ class ReaderGone(FakeQemu):
 
 
 @unittest.skipUnless(ELF32.exists(), "needs the build (make)")
+class MatrixReaderGone(FakeQemu):
+    def test_matrix_into_head_runs_every_run(self):
+        self.env["FAKE_QEMU_FAIL"] = "1"
+        scenario = self.dir / "fails.toml"
+        scenario.write_text('description = "fails"\ncmdline = "test=boot"\n')
+        proc = self.command(TOOLS / "run", "--no-build", "--results",
+                            self.dir / "results", "--name", "b",
+                            "--scenario", scenario, "--repeat", "4", "-j",
+                            "2")
+        proc.stdout.readline()
+        proc.stdout.close()
+        proc.wait(timeout=120)
+        self.assertEqual(proc.returncode, 1)
+        index = json.loads((self.dir / "results" / "b" / "index.json")
+                           .read_text())
+        self.assertTrue(index["complete"])
+        self.assertEqual([r["verdict"] for r in index["runs"]],
+                         ["fail"] * 4)
+
+
+@unittest.skipUnless(ELF32.exists(), "needs the build (make)")
 class Check(FakeQemu):
     """tools/check over the stand-in QEMU, its rows cut down to one."""
 
