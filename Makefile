@@ -211,9 +211,10 @@ run: deps all
 	tools/run --no-build --matrix default -j 2
 
 # Where there is a /dev/kvm, the host-probe row counts the guest's NMIs
-# with perf on kvm: tracepoints.
+# with perf on kvm: tracepoints. The nested leg boots Debian's kernels as
+# L1 with a busybox initramfs, and probes inside them with this perf.
 check: deps all $(BUILD)/unit/hvprobe-unit fuzz-build
-	@[ ! -e /dev/kvm ] || tools/deps perf:linux-perf
+	@tools/deps perf:linux-perf /bin/busybox:busybox-static
 	tools/check --no-build
 
 # The -kernel and ISO boots under LAVA's dispatcher; Debian's

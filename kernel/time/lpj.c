@@ -28,6 +28,17 @@ u64 lpj_delay_cycles(u64 lpj, u32 hz, u64 us)
 	return per_second / US_PER_SECOND * us + per_second % US_PER_SECOND * us / US_PER_SECOND;
 }
 
+u64 lpj_delay_lasts_us(u64 lpj, u32 hz, u64 tsc_hz, u64 us)
+{
+	u64 cycles = lpj_delay_cycles(lpj, hz, us);
+
+	if (!tsc_hz)
+		return 0;
+	if (cycles <= UINT64_MAX / US_PER_SECOND)
+		return cycles * US_PER_SECOND / tsc_hz;
+	return cycles / (tsc_hz / US_PER_SECOND ?: 1);
+}
+
 /*
  * The mean once the samples agree within 1/8, dropping the one farthest
  * from the mean until they do; 0 unless at least two agree. A jiffy that

@@ -13,6 +13,12 @@
 u64 lpj_from_tsc_hz(u64 tsc_hz, u32 hz);
 /* TSC cycles for a delay of us microseconds at lpj and hz. */
 u64 lpj_delay_cycles(u64 lpj, u32 hz, u64 us);
+/*
+ * How many microseconds udelay(us) lasts at lpj on a TSC running at
+ * tsc_hz: us itself when lpj is the TSC's own, longer or shorter in
+ * proportion when lpj= on the command line states another machine's.
+ */
+u64 lpj_delay_lasts_us(u64 lpj, u32 hz, u64 tsc_hz, u64 us);
 
 /*
  * Linux's calibrate_delay_direct() verdict (init/calibrate.c): each sample

@@ -35,6 +35,28 @@ DEFINE_TEST(unit_lpj_delay, "delay lengths in TSC cycles", 0)
 		  "an hour at 5 GHz");
 }
 
+/*
+ * The lpj test's udelay check under lpj=: the delay lasts what the preset
+ * implies on the TSC at hand, whatever machine the preset was written on.
+ * A preset of 9800000 (a 2.45 GHz host at HZ=250) on the TSC rates seen
+ * on this project's machines.
+ */
+DEFINE_TEST(unit_lpj_delay_lasts, "how long udelay lasts under an lpj= preset", 0)
+{
+	report_eq(lpj_delay_lasts_us(9800000, 250, 2450000000ULL, 2000), 2000,
+		  "the preset is this TSC's own: as asked");
+	report_eq(lpj_delay_lasts_us(9800000, 250, 2096015000ULL, 2000), 2337,
+		  "a 2.45 GHz preset on a 2.096 GHz TSC: 17 % long");
+	report_eq(lpj_delay_lasts_us(8384060, 250, 2096015000ULL, 2000), 2000,
+		  "the 2.096 GHz TSC's own lpj: as asked");
+	report_eq(lpj_delay_lasts_us(8384060, 250, 2450000000ULL, 2000), 1711,
+		  "a 2.096 GHz preset on a 2.45 GHz TSC: short");
+	report_eq(lpj_delay_lasts_us(2450000, 1000, 2450000000ULL, 2000), 2000, "HZ=1000");
+	report_eq(lpj_delay_lasts_us(9800000, 250, 0, 2000), 0, "no TSC rate, no answer");
+	report_eq(lpj_delay_lasts_us(9800000, 250, 2450000000ULL, 36000000000ULL), 36000000000ULL,
+		  "ten hours: cycles times 10^6 would pass 64 bits");
+}
+
 DEFINE_TEST(unit_lpj_direct, "the direct method's verdict on its samples", 0)
 {
 	/*

@@ -30,8 +30,9 @@ import unittest
 import xml.etree.ElementTree as ET
 
 from tools import ROOT, TOOLS
-from tools.lib import (batch, cli, coverage, hostinfo, ktap, kunit, kvm,
-                       layering, probecheck, results, serial)
+from tools.lib import (batch, cli, coverage, hostinfo, hostkernel, ktap,
+                       kunit, kvm, layering, nested, probecheck, results,
+                       serial)
 
 UNIT = ROOT / "build" / "unit" / "hvprobe-unit"
 RUNS = TOOLS / "check-runs.json"
@@ -40,6 +41,9 @@ UNIT_TIMEOUT_S = 300
 # that itself got stuck.
 RUN_TIMEOUT_S = 900
 INTERRUPTED = 130
+# One nested run's share of its L1's time: a nested boot takes 10-30 s
+# under a TCG L0, the first one also KVM's probe boot.
+NESTED_TIMEOUT_S = 180
 FUZZ = ROOT / "tests" / "fuzz" / "run"
 KUNIT_CACHE = ROOT / "build" / "kunit"
 
@@ -139,6 +143,11 @@ def load_runs(path):
                                                    str(run["min_qemu"])):
             raise UsageError(f"{path}: {run['name']}: min_qemu must look "
                              "like \"8.0\"")
+        kernels = run.get("host_kernels", [])
+        if not (isinstance(kernels, list) and
+                all(k in hostkernel.SERIES for k in kernels)):
+            raise UsageError(f"{path}: {run['name']}: host_kernels must list "
+                             f"series of {', '.join(hostkernel.SERIES)}")
         if run["name"] in names:
             raise UsageError(f"{path}: run name {run['name']!r} twice")
         names.add(run["name"])
@@ -290,9 +299,15 @@ def guest_run(run, log_dir, seen):
                                           RUN_TIMEOUT_S)
     except serial.Interrupted:
         return results.Counts(), "interrupted", ""
+    return judged(run["name"], rc, text, doc, seen)
+
+
+def judged(name, rc, text, doc, seen):
+    """A guest run's row from what tools/run said (exit status rc, its
+    output text) and wrote (its results.json document, or None)."""
     if doc is None:
         return results.Counts(failed=1), "no result", text
-    seen[run["name"]] = doc
+    seen[name] = doc
     counts = results.count_run(doc)
     verdict = doc["verdict"]
     if doc.get("expect_fail") is not None:
@@ -302,6 +317,56 @@ def guest_run(run, log_dir, seen):
         counts.failed += 1
         text += f"(tools/run exited {rc})\n"
     return counts, verdict, text
+
+
+# What each L1 host kernel was, for make check's last lines.
+NESTED = {}
+
+
+def nested_runs(label, runs, log_dir, seen):
+    """Every run of the catalogue that names host kernel label, one after
+    another inside one boot of it as L1 (tools/lib/nested.py), in
+    log_dir/on-LABEL/: [(row name, Counts, verdict, text)]. A kernel that
+    cannot be had here skips its runs with the reason, except under
+    CI=true, where .ci/run provides both series."""
+    names = [f"{run['name']}@{label}" for run in runs]
+
+    def all_rows(counts, verdict, text):
+        return [(n, results.Counts(**vars(counts)), verdict, text)
+                for n in names]
+    try:
+        kernel = hostkernel.resolve(label, log=lambda line: print(
+            line, flush=True))
+    except hostkernel.HostKernelError as err:
+        why = f"host kernel {label}: {err}"
+        for n in names:
+            seen[n] = why
+        if os.environ.get("CI") == "true":
+            return all_rows(results.Counts(failed=1), "lost",
+                            f"CI=true and {why}\n")
+        return all_rows(results.Counts(skipped=1), "skip", why + "\n")
+    share = log_dir / f"on-{label}"
+    commands = [[sys.executable, str(TOOLS / "run"), "--no-build", "--quiet",
+                 "--results", str(share), "--name", run["name"], *run["args"]]
+                for run in runs]
+    l0 = nested.choose_l0(kvm.flavour()["module"], kvm_works()[0])
+    try:
+        outcome = nested.run(kernel, commands, share,
+                             NESTED_TIMEOUT_S * len(runs), l0, stream=None)
+    except (nested.NestedError, OSError) as err:
+        return all_rows(results.Counts(failed=1), "no L1", f"{err}\n")
+    NESTED[label] = (outcome, [run["name"] for run in runs])
+    rows = []
+    for name, run, rc in zip(names, runs, outcome.statuses):
+        path = share / run["name"] / "results.json"
+        try:
+            doc = json.loads(path.read_text())
+        except (OSError, ValueError):
+            doc = None
+        text = f"inside L1 ({kernel.describe()}): exit status {rc}; " \
+            f"console {outcome.console}\n"
+        rows.append((name, *judged(name, rc, text, doc, seen)))
+    return rows
 
 
 def layering_row(log_dir):
@@ -336,7 +401,7 @@ def kunit_row(log_dir):
     exit status hvprobe's verdict implies and ktap.py's leaf counts. A
     version that cannot be had here is one skipped case, with the reason."""
     counts, text, lines = results.Counts(), "", []
-    logs = sorted(p for p in log_dir.glob("*/serial.log")
+    logs = sorted(p for p in log_dir.glob("**/serial.log")
                   if (p.parent / "results.json").exists())
     for package in kunit.PACKAGES:
         if not kunit.cached(KUNIT_CACHE, package):
@@ -354,10 +419,10 @@ def kunit_row(log_dir):
             problems = kunit.judge(verdict, kunit.report_of(log),
                                    doc["verdict"] == "pass")
             counts.add("fail" if problems else "pass")
-            lines.append(f"{package} {log.parent.name}: "
+            lines.append(f"{package} {log.parent.relative_to(log_dir)}: "
                          f"{verdict.summary or 'no summary'}, exit "
                          f"{verdict.exit_status}, {verdict.seconds:.2f} s")
-            text += "".join(f"{package} {log.parent.name}: {p}\n"
+            text += "".join(f"{package} {log.parent.relative_to(log_dir)}: {p}\n"
                             for p in problems)
     (log_dir / "kunit.log").write_text("".join(f"{x}\n" for x in lines))
     return counts, "fail" if counts.failed else "pass", text
@@ -385,6 +450,13 @@ def machine_lines(seen):
              f"accelerators: {used}",
              f"kvm: {f['module'] or 'no vendor module'}, {pmu}, host "
              f"kernel {f['kernel']}: {'works' if ok else 'not used'} ({why})"]
+    for label, (outcome, names) in sorted(NESTED.items()):
+        info = outcome.info
+        lines.append(f"host kernel {label}: Linux {info.get('release')} as "
+                     f"L1 under {outcome.l0.accel} ({info.get('module')}, "
+                     f"enable_pmu={info.get('enable_pmu')}), up in "
+                     f"{info.get('boot_s')} s, {outcome.wall_s:.0f} s in "
+                     f"all: {', '.join(names)}")
     return lines + coverage.lines(docs, skipped)
 
 
@@ -405,8 +477,17 @@ def main(argv):
         print(f"tools/check: cannot make a log folder: {err}",
               file=sys.stderr)
         return 2
+    plain = [r for r in args.guest_runs if not r.get("host_kernels")
+             and chosen(args, r["name"])]
+    by_kernel = {}
+    for run in args.guest_runs:
+        for label in run.get("host_kernels", []):
+            if chosen(args, run["name"]) or \
+                    chosen(args, f"{run['name']}@{label}"):
+                by_kernel.setdefault(label, []).append(run)
     names = [name for name, _ in ROWS + AFTER_RUNS] + \
-        [r["name"] for r in args.guest_runs]
+        [r["name"] for r in plain] + \
+        [f"{r['name']}@{k}" for k, runs in by_kernel.items() for r in runs]
     width = max(len(n) for n in names)
     total = results.Counts()
 
@@ -439,12 +520,24 @@ def main(argv):
             total += finished(name, *timed(step, log_dir))
     kvm_works()
     seen = {}
+    def leg(label, runs):
+        start = time.monotonic()
+        rows = nested_runs(label, runs, log_dir, seen)
+        took = (time.monotonic() - start) / max(len(rows), 1)
+        return [(*row, took) for row in rows]
+
+    def one(run):
+        return [(run["name"], *timed(guest_run, run, log_dir, seen))]
+
     pool = concurrent.futures.ThreadPoolExecutor(args.jobs)
     try:
-        runs = {pool.submit(timed, guest_run, run, log_dir, seen): run["name"]
-                for run in args.guest_runs if chosen(args, run["name"])}
-        for future in concurrent.futures.as_completed(runs):
-            total += finished(runs[future], *future.result())
+        # The L1 legs first: each is one long job.
+        futures = [pool.submit(leg, label, runs)
+                   for label, runs in by_kernel.items()]
+        futures += [pool.submit(one, run) for run in plain]
+        for future in concurrent.futures.as_completed(futures):
+            for name, *row in future.result():
+                total += finished(name, *row)
     except KeyboardInterrupt:
         # No run starts any more, the running ones die with their QEMUs
         # and are counted as neither passed nor failed.

@@ -124,6 +124,14 @@ def main(argv):
                               ("max", "high"), ("n", "n")):
                 row[f"{side}_{key}"] = None if s is None else getattr(s, attr)
         table.append(row)
+    hosts = {side: sorted({resultset.host_label(d) or "this machine"
+                           for d in docs})
+             for side, docs in (("base", base), ("new", new))}
+    if args.format == "text" and hosts["base"] != hosts["new"]:
+        # Comparing host kernels: say which ran where, and that nested
+        # timing is not a host's.
+        print("\n".join(f"{side}: ran on {', '.join(h)}"
+                        for side, h in hosts.items()))
     sys.stdout.write(render(cols, table, args.format))
     counts = comparison.tally(rows)
     if args.format in ("text", "markdown"):

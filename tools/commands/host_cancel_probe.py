@@ -16,13 +16,12 @@ tools/pmi-verdict does all of it, booting the guests itself.
 
 import json
 import os
-import signal
 import sys
 import tempfile
 import time
 from pathlib import Path
 
-from tools.lib import cli, hostprobe, ktap, probecount
+from tools.lib import cli, hostprobe, jsonfile, ktap, probecount, signals
 
 EPILOG = """\
 what is counted, by mode (printed first):
@@ -50,15 +49,12 @@ example:
 
 exit status: 0 counted, 1 perf failed, 2 bad usage, 3 cannot probe here
 (not root, no perf or tracefs, no QEMU, a stale probe of ours), 130
-interrupted (what it placed is still removed)."""
+interrupted by Ctrl-C, SIGTERM or SIGHUP (what it placed is still
+removed)."""
 
 EXIT_OK, EXIT_PERF, EXIT_USAGE, EXIT_CANNOT = 0, 1, 2, 3
 POLL_S = 0.2
 DRAIN_S = 0.5           # after the end mark's line, for perf to catch up
-
-
-def interrupt(signum, frame):
-    raise KeyboardInterrupt
 
 
 def qemu_processes():
@@ -123,6 +119,14 @@ def guest_lines(result, window, objects):
                          "where NMI requests are serviced before PMI "
                          "requests, near 0 after Linux 6.7 and with "
                          "LVTPC=fixed)")
+    causes = probecount.causes(result, window)
+    if causes and all(r["after_nmi"] is not None for r in causes):
+        lines.append("cancelled VM-entries after an NMI injected into that "
+                     "vCPU with no VM-entry between (after a PMI delivered "
+                     "to it, too), per vCPU: " + ", ".join(
+                         f"CPU {r['vcpu']} {r['after_nmi']} "
+                         f"({dash(r['after_pmi_nmi'])}) of {r['cancels']}"
+                         for r in causes))
     storm = main_data(objects, "nmi_storm")
     if window.name in (None, "nmi_storm") and storm:
         host = window.total("nmi_ipi", set(result.vcpus))
@@ -130,6 +134,10 @@ def guest_lines(result, window, objects):
                      f"host counted {host} (kvm:kvm_apic_ipi) over the "
                      "window")
     return lines
+
+
+def dash(value):
+    return "-" if value is None else str(value)
 
 
 def parse_args(argv):
@@ -185,10 +193,13 @@ def record(probe, args, pid):
 
 def main(argv):
     args = parse_args(argv)
-    try:
-        signal.signal(signal.SIGTERM, interrupt)   # cleans up as Ctrl-C
-    except ValueError:
-        pass                    # not the main thread (a test harness)
+    # SIGTERM and SIGHUP as Ctrl-C: the probes come off, what was
+    # counted is still shown, exit 130.
+    with signals.interruptible():
+        return probe_main(args)
+
+
+def probe_main(args):
     pid = args.pid
     if pid is None:
         found = qemu_processes()
@@ -245,9 +256,12 @@ def main(argv):
               file=sys.stderr)
     if out:
         doc = {"host": facts, "pid": pid, "probe": result.to_json()}
-        with open(out / "host-probe.json", "w") as f:
-            json.dump(doc, f, indent=1)
-            f.write("\n")
+        try:
+            jsonfile.write(out / "host-probe.json", doc)
+        except OSError as err:
+            print(f"host-cancel-probe: cannot write {out}/host-probe.json: "
+                  f"{err.strerror or err}", file=sys.stderr)
+            return EXIT_PERF
     if interrupted:
         return 130
     if not result.perf_ok:

@@ -23,7 +23,7 @@ import tempfile
 from pathlib import Path
 
 from tools import ROOT
-from tools.lib import cli, media
+from tools.lib import cli, hostinfo, media
 from tools.lib import scenario as scen
 
 TEMPLATE = ROOT / "boot" / "grub.cfg"
@@ -46,7 +46,10 @@ def entries(directory=scen.SCENARIOS):
     names = sorted(f.stem for f in Path(directory).glob("*.toml"))
     for name in names:
         for spec in scen.load_scenario(name, directory):
-            out.append((spec.name, list(spec.cmdline),
+            # The ISO may boot on another host: its lpj=host is the
+            # build host's, and the kernel judges it by the delay it
+            # implies there.
+            out.append((spec.name, hostinfo.resolve_host_lpj(spec.cmdline),
                         {"vcpus": spec.vcpus, "numa": spec.numa,
                          "mem_mib": spec.mem_mib}))
     return out
@@ -100,10 +103,10 @@ def main(argv):
     tree = Path(args.isodir)
     if not (tree / "boot" / "hvprobe.elf").exists():
         p.error(f"{tree}/boot/hvprobe.elf is missing")
-    menu = entries()
     try:
+        menu = entries()
         cfg = grub_cfg(TEMPLATE.read_text(), words, menu, args.default)
-    except (ValueError, media.MediaError) as err:
+    except (ValueError, media.MediaError, hostinfo.HostUnknown) as err:
         p.error(str(err))
     (tree / "boot" / "grub").mkdir(parents=True, exist_ok=True)
     (tree / "boot" / "grub" / "grub.cfg").write_text(cfg)

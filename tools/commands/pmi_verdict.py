@@ -7,15 +7,19 @@ LVTPC modes, and prints the verdict.
 The runs, each in its own folder of results/pmi-verdict-<date-time>/:
 
   1. probe check: nmi_storm (no vPMU needed). The guest's NMI IPIs sent
-     must equal what the host counted (kvm:kvm_apic_ipi) over the
-     guest's marked window: the probe counts this host right.
+     must match what the host counted (kvm:kvm_apic_ipi) over the
+     guest's marked window, to within one per vCPU at each of the
+     window's two edges: the probe counts this host right.
   2. calibration: pmi_stress with LVTPC on a fixed vector and a long
      period, to learn the guest's PMI rate per period.
   3. the comparison, at --rate PMIs/s per vCPU (the report's ~1.5k):
      pmi_stress with pmu.lvtpc=nmi, then pmu.lvtpc=fixed, both with
      pmu.nmi_ipi=0 (NMI IPIs cancel VM-entries on fixed hosts too), on
      the same host: per vCPU the guest's PMIs/s, the host's PMIs/s,
-     VM-entries/s and cancelled VM-entries/s, and cancels per PMI.
+     VM-entries/s and cancelled VM-entries/s, cancels per PMI, and the
+     cancels the PMI's own NMI caused (a PMI delivery and an NMI
+     injection into that vCPU, then the cancel, with no VM-entry
+     between: the sequence before Linux 6.7), per PMI.
   4. a rate sweep (LVTPC=nmi) from --rate upwards, doubling, until the
      host no longer sustains the rate asked for: achieved vs asked.
 
@@ -25,44 +29,61 @@ the rest SKIPs with the reason.
 """
 
 import datetime
-import json
 import re
 
 from tools import ROOT
-from tools.lib import (cli, guest, hostinfo, hostprobe, kvm, probecount,
-                       probedrun, qemu, results)
+from tools.lib import (cli, guest, hostinfo, hostprobe, jsonfile, kvm,
+                       probecount, probedrun, qemu, results, signals)
 
 EXIT_VERDICT, EXIT_FAILED, EXIT_USAGE, EXIT_CANNOT, EXIT_NO_VERDICT = \
     0, 1, 2, 3, 4
+EXIT_INTERRUPTED = 130
+LATE, ON_TIME = 0.5, 0.1    # cancels per PMI, NMI minus fixed mode
+MIN_PMIS = 1000             # guest PMIs per mode, for a ratio worth a verdict
+BASELINE_MAX = 0.1          # cancels per PMI on a fixed vector
 EPILOG = """\
 exit status: 0 a verdict, 1 a run or the probe check failed, 2 bad usage,
 3 cannot probe here (no KVM, not root, no perf or tracefs), 4 ran what
-it could but reached no verdict (no vPMU or no kprobes: the SKIPs say).
+it could but reached no verdict: no vPMU or no kprobes (the SKIPs say),
+or inconclusive figures (the verdict line says which requirement was
+not met), 130 interrupted (Ctrl-C, SIGTERM, SIGHUP: kprobes, perf and
+QEMU are still removed).
 
 what the figures mean:
   guest PMIs/s   pmi_stress's pmis_per_s_per_cpu: PMIs that found an
                  overflow, per second per vCPU (mean over the vCPUs)
-  host PMIs/s    PMIs the host delivered to that vCPU: kprobe on
-                 kvm_pmu_deliver_pmi, else the LVTPC interrupts its local
-                 APIC accepted (kvm:kvm_apic_accept_irq; with nmi_ipi=0
-                 every NMI is a PMI)
+  host PMIs/s    PMIs the host tried to deliver to that vCPU: kprobe on
+                 kvm_pmu_deliver_pmi (dropped ones included while LVTPC
+                 is masked), else the LVTPC interrupts its local APIC
+                 accepted (kvm:kvm_apic_accept_irq, which KVM traces for
+                 fixed-vector delivery only); shown, never divided by
   entries/s      VM-entries (kvm:kvm_entry), where the vendor traces them
   cancels/s      VM-entries prepared and cancelled (kprobe on the
                  vendor's *_cancel_injection): a request (KVM_REQ_NMI,
                  ...), a signal or need-resched arrived at the last check
-  cancels/PMI    cancels/s / host PMIs/s (guest PMIs/s if the host has no
-                 PMI count): about 1 with LVTPC=nmi where KVM services
-                 the NMI request before the PMI request (before Linux 6.7,
-                 fad505b2cb83), near 0 after, and near 0 with a fixed
-                 vector on every host: the verdict is the difference.
+  cancels/PMI    cancels / PMIs, where PMIs are always the guest's
+                 (pmi_stress pmis over its window: interrupts that found
+                 an overflow), in both modes: about 1 with LVTPC=nmi where
+                 KVM services the NMI request before the PMI request
+                 (before Linux 6.7, fad505b2cb83), near 0 after, and near
+                 0 with a fixed vector on every host
+  caused/PMI     cancels that followed a PMI delivery and an NMI injection
+                 into the same vCPU with no VM-entry between (kprobes on
+                 kvm_pmu_deliver_pmi and kvm_inject_nmi), / PMIs
+The verdict needs both windows seen whole, no perf records lost, at
+least %d PMIs per mode, a fixed-vector baseline of at most %.2f
+cancels per PMI, and the cause counted; "late" needs NMI minus fixed
+cancels per PMI and caused/PMI both at least %.2f, "on time" both at
+most %.2f; anything else is inconclusive (exit 4).
 Every figure covers exactly the guest's marked window (kvm:kvm_pio of
-port 0x80 values 0xb0 and 0xb1)."""
+port 0x80 values 0xb0 and 0xb1).""" % (MIN_PMIS, BASELINE_MAX, LATE,
+                                      ON_TIME)
 
 PMI_VECTOR = 0x22           # APIC_VECTOR_PMI, apic/apic.h: LVTPC=fixed
 CAL_PERIOD = 1000000
 PERIOD_MIN, PERIOD_MAX = 2000, 2**31 - 1
 SUSTAINED = 0.7             # achieved / asked below this: not sustained
-LATE, ON_TIME = 0.5, 0.1    # cancels per PMI, NMI minus fixed mode
+PMIS_ARE = "the guest's PMIs (pmi_stress pmis over its marked window)"
 PMU_CPU = qemu.KVM_CPU + ",pmu=on"
 
 
@@ -148,38 +169,58 @@ def host_pmis(result, counts, lvtpc):
 
 
 def mode_figures(result, data, lvtpc):
-    """Per vCPU (and their mean) figures of one pmi_stress window."""
+    """Per vCPU (and their mean) figures of one pmi_stress window. PMIs,
+    the one denominator, are the guest's: its pmis over the window,
+    shared equally among the vCPUs for the per-vCPU rows."""
     w = result.window("pmi_stress")
+    data = data or {}
+    cpus = data.get("cpus") or len(result.vcpus) or 1
+    pmis = data.get("pmis")
     out = {"lvtpc": lvtpc, "window_s": w.seconds if w else None,
-           "complete": bool(w and w.complete), "vcpus": [],
-           "guest_pmis_per_s": (data or {}).get("pmis_per_s_per_cpu"),
-           "period": (data or {}).get("period")}
+           "complete": bool(w and w.complete), "lost": result.lost,
+           "vcpus": [], "guest_pmis_per_s": data.get("pmis_per_s_per_cpu"),
+           "period": data.get("period"), "pmis": pmis,
+           "pmis_are": PMIS_ARE, "cancels": None, "caused": None,
+           "cancels_per_pmi": None, "caused_per_pmi": None}
     if w is None:
         return out
     secs = w.seconds
-    for index, tid, counts in probecount.per_vcpu(result, w):
-        pmis, how = host_pmis(result, counts, lvtpc)
+    each = pmis / cpus if pmis else None
+    causes = probecount.causes(result, w)
+    for (index, tid, counts), cause in zip(probecount.per_vcpu(result, w),
+                                           causes):
+        host, how = host_pmis(result, counts, lvtpc)
         row = {"vcpu": index, "tid": tid, "pmis_how": how,
-               "host_pmis_per_s": pmis / secs if pmis is not None and secs
+               "host_pmis_per_s": host / secs if host is not None and secs
                else None,
-               "entries_per_s": counts["entry"] / secs
-               if probecount.counted(result, "entry") and
-               result.fires("kvm:kvm_entry") and secs else None,
-               "cancels_per_s": counts["cancel"] / secs
-               if probecount.counted(result, "cancel") and secs else None}
-        base = row["host_pmis_per_s"] or out["guest_pmis_per_s"]
-        row["cancels_per_pmi"] = row["cancels_per_s"] / base \
-            if row["cancels_per_s"] is not None and base else None
+               "entries_per_s": cause["entries"] / secs
+               if cause["entries"] is not None and secs else None,
+               "cancels_per_s": cause["cancels"] / secs
+               if cause["cancels"] is not None and secs else None,
+               "cancels": cause["cancels"],
+               "caused": cause["after_pmi_nmi"]}
+        row["cancels_per_pmi"] = row["cancels"] / each \
+            if row["cancels"] is not None and each else None
+        row["caused_per_pmi"] = row["caused"] / each \
+            if row["caused"] is not None and each else None
         out["vcpus"].append(row)
-    for key in ("host_pmis_per_s", "entries_per_s", "cancels_per_s",
-                "cancels_per_pmi"):
+    for key in ("host_pmis_per_s", "entries_per_s", "cancels_per_s"):
         vals = [r[key] for r in out["vcpus"] if r[key] is not None]
         out[key] = sum(vals) / len(vals) if vals else None
+    for key in ("cancels", "caused"):
+        vals = [r[key] for r in out["vcpus"]]
+        if vals and None not in vals:
+            out[key] = sum(vals)
+            out[f"{key}_per_pmi"] = out[key] / pmis if pmis else None
     return out
 
 
 def fmt(value, digits=1):
     return "-" if value is None else f"{value:.{digits}f}"
+
+
+def count(value):
+    return "-" if value is None else str(value)
 
 
 def mode_lines(fig):
@@ -188,35 +229,79 @@ def mode_lines(fig):
              + ("" if fig["complete"] else " (marks not both seen)")]
     lines.append(f"    {'vCPU':6} {'tid':>8} {'guest PMIs/s':>13} "
                  f"{'host PMIs/s':>12} {'entries/s':>10} {'cancels/s':>10} "
-                 f"{'cancels/PMI':>12}")
+                 f"{'cancels/PMI':>12} {'caused/PMI':>11}")
     for r in fig["vcpus"]:
         lines.append(f"    {'CPU ' + str(r['vcpu']):6} {r['tid']:8} "
                      f"{fmt(fig['guest_pmis_per_s']):>13} "
                      f"{fmt(r['host_pmis_per_s']):>12} "
                      f"{fmt(r['entries_per_s']):>10} "
                      f"{fmt(r['cancels_per_s']):>10} "
-                     f"{fmt(r['cancels_per_pmi'], 3):>12}")
+                     f"{fmt(r['cancels_per_pmi'], 3):>12} "
+                     f"{fmt(r['caused_per_pmi'], 3):>11}")
     if fig["vcpus"]:
-        lines.append(f"    (guest PMIs/s is the mean over vCPUs; host PMIs: "
-                     f"{fig['vcpus'][0]['pmis_how']})")
+        lines.append(f"    all vCPUs: {count(fig['pmis'])} PMIs, "
+                     f"{count(fig['cancels'])} cancels "
+                     f"({fmt(fig['cancels_per_pmi'], 3)}/PMI), "
+                     f"{count(fig['caused'])} after the PMI's own NMI "
+                     f"({fmt(fig['caused_per_pmi'], 3)}/PMI)")
+        lines.append(f"    (PMIs are {PMIS_ARE}, shared equally among the "
+                     f"vCPUs; guest PMIs/s is their mean; host PMIs/s: "
+                     f"{fig['vcpus'][0]['pmis_how']}, shown, never divided "
+                     f"by)")
     return lines
 
 
 def verdict(nmi, fixed):
-    """(verdict reached, the line) from the two modes' figures."""
+    """(status, line) from the two modes' figures: status "late",
+    "on time" or "inconclusive", the line saying why; (None, None)
+    where cancels were not counted at all (no kprobes)."""
     a, b = nmi.get("cancels_per_pmi"), fixed.get("cancels_per_pmi")
-    if a is None or b is None:
-        return False, None
-    head = (f"{a:.2f} cancels per PMI with LVTPC=NMI vs {b:.2f} on a fixed "
-            "vector: ")
-    if a - b >= LATE:
-        return True, head + "this host notices the PMI's NMI late on " \
+    if nmi.get("cancels") is None or fixed.get("cancels") is None:
+        return None, None
+    head = (f"{fmt(a, 2)} cancels per PMI with LVTPC=NMI vs {fmt(b, 2)} on "
+            f"a fixed vector, {fmt(nmi.get('caused_per_pmi'), 2)} after "
+            "the PMI's own NMI: ")
+    missing = []
+    for fig in (nmi, fixed):
+        mode = f"LVTPC={fig['lvtpc']}"
+        if not fig.get("complete"):
+            missing.append(f"the {mode} window was not seen whole on the "
+                           "host")
+        if fig.get("lost"):
+            missing.append(f"perf lost {fig['lost']} records in the {mode} "
+                           "run")
+        if (fig.get("pmis") or 0) < MIN_PMIS:
+            missing.append(f"{fig.get('pmis') or 0} PMIs with {mode}, "
+                           f"fewer than {MIN_PMIS}")
+    if nmi.get("caused") is None:
+        missing.append("the cause was not counted (kprobes on "
+                       f"{probecount.PMI_SYMBOL} and {probecount.NMI_SYMBOL}"
+                       " needed)")
+    if b is not None and b > BASELINE_MAX:
+        missing.append(f"the fixed-vector baseline is {b:.2f} cancels per "
+                       f"PMI, above {BASELINE_MAX:.2f}: something other "
+                       "than the PMI's NMI cancels VM-entries here")
+    if missing or a is None or b is None:
+        return "inconclusive", head + "inconclusive: " + \
+            "; ".join(missing or ["no PMIs to divide by"])
+    caused = nmi["caused_per_pmi"]
+    if a - b >= LATE and caused >= LATE:
+        return "late", head + "this host notices the PMI's NMI late on " \
             "VM-entry (NMI requests serviced before PMI requests)"
-    if a - b <= ON_TIME:
-        return True, head + "this host services the PMI's NMI in the same " \
-            "VM-entry (PMI requests first, as since Linux 6.7)"
-    return True, head + "in between: inconclusive (a partial fix, or " \
-        "noise; rerun with a longer --seconds)"
+    if a - b <= ON_TIME and caused <= ON_TIME:
+        return "on time", head + "this host services the PMI's NMI in " \
+            "the same VM-entry (PMI requests first, as since Linux 6.7)"
+    return "inconclusive", head + "inconclusive: between the thresholds " \
+        f"(late: both at least {LATE}, on time: both at most {ON_TIME}); " \
+        "a partial fix, or noise: rerun with a longer --seconds"
+
+
+def ipi_check(sent, host, vcpus, lost=0, complete=True):
+    """The probe check: the guest's NMI IPIs sent against the host's
+    kvm:kvm_apic_ipi NMIs over the window, to within the window's edges
+    (probecount.edge_check)."""
+    return probecount.edge_check(sent, host, vcpus, lost=lost,
+                                 complete=complete)
 
 
 class Verdict:
@@ -267,9 +352,12 @@ class Verdict:
                   "guest_verdict": outcome.doc["verdict"],
                   "probe": result.to_json()}
         self.doc["runs"].append(record)
-        with open(run_dir / "host-probe.json", "w") as f:
-            json.dump(result.to_json(), f, indent=1)
-            f.write("\n")
+        try:
+            jsonfile.write(run_dir / "host-probe.json", result.to_json())
+        except OSError as err:
+            self.failed = True
+            self.say(f"FAIL {name}: cannot write host-probe.json: "
+                     f"{err.strerror or err}")
         for left in result.leftovers:
             self.failed = True
             self.say(f"FAIL {name}: tracing state left behind: {left}")
@@ -297,19 +385,24 @@ class Verdict:
         self.say(*indent(probecount.window_lines(result, w)))
         self.say(*indent(probecount.silent_lines(result)))
         sent, host = data.get("sent"), w.total("nmi_ipi", set(result.vcpus))
-        ok = sent is not None and sent == host and result.lost == 0
-        record["check"] = {"guest_sent": sent, "host_nmi_ipis": host,
-                           "lost": result.lost, "ok": ok}
-        self.say(f"  {'PASS' if ok else 'FAIL'} NMI IPIs: guest sent {sent}, "
-                 f"host counted {host} (kvm:kvm_apic_ipi) over the window"
-                 + (f"; perf lost {result.lost} records" if result.lost
-                    else ""))
+        check = ipi_check(sent, host, len(result.vcpus) or self.args.smp,
+                          result.lost, w.complete)
+        record["check"] = check
+        self.say(f"  {'PASS' if check['ok'] else 'FAIL'} {check['line']}")
+        ok = check["ok"]
         if probecount.counted(result, "cancel"):
             self.say(f"  cancelled VM-entries/s per vCPU under NMI IPIs: "
                      + ", ".join(rate_of(c["cancel"], w.seconds)
                                  for _, _, c in probecount.per_vcpu(result, w))
                      + " (NMI IPIs cancel entries on fixed hosts too: not "
                        "the verdict's figure)")
+        rows = probecount.causes(result, w)
+        record["causes"] = rows
+        if rows and all(r["after_nmi"] is not None for r in rows):
+            self.say("  cancels after an NMI injected into that vCPU with no "
+                     "VM-entry between, per vCPU: " +
+                     ", ".join(f"{r['after_nmi']} of {r['cancels']}"
+                               for r in rows))
         self.failed |= not ok
         return result
 
@@ -386,17 +479,13 @@ class Verdict:
         self.doc["figures"] = figures
         if not a.no_sweep:
             self.sweep(cal_rate)
-        reached, line = verdict(figures["nmi"], figures["fixed"])
-        if reached:
-            return self.finish(line, None, figures)
+        status, line = verdict(figures["nmi"], figures["fixed"])
+        if status is not None:
+            return self.finish(line, None, figures, status)
         probe = self.doc["runs"][-1]["probe"]
-        if probe["mode"] != "kprobe":
-            why = "; ".join(n for n in probe["notes"]
-                            if n.startswith("cancelled")) or \
-                "cancelled VM-entries were not counted"
-        else:
-            why = "a pmi_stress window was not seen whole on the host"
-            self.failed = True
+        why = "; ".join(n for n in probe["notes"]
+                        if n.startswith("cancelled")) or \
+            "cancelled VM-entries were not counted"
         return self.finish(None, why, figures)
 
     def sweep(self, cal_rate):
@@ -444,24 +533,149 @@ class Verdict:
             self.say(f"  highest sustained: {best['achieved']} PMIs/s per "
                      f"vCPU (asked {best['asked']})")
 
-    def finish(self, line, why, figures=None):
+    def finish(self, line, why, figures=None, status=None):
+        """Say and save the outcome: line, the verdict's (status "late",
+        "on time" or "inconclusive"), or why there is none."""
         self.doc["host"]["throttle_messages"] = self.throttle
         self.doc["host"]["perf_event_max_sample_rate_after"] = \
             hostprobe.sample_rate()
         self.say("", *hostprobe.facts_lines(self.doc["host"])[1:])
-        if line:
+        self.doc["verdict_status"] = status
+        if status in ("late", "on time"):
             self.doc["verdict"] = line
+            self.say(f"verdict: {line}")
+        elif status == "inconclusive":
+            self.doc["no_verdict"] = line
             self.say(f"verdict: {line}")
         else:
             self.doc["no_verdict"] = why
             self.say(f"verdict: none: {why}")
-        with open(self.folder / "verdict.json", "w") as f:
-            json.dump(self.doc, f, indent=1)
-            f.write("\n")
-        self.say(f"results: {guest.shown(self.folder)}")
-        if self.failed:
+        rc = EXIT_FAILED if self.failed else EXIT_VERDICT \
+            if status in ("late", "on time") else EXIT_NO_VERDICT
+        self.doc["exit"] = rc
+        try:
+            jsonfile.write(self.folder / "verdict.json", self.doc)
+        except OSError as err:
+            self.say(f"FAIL cannot write {guest.shown(self.folder)}/"
+                     f"verdict.json: {err.strerror or err}")
             return EXIT_FAILED
-        return EXIT_VERDICT if line else EXIT_NO_VERDICT
+        self.say(f"results: {guest.shown(self.folder)}")
+        return rc
+
+
+# --- several host kernels, side by side --------------------------------
+
+def kernel_summary(label, doc=None, error=None):
+    """One host kernel's outcome, as side_by_side() takes it: from its
+    Verdict's doc (or verdict.json read back), or error, the reason it
+    could not run at all (it did not boot, no KVM in it...)."""
+    out = {"kernel": label, "error": error, "release": None,
+           "vendor_module": None, "enable_pmu": None, "probe": None,
+           "probe_check": None, "ipi_causes": None, "figures": {},
+           "status": None, "verdict": None, "no_verdict": None,
+           "skipped": [], "exit": EXIT_CANNOT if error else None}
+    if doc is None:
+        return out
+    host = doc.get("host") or {}
+    out.update(release=host.get("kernel"),
+               vendor_module=host.get("vendor_module"),
+               enable_pmu=host.get("enable_pmu"),
+               probe=doc.get("probe_mode"),
+               figures=doc.get("figures") or {},
+               status=doc.get("verdict_status"),
+               verdict=doc.get("verdict"), no_verdict=doc.get("no_verdict"),
+               skipped=list(doc.get("skipped") or []),
+               exit=doc.get("exit"))
+    for run in doc.get("runs") or []:
+        if run.get("name") == "probe-check":
+            out["probe_check"] = run.get("check")
+            rows = run.get("causes") or []
+            if rows and all(r.get("after_nmi") is not None for r in rows):
+                out["ipi_causes"] = (sum(r["after_nmi"] for r in rows),
+                                     sum(r["cancels"] for r in rows))
+    return out
+
+
+def _cells(k):
+    """The column of one kernel: {row label: text}."""
+    if k["error"]:
+        return {"result": "could not run"}
+    check = k["probe_check"]
+    nmi, fixed = k["figures"].get("nmi") or {}, \
+        k["figures"].get("fixed") or {}
+    cells = {
+        "release": k["release"] or "?",
+        "vendor module": k["vendor_module"] or "none found",
+        "kvm.enable_pmu": k["enable_pmu"] or "?",
+        "probe mode": k["probe"] or "-",
+        "probe check": "-" if not check else
+        f"{'PASS' if check.get('ok') else 'FAIL'} "
+        f"{check.get('guest_sent')}/{check.get('host_nmi_ipis')}",
+        "NMI-IPI cancels caused": "-" if not k["ipi_causes"] else
+        f"{k['ipi_causes'][0]} of {k['ipi_causes'][1]}",
+        "PMIs (guest), nmi/fixed": f"{count(nmi.get('pmis'))}/"
+                                   f"{count(fixed.get('pmis'))}",
+        "cancels/PMI, LVTPC=nmi": fmt(nmi.get("cancels_per_pmi"), 3),
+        "cancels/PMI, fixed": fmt(fixed.get("cancels_per_pmi"), 3),
+        "caused/PMI, LVTPC=nmi": fmt(nmi.get("caused_per_pmi"), 3),
+        "result": k["status"] or "no verdict"}
+    return cells
+
+
+ROWS = ("release", "vendor module", "kvm.enable_pmu", "probe mode",
+        "probe check", "NMI-IPI cancels caused", "PMIs (guest), nmi/fixed",
+        "cancels/PMI, LVTPC=nmi", "cancels/PMI, fixed",
+        "caused/PMI, LVTPC=nmi", "result")
+
+
+def side_by_side(kernels):
+    """Lines showing each host kernel's figures in a column (kernels: a
+    list of kernel_summary() dicts, in the order asked), then each one's
+    verdict line, or what could not run and why."""
+    cols = [_cells(k) for k in kernels]
+    width = max(len(r) for r in ROWS) + 2
+    widths = [max([len(k["kernel"])] + [len(c.get(r, "")) for r in ROWS])
+              for k, c in zip(kernels, cols)]
+    lines = ["host kernel".ljust(width) + "  ".join(
+        k["kernel"].rjust(w) for k, w in zip(kernels, widths))]
+    for row in ROWS:
+        if all(row not in c for c in cols):
+            continue
+        lines.append(row.ljust(width) + "  ".join(
+            c.get(row, "-").rjust(w) for c, w in zip(cols, widths)))
+    lines.append(f"(PMIs are {PMIS_ARE}; probe check: guest NMI IPIs sent/"
+                 "host kvm:kvm_apic_ipi; NMI-IPI cancels caused: cancels "
+                 "after an NMI injected into that vCPU with no VM-entry "
+                 "between, of all cancels)")
+    for k in kernels:
+        if k["error"]:
+            lines.append(f"{k['kernel']}: could not run: {k['error']}")
+            continue
+        if k["verdict"]:
+            lines.append(f"{k['kernel']}: verdict: {k['verdict']}")
+        elif k["status"] == "inconclusive":
+            lines.append(f"{k['kernel']}: verdict: {k['no_verdict']}")
+        else:
+            lines.append(f"{k['kernel']}: verdict: none: "
+                         f"{k['no_verdict'] or 'not reached'}")
+        for skip in k["skipped"]:
+            lines.append(f"{k['kernel']}:   SKIP {skip.get('what')}: "
+                         f"{skip.get('why')}")
+    return lines
+
+
+def combined_exit(kernels):
+    """One exit status for several kernels: 1 if any run or probe check
+    failed, 3 if no kernel could be probed, 0 if every kernel has a
+    verdict, else 4."""
+    codes = [k["exit"] for k in kernels]
+    if EXIT_FAILED in codes:
+        return EXIT_FAILED
+    if codes and all(c == EXIT_CANNOT for c in codes):
+        return EXIT_CANNOT
+    if codes and all(c == EXIT_VERDICT for c in codes):
+        return EXIT_VERDICT
+    return EXIT_NO_VERDICT
 
 
 def indent(lines):
@@ -474,6 +688,13 @@ def rate_of(n, seconds):
 
 def main(argv):
     args = parse_args(argv)
+    # SIGTERM and SIGHUP as Ctrl-C: the probes, perf and QEMU are undone
+    # on the way out, and tools/entry.py says "interrupted" (exit 130).
+    with signals.interruptible():
+        return verdict_main(args)
+
+
+def verdict_main(args):
     if hostprobe.geteuid() != 0:
         raise CannotRun("needs root: the host probe runs perf on kvm: "
                         "tracepoints (and kprobes)")
@@ -489,7 +710,18 @@ def main(argv):
                                  args.name or f"pmi-verdict-{stamp}")
     except OSError as err:
         raise CannotRun(f"cannot make the results folder: {err}") from None
-    return Verdict(args, folder).main()
+    verdict = Verdict(args, folder)
+    try:
+        return verdict.main()
+    except KeyboardInterrupt as err:
+        # What ran is kept, marked as cut short; the runs in progress
+        # were undone on the way here.
+        verdict.doc["interrupted"] = str(err) or "SIGINT"
+        try:
+            jsonfile.write(folder / "verdict.json", verdict.doc)
+        except OSError:
+            pass
+        raise
 
 
 PROG = "pmi-verdict"

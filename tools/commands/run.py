@@ -22,10 +22,13 @@ batch's index.json keeps the runs so far, and --resume goes on with it).
 import datetime
 import os
 import re
+import sys
 from pathlib import Path
 
 from tools import ROOT, TOOLS
-from tools.lib import batch, cli, figures, guest, media, qemu, report, results
+from tools.lib import (batch, cli, figures, guest, hostkernel, media, nested,
+                       qemu, report, results)
+from tools.lib import kvm as kvm_lib
 from tools.lib import scenario as scen
 from tools.lib.guest import CannotRun, shown
 
@@ -120,6 +123,17 @@ def parse_args(argv):
                       help="go on with the batch folder DIR of an earlier, "
                            "cut short, pass: runs with a results.json there "
                            "are kept, the others run")
+    host = p.add_argument_group("host kernel")
+    host.add_argument("--host-kernel", metavar="SERIES|IMAGE",
+                      help="boot this kernel as L1 and run everything "
+                           "under its KVM, nested: a Debian series (" +
+                           ", ".join(hostkernel.SERIES) + "), fetched "
+                           "with apt-get download into build/, never "
+                           "installed; or a bzImage of your own")
+    host.add_argument("--host-modules", metavar="DIR",
+                      help="with an image of your own: its modules "
+                           "(lib/modules/RELEASE, or a folder holding "
+                           "lib/modules/), unless KVM is built in")
     cli.results_option(p, ROOT, "where run folders go")
     cli.no_build(p)
     cli.qemu_option(p)
@@ -131,6 +145,12 @@ def parse_args(argv):
         p.error("--timeout must be a number of seconds, 0 < S < 1000000")
     if args.name is not None and not re.fullmatch(r"[\w.+-]+", args.name):
         p.error("--name may hold letters, digits and . _ + - only")
+    if args.host_modules and not args.host_kernel:
+        p.error("--host-modules goes with --host-kernel")
+    if args.host_kernel and (args.accel == "tcg" or
+                             os.environ.get("HVPROBE_ACCEL") == "tcg"):
+        p.error("--host-kernel runs guests under L1's KVM; --accel tcg "
+                "would leave it unused")
     if args.scenario or args.matrix:
         return many_args(args)
     if args.repeat is not None or args.format != "text" or args.resume:
@@ -256,10 +276,67 @@ def built_and_made(args, name, what):
     return made
 
 
+def without_options(argv, options, flags=()):
+    """argv less each option in options and its value (--opt V or
+    --opt=V) and each flag in flags, up to the -- that starts the
+    kernel's words."""
+    out, skip = [], False
+    for i, word in enumerate(argv):
+        if skip:
+            skip = False
+        elif word == "--":
+            return out + argv[i:]
+        elif word in options:
+            skip = True
+        elif word.split("=", 1)[0] not in options and word not in flags:
+            out.append(word)
+    return out
+
+
+def run_nested(args, argv):
+    """This very command inside an L1 host kernel (tools/lib/nested.py):
+    the build and the folder here, everything else there, the guests
+    under L1's KVM. The folder holds l1/ (L1's console and what it said
+    of itself) beside what the command wrote."""
+    try:
+        kernel = hostkernel.resolve(args.host_kernel, args.host_modules)
+    except hostkernel.HostKernelError as err:
+        raise CannotRun(f"--host-kernel: {err}") from None
+    many = getattr(args, "specs", None) is not None
+    name = (args.batch_name + "-{stamp}" if many else "{stamp}-" + args.boot) + \
+        f"-on-{kernel.label}"
+    folder = built_and_made(args, name, "run")
+    inner = without_options(argv, ("--host-kernel", "--host-modules",
+                                   "--results", "--name"), ("--no-build",))
+    inner = [sys.executable, str(TOOLS / "run"), "--no-build", "--results",
+             str(folder), *([] if many else ["--name", "guest"]), *inner]
+    timeout = sum(s.timeout_s for s in args.specs) if many else args.timeout
+    l0 = nested.choose_l0(*kvm_lib.flavour_works(ROOT))
+    print(f"host kernel: {kernel.describe()} as L1 under {l0.accel} "
+          f"({l0.why}), results in {shown(folder)}", flush=True)
+    try:
+        outcome = nested.run(kernel, [inner], folder,
+                             timeout + kvm_lib.PROBE_TIMEOUT_S, l0)
+    except nested.NestedError as err:
+        raise CannotRun(str(err)) from None
+    status = outcome.statuses[0]
+    print(f"host kernel: {outcome.info.get('release')} "
+          f"({outcome.info.get('module')}, enable_pmu="
+          f"{outcome.info.get('enable_pmu')}) up in "
+          f"{outcome.info.get('boot_s')} s; {outcome.wall_s:.1f} s in all; "
+          f"L1's console: {shown(outcome.console)}")
+    if status is None:
+        print("host kernel: the command never finished inside L1")
+        return EXIT_FAIL
+    return status
+
+
 def main(argv):
     cli.interruptible()
     args = parse_args(argv)
     cli.use_qemu(args)
+    if args.host_kernel:
+        return run_nested(args, argv)
     if getattr(args, "specs", None) is not None:
         return run_many(args)
     cmdline = " ".join(args.cmdline)

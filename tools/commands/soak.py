@@ -64,9 +64,8 @@ CHOICES = {
     "parallel_calibrate": ("auto", "serialize"),
 }
 # An lpj= preset is TSC cycles per jiffy; TCG's guest TSC is the host's.
-# 2450 MHz is the development machine's, where lpj=9800000 at HZ=250
-# passes the lpj test's udelay check; --tsc-mhz gives another host's.
-DEFAULT_TSC_MHZ = 2450
+# Without --tsc-mhz a preset is lpj=host, which tools/run turns into this
+# host's value: a draw is the same on every machine.
 # tools/run decides pass or fail; this only catches a runner that hangs.
 RUN_TIMEOUT_S = 900
 # tools/run's own timeouts, plus time per vCPU: an AP that calibrates takes
@@ -113,7 +112,7 @@ def draw_smp(rng):
     return rng.randint(*band)
 
 
-def plan(seed, index, x2apic=True, tsc_mhz=DEFAULT_TSC_MHZ, kvm=False,
+def plan(seed, index, x2apic=True, tsc_mhz=None, kvm=False,
          kvm_boots=qemu.BOOTS):
     """The run drawn for (seed, index); kvm: whether KVM may be drawn
     (True, or "all" for every run), kvm_boots the boot paths it takes
@@ -143,7 +142,8 @@ def plan(seed, index, x2apic=True, tsc_mhz=DEFAULT_TSC_MHZ, kvm=False,
         words.append(f"{key}={value}")
     hz = next((int(w[3:]) for w in words if w.startswith("hz=")), 250)
     if "lpj_source=cmdline" in words:
-        words.append(f"lpj={tsc_mhz * 1000000 // hz}")
+        words.append(f"lpj={tsc_mhz * 1000000 // hz}" if tsc_mhz
+                     else "lpj=host")
     cpu = rng.choice(KVM_CPUS)
     return Plan(index, boot, smp, numa, mem, words, accel,
                 cpu if accel == "kvm" else None)
@@ -238,9 +238,9 @@ def parse_args(argv):
                         "auto)")
     p.add_argument("--timeout", type=float, metavar="S",
                    help="per-boot timeout for tools/run (default: its own)")
-    p.add_argument("--tsc-mhz", type=int, default=DEFAULT_TSC_MHZ,
-                   metavar="MHZ", help="host TSC rate for lpj= presets "
-                   f"(default: {DEFAULT_TSC_MHZ})")
+    p.add_argument("--tsc-mhz", type=int, metavar="MHZ",
+                   help="host TSC rate for lpj= presets (default: this "
+                   "host's, as tools/run finds it for lpj=host)")
     p.add_argument("--list", action="store_true",
                    help="print the drawn runs and boot nothing")
     cli.no_build(p)
@@ -260,7 +260,7 @@ def parse_args(argv):
         p.error("--timeout must be a number of seconds, 0 < S < 1000000")
     if args.index and any(i < 0 for i in args.index):
         p.error("--index must not be negative")
-    if args.tsc_mhz < 1:
+    if args.tsc_mhz is not None and args.tsc_mhz < 1:
         p.error("--tsc-mhz must be positive")
     if args.seed is None:
         args.seed = random.SystemRandom().randrange(1 << 32)

@@ -177,6 +177,12 @@ def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
         machine = dataclasses.replace(machine, extra=[
             *machine.extra, "-drive",
             f"file={shown(choice)},format=raw,if=ide,index=0"])
+    try:
+        words = hostinfo.resolve_host_lpj(words)
+        machine = dataclasses.replace(
+            machine, cpu=hostinfo.resolve_host_cpu(machine.cpu))
+    except hostinfo.HostUnknown as err:
+        raise CannotRun(str(err)) from None
     if kvm_ok is None:
         kvm_ok = kvm_ok_for(machine.accel, machine.boot, machine.cpu)
     accel, _ = qemu.resolve_accel(machine.accel, kvm_ok)

@@ -7,6 +7,7 @@ Each answer is looked up once per process: a matrix of runs shares them.
 """
 
 import functools
+import json
 import os
 import platform
 import re
@@ -75,10 +76,107 @@ def _static():
             "cpu_model": _cpu_model(), "cpus": os.cpu_count()}
 
 
+# The kernel's own hz= default (kernel/time/options.c): lpj is per jiffy.
+KERNEL_HZ = 250
+# An lpj= preset is TSC cycles per jiffy, and a guest's TSC under TCG (and
+# under KVM without TSC scaling) runs at the host's rate: "lpj=host" in a
+# run's command line becomes the lpj this host's TSC gives, so that no run
+# list carries one machine's rate. The kernel judges a preset by the delay
+# it implies on the TSC it measures, so an estimate is enough.
+HOST_LPJ = "host"
+# tsc_init() logs its first estimate, then the clocksource watchdog's
+# refined rate; the refined one is the better.
+_TSC_DETECTED = re.compile(r"tsc: Detected (\d+\.\d+) MHz")
+_TSC_REFINED = re.compile(r"tsc: Refined TSC clocksource calibration: "
+                          r"(\d+\.\d+) MHz")
+
+
+class HostUnknown(Exception):
+    """A fact about this host that the run needs cannot be found."""
+
+
+def _dmesg():
+    try:
+        return subprocess.run(["dmesg"], capture_output=True, text=True,
+                              errors="replace", timeout=10,
+                              stdin=subprocess.DEVNULL).stdout
+    except (OSError, subprocess.TimeoutExpired):
+        return ""
+
+
+def tsc_mhz_from(dmesg, cpuinfo):
+    """(MHz, where it came from) from the kernel log's tsc: lines (the
+    refined rate over the first estimate), else cpuinfo's "cpu MHz" (the
+    TSC's rate on a VM, a core's current clock on bare metal: an
+    estimate); (None, None) when neither says."""
+    stated = _TSC_REFINED.findall(dmesg) or _TSC_DETECTED.findall(dmesg)
+    if stated:
+        return float(stated[-1]), "the kernel log"
+    m = re.search(r"^cpu MHz\s*:\s*(\d+(?:\.\d+)?)", cpuinfo, re.MULTILINE)
+    if m:
+        return float(m.group(1)), "/proc/cpuinfo"
+    return None, None
+
+
+@functools.lru_cache(maxsize=None)
+def tsc_mhz():
+    try:
+        cpuinfo = Path("/proc/cpuinfo").read_text(errors="replace")
+    except OSError:
+        cpuinfo = ""
+    return tsc_mhz_from(_dmesg(), cpuinfo)
+
+
+def resolve_host_lpj(words, mhz=None):
+    """words with lpj=host replaced by this host's lpj at the words' hz=
+    (the kernel's default without one), as Linux computes it from
+    tsc_khz; HostUnknown when the host's TSC rate cannot be found."""
+    if f"lpj={HOST_LPJ}" not in words:
+        return list(words)
+    if mhz is None:
+        mhz, _ = tsc_mhz()
+    if mhz is None:
+        raise HostUnknown("lpj=host: this host's TSC rate is in neither the "
+                          "kernel log nor /proc/cpuinfo; give lpj= a number")
+    hz = KERNEL_HZ
+    for word in words:
+        key, _, value = word.partition("=")
+        if key == "hz" and value.isdigit() and int(value):
+            hz = int(value)
+    lpj = round(mhz * 1000) * 1000 // hz
+    return [f"lpj={lpj}" if w == f"lpj={HOST_LPJ}" else w for w in words]
+
+
+def resolve_host_cpu(cpu, mhz=None):
+    """A -cpu model with tsc-frequency=host replaced by this host's TSC
+    rate in Hz: KVM's timing leaf (CPUID 0x40000010) is offered only with
+    a stated rate, and a host without TSC scaling (an L1 nested under
+    TCG) accepts only its own (within kvm.tsc_tolerance_ppm)."""
+    if not cpu or "tsc-frequency=host" not in cpu.split(","):
+        return cpu
+    if mhz is None:
+        mhz, _ = tsc_mhz()
+    if mhz is None:
+        raise HostUnknown("tsc-frequency=host: this host's TSC rate is in "
+                          "neither the kernel log nor /proc/cpuinfo")
+    return ",".join(f"tsc-frequency={round(mhz * 1000) * 1000}"
+                    if f == "tsc-frequency=host" else f
+                    for f in cpu.split(","))
+
+
+def nested():
+    """How this host was nested, when it is an L1 that tools/lib/nested.py
+    booted (it says so in HVPROBE_NESTED); None on a machine of its own."""
+    try:
+        return json.loads(os.environ["HVPROBE_NESTED"])
+    except (KeyError, ValueError):
+        return None
+
+
 def host(accel, kvm_usable):
     """The host block of results.json for a run under accel; kvm is the
     host's KVM (tools/lib/kvm.py's state()) whether this run used it or
-    not."""
+    not; nested, how this host was itself a guest (None: it was not)."""
     return {**_static(), "accel": accel, "kvm_usable": kvm_usable,
             "kvm": kvm.state(ROOT, qemu_version()),
-            "qemu_version": qemu_version()}
+            "qemu_version": qemu_version(), "nested": nested()}

@@ -15,17 +15,21 @@ What is counted depends on the host:
   kprobe mode (the kernel has kprobe events): the vendor's
     cancel_injection (vmx_, svm_, pvm_... from /proc/kallsyms), i.e. the
     VM-entries KVM prepared and then cancelled; kvm_pmu_deliver_pmi
-    (PMIs the host delivered) and kvm_inject_nmi (NMIs queued), placed
-    with `perf probe` and removed again;
+    (PMIs the host delivered) and kvm_inject_nmi (NMIs queued), each
+    recording its vCPU (the first argument), written as events of our
+    own group to tracefs's kprobe_events and removed again by name.
+    `perf probe -a` cannot place them where KVM is a module, as on every
+    distribution kernel ("svm_cancel_injection is out of .text");
   tracepoint mode (always): kvm:kvm_entry and kvm:kvm_exit (VM-entries
     and exits, on hosts whose vendor code traces them), kvm:kvm_apic_ipi
     (IPIs a vCPU sent, NMI ones apart) and kvm:kvm_apic_accept_irq (what
     the local APICs accepted: PMIs through LVTPC, NMI IPIs).
 
 Which kvm: tracepoints fire at all is found out by counting all of them
-(perf stat) on a few vCPU threads for the whole run. Nothing is written
-to tracefs by hand; tracefs is mounted only where it was not, and then
-unmounted; the probes are removed; and the tracing state before and
+(perf stat) on a few vCPU threads for the whole run. The only writes to
+tracefs are our own kprobe events, appended one at a time and removed
+by name ("-:GROUP/NAME"), never anything else; tracefs is mounted only
+where it was not, and then unmounted; and the tracing state before and
 after is compared, so that a probe that leaves something behind says so.
 """
 
@@ -61,13 +65,14 @@ VCPU_COMM = re.compile(r"CPU (\d+)/KVM$")
 PERF_WAIT_S = 20            # perf's start, ack and end, each at most
 DISCOVERY_THREADS = 2       # vCPU threads perf stat counts kvm:* on
 STOP_GRACE_S = 1.0          # for perf to end by itself once QEMU has
+REMOVE_TRIES = 10           # a kprobe event perf still holds is busy
+# The kprobes' one fetch argument: the struct kvm_vcpu * each function
+# takes first (x86-64 passes it in RDI), so that an NMI injected into a
+# vCPU from another vCPU's thread (an NMI IPI) is counted for the vCPU
+# it was injected into.
+KPROBE_ARGS = "vcpu=%di:x64"
 
-# The vendor modules, and where each cancels a prepared VM-entry: the
-# function kvm_x86_ops.cancel_injection calls. Linux 6.16 puts a TDX
-# wrapper (vt_) in front of vmx_; either counts once per cancel.
-VENDORS = {"kvm_intel": ("vmx_cancel_injection", "vt_cancel_injection"),
-           "kvm_amd": ("svm_cancel_injection",),
-           "kvm_pvm": ("pvm_cancel_injection",)}
+VENDORS = kvm.CANCEL_SYMBOLS
 CANCEL = re.compile(r"^(\w+)_cancel_injection$")
 
 # The tracepoints recorded where they exist; everything else of kvm: is
@@ -95,10 +100,20 @@ def read(path, default=None):
         return default
 
 
+def vendor_choice():
+    """(KVM vendor module, how it was chosen): by the CPU's vendor and
+    what /proc/kallsyms lists (kvm.vendor_module())."""
+    return kvm.vendor_module(read(PROC / "cpuinfo", "") or "",
+                             kallsyms_text, SYSMODULE)
+
+
 def vendor_module():
-    """The KVM vendor module (kvm_intel, kvm_amd, kvm_pvm...): the one
-    tools/lib/kvm.py's flavour() names."""
-    return kvm.flavour(SYSMODULE)["module"]
+    """The KVM vendor module (kvm_intel, kvm_amd, kvm_pvm)."""
+    return vendor_choice()[0]
+
+
+def kallsyms_text():
+    return read(PROC / "kallsyms", "") or ""
 
 
 def sample_rate():
@@ -160,6 +175,7 @@ def host_facts():
     return {
         "kernel": platform.release(),
         "vendor_module": module,
+        "vendor_module_by": vendor_choice()[1],
         "enable_pmu": read(SYSMODULE / "kvm/parameters/enable_pmu"),
         "perf_event_max_sample_rate": sample_rate(),
         "throttle_messages_since_boot":
@@ -172,7 +188,9 @@ def facts_lines(facts):
     pmu = facts.get("enable_pmu")
     lines = [
         f"host: Linux {facts.get('kernel')}, vendor module "
-        f"{facts.get('vendor_module') or 'none found'}, kvm.enable_pmu="
+        f"{facts.get('vendor_module') or 'none found'}"
+        + (f" ({facts['vendor_module_by']})"
+           if facts.get("vendor_module_by") else "") + ", kvm.enable_pmu="
         f"{pmu if pmu is not None else '? (no /sys/module/kvm)'}, "
         f"kernel.perf_event_max_sample_rate="
         f"{facts.get('perf_event_max_sample_rate')}"]
@@ -332,6 +350,25 @@ def state_diff(before, after):
 def short(value, limit=120):
     text = "absent" if value is None else repr(value)
     return text if len(text) <= limit else text[:limit] + "..."
+
+
+# --- kprobe events --------------------------------------------------------
+
+def write_tracefs(name, text):
+    """Append text to a tracefs file in one write. Never opened for
+    truncation: that clears kprobe_events of every probe on the host."""
+    fd = os.open(TRACEFS / name, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+def kprobe_listed(kprobe_events, name, group=PROBE_GROUP):
+    """Whether kprobe_events' text lists GROUP/NAME (as "p:GROUP/NAME
+    SYMBOL ..." or "r...:GROUP/NAME ...")."""
+    return any(line.split(" ", 1)[0].split(":", 1)[-1] == f"{group}/{name}"
+               for line in kprobe_events.splitlines())
 
 
 # --- perf -----------------------------------------------------------------
@@ -513,8 +550,7 @@ class Probe:
         self.perf = None
         self.mounted = False
         self.tracefs = None
-        self.placed = []            # kprobe events we tried to add
-        self.active = []            # and those that were added
+        self.active = []            # kprobe events we added
         self.notes = []
         self.before = None
         self.tmp = None
@@ -586,21 +622,20 @@ class Probe:
                 f"and this kernel has no kprobe events (no {TRACEFS}/"
                 "kprobe_events: CONFIG_KPROBE_EVENTS is off)")
             return
-        kallsyms = read(PROC / "kallsyms", "")
+        kallsyms = kallsyms_text()
         symbol, module = cancel_symbol(kallsyms, vendor_module())
         if symbol is None:
             self.notes.append("cancelled VM-entries: not counted: no "
                               "*_cancel_injection in /proc/kallsyms for "
                               f"vendor module {vendor_module()}")
             return
-        rc, listed, _ = run_quiet([self.perf, "probe", "-l"])
+        listed = read(TRACEFS / "kprobe_events", "") or ""
         for name in KPROBES.values():
-            if re.search(rf"^\s*{PROBE_GROUP}:{name}\s", listed + "\n",
-                         re.MULTILINE):
+            if kprobe_listed(listed, name):
                 raise CannotProbe(
                     f"{PROBE_GROUP}:{name} already exists (another run, or "
-                    "one that was killed); remove it with: perf probe -d "
-                    f"{PROBE_GROUP}:{name}")
+                    "one that was killed); remove it with: echo "
+                    f"'-:{PROBE_GROUP}/{name}' >> {TRACEFS}/kprobe_events")
         others = kallsyms_find(kallsyms, [PMI_SYMBOL, NMI_SYMBOL])
         for key, sym, mod, needed in (
                 ("cancel", symbol, module, True),
@@ -623,20 +658,45 @@ class Probe:
         return f"{PROBE_GROUP}:{KPROBES[key]}"
 
     def _add_kprobe(self, name, symbol, module):
-        """None once placed, else why not. Without debuginfo perf finds
-        module symbols in kallsyms; with a vmlinux it may want -m."""
-        spec = f"{name}={symbol}"
-        rc, _, err = run_quiet([self.perf, "probe", "-q", "-a", spec])
-        if rc and module:
-            rc, _, err = run_quiet([self.perf, "probe", "-q", "-m", module,
-                                    "-a", spec])
-        # Removed at the end even after a failure: perf may have made
-        # part of it. Only what was placed is recorded.
-        self.placed.append(f"{PROBE_GROUP}:{name}")
-        if rc:
-            return f"perf probe -a {spec} failed: {' '.join(err.split())}"
+        """None once placed, else why not (the kernel's words: the
+        write's error and what it added to tracefs's error_log)."""
+        line = f"p:{PROBE_GROUP}/{name} {symbol} {KPROBE_ARGS}"
+        log = read(TRACEFS / "error_log", "") or ""
+        try:
+            write_tracefs("kprobe_events", line + "\n")
+        except OSError as err:
+            new = (read(TRACEFS / "error_log", "") or "")
+            new = new[len(log):] if new.startswith(log) else new
+            why = f"writing '{line}' to {TRACEFS}/kprobe_events failed: " \
+                f"{err.strerror or err}"
+            if new.strip():
+                why += f" (error_log: {' '.join(new.split())[:300]})"
+            return why
+        # Only what the kernel took is ours to remove.
         self.active.append(f"{PROBE_GROUP}:{name}")
         return None
+
+    def _remove_kprobes(self):
+        """Remove the kprobe events we added, by name, and nothing else;
+        perf may hold one a moment after it ends (EBUSY)."""
+        for event in reversed(self.active):
+            group, name = event.split(":")
+            err = None
+            for _ in range(REMOVE_TRIES):
+                try:
+                    write_tracefs("kprobe_events", f"-:{group}/{name}\n")
+                    err = None
+                    break
+                except OSError as e:
+                    err = e
+                    if e.errno != errno.EBUSY:
+                        break
+                    time.sleep(0.2)
+            if err is not None:
+                self.notes.append(
+                    f"could not remove {event}: {err.strerror or err}; run: "
+                    f"echo '-:{group}/{name}' >> {TRACEFS}/kprobe_events")
+        self.active = []
 
     def recorded_events(self):
         events = [(MARK_EVENT, MARK_FILTER)]
@@ -743,13 +803,7 @@ class Probe:
         for session in self.sessions:
             with _ignored():
                 session.stop(grace_s=0)
-        for event in reversed(self.placed):
-            rc, _, err = run_quiet([self.perf, "probe", "-q", "-d", event])
-            if rc:
-                self.notes.append(f"could not remove {event}: "
-                                  f"{' '.join(err.split())}; run: perf "
-                                  f"probe -d {event}")
-        self.placed = []
+        self._remove_kprobes()
         if self.mounted:
             for _ in range(10):
                 rc, _, err = run_quiet([*UMOUNT, str(TRACEFS)], timeout=30)

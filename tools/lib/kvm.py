@@ -10,7 +10,11 @@ reaches its KTAP totals. The boot costs seconds, so its outcome is cached
 per host kernel, KVM module, QEMU version and /dev/kvm.
 
 A flavour is what results.json records about the KVM: its vendor module
-(kvm_intel, kvm_amd, kvm_pvm), enable_pmu, the host kernel. Some flavours
+(kvm_intel, kvm_amd, kvm_pvm), enable_pmu, the host kernel. The vendor
+module is the one whose code this CPU runs: the CPU's vendor
+(/proc/cpuinfo vendor_id) names it, and /proc/kallsyms must list its
+cancel_injection; /sys/module is no guide, as a kernel with both
+kvm_intel and kvm_amd built in lists both there. Some flavours
 cannot run some tests, or boot some firmware; LIMITS and BOOT_LIMITS list
 them with the reason, so that a run under that flavour leaves the tests
 out by name (the kernel's skip=) and says why, and --accel auto boots
@@ -30,7 +34,23 @@ from . import qemu
 
 DEVICE = "/dev/kvm"
 SYS_MODULE = Path("/sys/module")
+PROC = Path("/proc")
 MODULES = ("kvm_intel", "kvm_amd", "kvm_pvm")
+# The vendor module each CPU vendor's hardware virtualization needs
+# (VMX: Intel and Zhaoxin/Centaur; SVM: AMD and Hygon), with the CPU
+# flag that shows it.
+CPU_VENDORS = {"GenuineIntel": ("kvm_intel", "vmx"),
+               "CentaurHauls": ("kvm_intel", "vmx"),
+               "  Shanghai  ": ("kvm_intel", "vmx"),
+               "AuthenticAMD": ("kvm_amd", "svm"),
+               "HygonGenuine": ("kvm_amd", "svm")}
+# Where each vendor module cancels a prepared VM-entry: the function
+# kvm_x86_ops.cancel_injection calls. Linux 6.16 puts a TDX wrapper (vt_)
+# in front of vmx_; either counts once per cancel.
+CANCEL_SYMBOLS = {"kvm_intel": ("vmx_cancel_injection",
+                                "vt_cancel_injection"),
+                  "kvm_amd": ("svm_cancel_injection",),
+                  "kvm_pvm": ("pvm_cancel_injection",)}
 # linux/kvm.h: _IO(KVMIO, 0x00) and _IO(KVMIO, 0x01), KVMIO being 0xAE.
 KVM_GET_API_VERSION = 0xAE00
 KVM_CREATE_VM = 0xAE01
@@ -86,14 +106,94 @@ def _read(path):
         return None
 
 
-def flavour(sys_module=SYS_MODULE):
+def cpu_vendor(cpuinfo):
+    """(vendor_id, flags) of the first processor in /proc/cpuinfo's text;
+    vendor_id keeps its spaces (Zhaoxin's is "  Shanghai  ")."""
+    vendor, flags = None, set()
+    for line in cpuinfo.splitlines():
+        key, _, value = line.partition(":")
+        key = key.strip()
+        if key == "vendor_id" and vendor is None:
+            vendor = value[1:] if value.startswith(" ") else value
+        elif key == "flags" and not flags:
+            flags = set(value.split())
+        if vendor is not None and flags:
+            break
+    return vendor, flags
+
+
+def kallsyms_modules(kallsyms):
+    """The vendor modules whose cancel_injection /proc/kallsyms lists as
+    a text symbol, built in or loaded."""
+    names = {n: m for m, ns in CANCEL_SYMBOLS.items() for n in ns}
+    found = set()
+    for line in kallsyms.splitlines():
+        parts = line.split()
+        if len(parts) >= 3 and parts[1] in "tT" and parts[2] in names:
+            found.add(names[parts[2]])
+    return found
+
+
+def vendor_module(cpuinfo, kallsyms, sys_module=SYS_MODULE):
+    """The KVM vendor module this CPU runs, from its vendor and what
+    kallsyms lists: (module or None, how it was chosen). kallsyms is
+    its text, or a function that reads it: reading /proc/kallsyms takes
+    a second on some hosts, so it is read only where /sys/module leaves
+    a doubt.
+
+    Only one vendor module can own KVM at a time, and with kvm_intel and
+    kvm_amd both built in, both are in /sys/module and both their
+    symbols in kallsyms: the CPU's vendor decides. kvm_pvm needs no
+    hardware virtualization; it is the one where the CPU shows neither
+    vmx nor svm, or where it is the only one kallsyms lists."""
+    vendor, flags = cpu_vendor(cpuinfo)
+    own, flag = CPU_VENDORS.get(vendor, (None, None))
+    name = (vendor or "unknown").strip()
+    present = {p.name for p in Path(sys_module).glob("kvm_*") if p.is_dir()}
+    # No doubt: the CPU's own module is there, and no other that could
+    # own KVM on this CPU (kvm_pvm needs no vmx/svm, so it could).
+    if own in present and flag in flags and "kvm_pvm" not in present:
+        return own, f"CPU vendor {name} with {flag}, /sys/module/{own}"
+    if "kvm_pvm" in present and flag not in flags:
+        return "kvm_pvm", f"/sys/module/kvm_pvm, and the CPU ({name}) " \
+            "shows no vmx or svm"
+    listed = kallsyms_modules(kallsyms() if callable(kallsyms) else kallsyms)
+    if own in listed and flag in flags:
+        return own, f"CPU vendor {name} with {flag}, " \
+            f"{CANCEL_SYMBOLS[own][0]} in kallsyms"
+    if "kvm_pvm" in listed:
+        return "kvm_pvm", "pvm_cancel_injection in kallsyms" + \
+            (f" (the CPU shows no {flag})" if own in listed else "")
+    if own in listed:
+        return own, f"CPU vendor {name}, {CANCEL_SYMBOLS[own][0]} in " \
+            "kallsyms"
+    if len(listed) == 1:
+        module = next(iter(listed))
+        return module, "the only cancel_injection in kallsyms " \
+            f"(CPU vendor {name})"
+    if listed:
+        return None, f"kallsyms lists {', '.join(sorted(listed))} and " \
+            f"the CPU's vendor ({name}) picks none"
+    # No kallsyms to read (or a kernel without KVM's symbols there): the
+    # CPU's own module where /sys/module has it.
+    if own in present:
+        return own, f"CPU vendor {name}; /sys/module/{own} " \
+            "(no cancel_injection in kallsyms)"
+    if len(present) == 1:
+        module = next(iter(present))
+        return module, f"/sys/module/{module}, the only one " \
+            "(no cancel_injection in kallsyms)"
+    return None, "no KVM vendor module: no cancel_injection in kallsyms" + \
+        (f", and /sys/module has {', '.join(sorted(present))}"
+         if present else "")
+
+
+def flavour(sys_module=SYS_MODULE, proc=PROC):
     """Which KVM this is: {"module", "enable_pmu", "kernel"}; module and
-    enable_pmu are None where /sys does not say."""
-    # lsmod needs /proc/modules, which some hosts lack; a module, built in
-    # or not, that has parameters is in /sys/module either way.
-    found = [m for m in MODULES if (Path(sys_module) / m).is_dir()] or \
-        sorted(p.name for p in Path(sys_module).glob("kvm_*") if p.is_dir())
-    module = found[0] if found else None
+    enable_pmu are None where the host does not say."""
+    module, _ = vendor_module(_read(Path(proc) / "cpuinfo") or "",
+                              lambda: _read(Path(proc) / "kallsyms") or "",
+                              sys_module)
     pmu = _read(Path(sys_module) / "kvm" / "parameters" / "enable_pmu")
     return {"module": module,
             "enable_pmu": None if pmu is None else pmu in ("Y", "1"),
@@ -134,7 +234,10 @@ def host_notes(module, enable_pmu):
 
 
 def _cache_path(root):
-    return Path(root) / "build" / "kvm-probe.json"
+    # An L1 host kernel sees this checkout read-only: it keeps its cache
+    # on its own tmpfs (tools/lib/nested.py sets the variable).
+    return Path(os.environ.get("HVPROBE_KVM_CACHE") or
+                Path(root) / "build" / "kvm-probe.json")
 
 
 def _cache_key(qemu_version, device=DEVICE):
@@ -202,6 +305,14 @@ def works(root, qemu_version):
 @functools.lru_cache(maxsize=None)
 def _works_once(root, qemu_version):
     return works(root, qemu_version)
+
+
+def flavour_works(root):
+    """(vendor module, whether KVM works here), for choosing how to run
+    an L1 host kernel."""
+    from . import hostinfo      # hostinfo imports this module
+    return flavour()["module"], _works_once(str(root),
+                                            hostinfo.qemu_version())[0]
 
 
 def usable(root, qemu_version):

@@ -11,7 +11,9 @@ run (serial log, results.json) in a thread beside this one.
 
 import dataclasses
 import json
+import os
 import shutil
+import signal
 import socket
 import tempfile
 import threading
@@ -21,6 +23,7 @@ from pathlib import Path
 from . import guest, hostprobe
 
 QMP_WAIT_S = 20
+KILL_WAIT_S = 5             # for QEMU to go after quit, then SIGTERM
 
 
 class QMPError(Exception):
@@ -109,6 +112,7 @@ def probed_run(machine, words, run_dir, timeout, probe, scenario=None,
             box["error"] = err
 
     thread = threading.Thread(target=boot, name="guest", daemon=True)
+    pid = None
     try:
         thread.start()
         pid = find_qemu(str(sock), thread.is_alive)
@@ -122,11 +126,15 @@ def probed_run(machine, words, run_dir, timeout, probe, scenario=None,
             probe.attach(pid, want_vcpus=machine.smp)
             qmp(sock, "cont")
         except BaseException:
-            with _quiet():
-                qmp(sock, "quit", wait_s=5)
-            thread.join(timeout + 30)
+            end_qemu(sock, pid, thread)
             raise
-        thread.join(timeout + 30)
+        try:
+            thread.join(timeout + 30)
+        except BaseException:
+            # Interrupted (Ctrl-C, SIGTERM, SIGHUP): QEMU must not
+            # outlive us, nor run on unprobed.
+            end_qemu(sock, pid, thread)
+            raise
         if thread.is_alive():
             raise guest.CannotRun(f"the guest run still ran {timeout + 30} "
                                   "s after its timeout")
@@ -137,6 +145,33 @@ def probed_run(machine, words, run_dir, timeout, probe, scenario=None,
         return box["outcome"], probe.finish(text)
     finally:
         shutil.rmtree(tmp, ignore_errors=True)
+
+
+def ours(pid, sock):
+    """Whether process pid is still our QEMU (its command line names our
+    QMP socket), not a process that took the number since."""
+    try:
+        return str(sock).encode() in \
+            (hostprobe.PROC / str(pid) / "cmdline").read_bytes()
+    except OSError:
+        return False
+
+
+def end_qemu(sock, pid, thread):
+    """End QEMU: QMP quit, then SIGTERM, then SIGKILL, each given
+    KILL_WAIT_S; then let the guest thread (its serial log, results.json)
+    finish."""
+    with _quiet():
+        qmp(sock, "quit", wait_s=KILL_WAIT_S)
+    thread.join(KILL_WAIT_S)
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        if not thread.is_alive() or not ours(pid, sock):
+            break
+        try:
+            os.kill(pid, sig)
+        except ProcessLookupError:
+            break
+        thread.join(KILL_WAIT_S)
 
 
 class _quiet:

@@ -73,14 +73,21 @@ def rows_for(docs, extra=(), per_run=False):
     """(columns, rows, notes) for the report. extra: figure names or
     fnmatch patterns to add as columns."""
     groups = [(resultset.name_of(d) + (f" ({d.get('run')})" if per_run
-                                       else ""), [d]) for d in docs] \
-        if per_run else list(resultset.grouped(docs).items())
+                                       else "")
+               + (f" @ {resultset.host_label(d)}"
+                  if resultset.host_label(d) else ""), [d]) for d in docs] \
+        if per_run else list(resultset.grouped(docs, by_host=True).items())
+    if any(resultset.host_label(d) for d in docs):
+        notes = ["runs marked @ L1 ran under a host kernel nested in this "
+                 "machine: their timing is not that host's"]
+    else:
+        notes = []
     all_figs = {}
     for d in docs:
         for name in figures.of_run(d):
             all_figs.setdefault(name, None)
     have_smp = any(n.startswith("smp.") for n in all_figs)
-    wanted, notes = [], []
+    wanted = []
     for pattern in extra:
         hits = [n for n in all_figs if fnmatch.fnmatchcase(n, pattern)]
         if not hits:

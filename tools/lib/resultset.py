@@ -217,9 +217,24 @@ def name_of(doc):
     return str(doc.get("run") or doc.get("file") or "?")
 
 
-def grouped(docs):
-    """{name: [docs]} in first-seen order."""
+def host_label(doc):
+    """Where a run ran when that was an L1 host kernel, e.g. "L1 6.12
+    (tcg)": "" on a machine of its own."""
+    nested = ((doc.get("host") or {}).get("nested")
+              if isinstance(doc.get("host"), dict) else None)
+    if not isinstance(nested, dict):
+        return ""
+    l0 = (nested.get("l0") or {}).get("accel", "?")
+    return f"L1 {nested.get('host_kernel', '?')} ({l0})"
+
+
+def grouped(docs, by_host=False):
+    """{name: [docs]} in first-seen order; by_host keeps runs on
+    different host kernels apart ("NAME @ L1 6.12 (tcg)")."""
     groups = {}
     for doc in docs:
-        groups.setdefault(name_of(doc), []).append(doc)
+        name = name_of(doc)
+        if by_host and host_label(doc):
+            name += f" @ {host_label(doc)}"
+        groups.setdefault(name, []).append(doc)
     return groups

@@ -3,10 +3,15 @@
 and tracefs trees under a temporary folder, and a fake perf (and QEMU)
 first on PATH. Not a test module itself (the tests import it).
 
+tracefs's kprobe_events answers writes as the kernel does
+(FakeHost.write_tracefs, in hostprobe.write_tracefs's place): "p:G/N SYM
+..." adds an event where kallsyms lists SYM as text and G/N is new, else
+fails with the kernel's errno and a line in error_log; "-:G/N" removes
+one that exists. FAKE_PROBE_FAIL: every add fails (EINVAL);
+FAKE_KEEP_PROBES: every removal fails (EBUSY).
+
 The fake perf speaks the parts of perf's interface the probe uses:
 
-  probe -l / -q -a NAME=SYM / -q -d probe:NAME   kprobe_events in the fake
-      tracefs (FAKE_PROBE_FAIL: -a fails; FAKE_KEEP_PROBES: -d fails)
   record / stat with -D -1 --control fifo:CTL,ACK   reads "enable" from
       CTL, writes "ack" to ACK (FAKE_NO_ACK: never does), then runs until
       SIGINT and writes its -o file: stat $FAKE_STAT; record the text of
@@ -15,9 +20,14 @@ The fake perf speaks the parts of perf's interface the probe uses:
   script -i FILE     prints FILE (what record wrote)
   report --stats     "LOST events: $FAKE_LOST"
 
-Every call is logged, one line each, to $FAKE_LOG.
+Every call is logged, one line each, to $FAKE_LOG, and its pid to
+$FAKE_PIDS where that is set.
+
+The fake QEMU writes its pid to $FAKE_PIDS too, and with
+FAKE_QEMU_HOLD runs on after its output, as a guest that never ends.
 """
 
+import errno
 import os
 import shutil
 import stat
@@ -30,32 +40,10 @@ from tools.lib import guest, hostinfo, hostprobe, kvm, qemu
 
 FAKE_PERF = r"""#!/bin/sh
 echo "$*" >> "$FAKE_LOG"
+[ -n "$FAKE_PIDS" ] && echo "$$" >> "$FAKE_PIDS"
 cmd=$1
 shift
 case "$cmd" in
-probe)
-	ke="$FAKE_TRACEFS/kprobe_events"
-	case " $* " in
-	*" -a "*)
-		[ -n "$FAKE_PROBE_FAIL" ] && { echo "no symbol" >&2; exit 1; }
-		all="$*"
-		spec=${all##* -a }
-		echo "p:probe/${spec%%=*} ${spec#*=}" >> "$ke"
-		exit 0 ;;
-	*" -d "*)
-		[ -n "$FAKE_KEEP_PROBES" ] && { echo "busy" >&2; exit 1; }
-		all="$*"
-		ev=${all##* -d }
-		grep -v "^p:probe/${ev#probe:} " "$ke" > "$ke.new"
-		cat "$ke.new" > "$ke"
-		rm -f "$ke.new"
-		exit 0 ;;
-	*" -l "*)
-		[ -f "$ke" ] && sed 's/^p:\([^ ]*\) \(.*\)/  \1 (on \2)/; s#/#:#' \
-			"$ke"
-		exit 0 ;;
-	esac
-	exit 1 ;;
 record|stat)
 	ctl= ack= out= tids=
 	while [ $# -gt 0 ]; do
@@ -102,8 +90,11 @@ exit 1
 # paused (-S) until QMP says cont, then $FAKE_QEMU_OUT on the serial
 # port (stdout), and the exit status isa-debug-exit gives a pass.
 FAKE_QEMU = r"""#!/usr/bin/env python3
-import ctypes, json, os, socket, sys, threading
+import ctypes, json, os, socket, sys, threading, time
 args = sys.argv[1:]
+if os.environ.get("FAKE_PIDS"):
+    with open(os.environ["FAKE_PIDS"], "a") as f:
+        f.write(f"{os.getpid()}\n")
 smp = int(args[args.index("-smp") + 1].split(",")[0])
 libc = ctypes.CDLL(None)
 go = threading.Event()
@@ -138,6 +129,8 @@ if "-S" in args:
 with open(os.environ["FAKE_QEMU_OUT"]) as out:
     sys.stdout.write(out.read())
 sys.stdout.flush()
+while os.environ.get("FAKE_QEMU_HOLD"):
+    time.sleep(0.05)
 go.set()
 for t in threads:
     t.join()
@@ -159,7 +152,7 @@ class FakeHost:
     already mounted (else the fake mount command mounts it)."""
 
     def __init__(self, folder, kprobes=True, mounted=True,
-                 vendor="kvm_intel",
+                 vendor="kvm_intel", cpu="GenuineIntel", cpu_flags="vmx",
                  kallsyms="ffffffffc0a01230 t vmx_cancel_injection\t"
                           "[kvm_intel]\n"
                           "ffffffffc0800000 T kvm_pmu_deliver_pmi\t[kvm]\n"
@@ -173,6 +166,7 @@ class FakeHost:
             "100000\n")
         (self.proc / "filesystems").write_text("nodev\ttracefs\n")
         (self.proc / "kallsyms").write_text(kallsyms)
+        (self.proc / "cpuinfo").write_text(cpuinfo(cpu, cpu_flags))
         for module in ("kvm", vendor):
             (self.sysmodule / module / "parameters").mkdir(parents=True)
         (self.sysmodule / "kvm/parameters/enable_pmu").write_text("Y\n")
@@ -192,6 +186,7 @@ class FakeHost:
             (self.template / name).write_text(text + "\n")
         if kprobes:
             (self.template / "kprobe_events").write_text("")
+            (self.template / "error_log").write_text("")
         (self.template / "instances").mkdir()
         self.mounts = [] if not mounted else [self.mount_line()]
         if mounted:
@@ -250,6 +245,41 @@ class FakeHost:
             (base / "task" / str(tid)).mkdir()
             (base / "task" / str(tid) / "comm").write_text(name + "\n")
 
+    def write_tracefs(self, name, text):
+        """What the kernel does with a write to tracefs file name."""
+        path = self.tracefs / name
+        if name != "kprobe_events" or not path.exists():
+            raise OSError(errno.ENOENT, os.strerror(errno.ENOENT))
+        events = path.read_text().splitlines()
+        symbols = {p[2] for p in (line.split() for line in
+                                  (self.proc / "kallsyms").read_text()
+                                  .splitlines())
+                   if len(p) >= 3 and p[1] in "tT"}
+        for line in text.splitlines():
+            what, _, rest = line.partition(" ")
+            kind, _, name_ = what.partition(":")
+            mine = [e for e in events
+                    if e.split(" ", 1)[0].split(":", 1)[-1] == name_]
+            if kind == "-":
+                if os.environ.get("FAKE_KEEP_PROBES"):
+                    raise OSError(errno.EBUSY, os.strerror(errno.EBUSY))
+                if not mine:
+                    raise OSError(errno.ENOENT, os.strerror(errno.ENOENT))
+                events = [e for e in events if e not in mine]
+                continue
+            symbol = rest.split(" ", 1)[0]
+            fail = errno.EINVAL if os.environ.get("FAKE_PROBE_FAIL") else \
+                errno.EEXIST if mine else \
+                errno.ENOENT if symbol not in symbols else None
+            if fail:
+                with open(self.tracefs / "error_log", "a") as log:
+                    log.write(f"[  12.345678] trace_kprobe: error: Failed to "
+                              f"register probe event\n  Command: {line}\n"
+                              f"             ^\n")
+                raise OSError(fail, os.strerror(fail))
+            events.append(f"p:{name_} {rest}")
+        path.write_text("".join(f"{e}\n" for e in events))
+
     def calls(self):
         return self.log.read_text().splitlines() if self.log.exists() \
             else []
@@ -268,9 +298,17 @@ class FakeHost:
                                        "tracefs", "nodev")),
                             ("UMOUNT", (str(self.bin / "umount"),)),
                             ("STOP_GRACE_S", 0.0),
-                            ("geteuid", lambda: euid)):
+                            ("geteuid", lambda: euid),
+                            ("write_tracefs", self.write_tracefs)):
             stack.enter_context(mock.patch.object(hostprobe, name, value))
         return stack
+
+
+def cpuinfo(vendor, flags, cpus=2):
+    """/proc/cpuinfo of cpus processors of this vendor with these flags."""
+    return "".join(f"processor\t: {n}\nvendor_id\t: {vendor}\n"
+                   f"cpu family\t: 25\nflags\t\t: fpu tsc {flags} "
+                   "lm\n\n" for n in range(cpus))
 
 
 def script_line(tid, stamp, event, trace, pid=QEMU_PID):
@@ -291,17 +329,35 @@ def accept(apicid, vec, mode):
     return f"apicid {apicid:x} vec {vec} ({mode}|edge)"
 
 
-def storm_script():
+# Each vCPU's struct kvm_vcpu *, as the kprobes' vcpu= argument shows it.
+VCPU_PTRS = ("0xffff888104a48000", "0xffff888104a50000")
+
+
+def storm_script(injections=False):
     """perf script of a window with a cancel, a PMI and NMI IPIs; TID0 and
-    TID1 are the fake perf's -t threads."""
+    TID1 are the fake perf's -t threads. injections: each NMI IPI also
+    runs kvm_inject_nmi on its sender's thread for the vCPU it targets,
+    and that vCPU cancels its next VM-entry after the first two it gets
+    (so 2 of each vCPU's cancels follow an injection), then enters."""
     rows = [("TID0", 1.0, "kvm:kvm_pio", pio(0xb0))]
+    got = [0, 0]
     for i in range(10):
         tid, dest = ("TID0", 1) if i % 2 else ("TID1", 0)
-        rows.append((tid, 1.1 + i / 100, "kvm:kvm_apic_ipi", NMI_IPI))
-        rows.append((tid, 1.1 + i / 100, "kvm:kvm_apic_accept_irq",
+        at = 1.1 + i / 100
+        rows.append((tid, at, "kvm:kvm_apic_ipi", NMI_IPI))
+        rows.append((tid, at, "kvm:kvm_apic_accept_irq",
                      accept(dest, 0, "NMI")))
-    rows += [("TID0", 1.5, "probe:hvprobe_cancel", "(ffffffffc0a01230)"),
-             ("TID0", 1.6, "probe:hvprobe_pmi", "(ffffffffc0800000)"),
+        if injections:
+            kp = f"(ffffffffc0800100) vcpu={VCPU_PTRS[dest]}"
+            rows.append((tid, at + 0.001, "hvprobe:inject_nmi", kp))
+            got[dest] += 1
+            if got[dest] <= 2:
+                rows.append((f"TID{dest}", at + 0.002, "hvprobe:cancel",
+                             f"(ffffffffc0a01230) vcpu={VCPU_PTRS[dest]}"))
+            rows.append((f"TID{dest}", at + 0.003, "kvm:kvm_entry",
+                         f"vcpu {dest}, rip 0x1000"))
+    rows += [("TID0", 1.5, "hvprobe:cancel", "(ffffffffc0a01230)"),
+             ("TID0", 1.6, "hvprobe:pmi", "(ffffffffc0800000)"),
              ("TID0", 2.0, "kvm:kvm_pio", pio(0xb1))]
     return "".join(script_line(tid, s, e, t) + "\n"
                    for tid, s, e, t in rows)
@@ -326,32 +382,49 @@ ok 1 nmi_storm
 """
 
 
-def guest_host(test):
-    """For test (a TestCase): a FakeHost in tracepoint mode whose QEMU is
-    the fake one, a real process (so /proc stays the real one), booting
-    a guest that runs nmi_storm; patched in until the test ends.
-    Returns (host, its folder)."""
+def guest_host(test, kprobes=False):
+    """For test (a TestCase): a FakeHost (in tracepoint mode unless
+    kprobes) whose QEMU is the fake one, a real process (so /proc stays
+    the real one), booting a guest that runs nmi_storm; patched in until
+    the test ends. Returns (host, its folder)."""
     tmp = tempfile.TemporaryDirectory()
     test.addCleanup(tmp.cleanup)
     folder = Path(tmp.name)
-    host = FakeHost(folder, kprobes=False)
-    host.script.write_text(storm_script())
-    executable(host.bin / "qemu-system-x86_64", FAKE_QEMU)
-    out = folder / "serial.txt"
-    out.write_text(STORM_KTAP)
-    build = folder / "build"
-    build.mkdir()
-    (build / "hvprobe.elf32").write_text("")
-    stack = host.patched(FAKE_QEMU_OUT=str(out))
+    host = make_guest_host(folder, kprobes)
+    stack = guest_patches(host)
     test.addCleanup(stack.close)
+    return host, folder
+
+
+def make_guest_host(folder, kprobes=False):
+    """The files of guest_host()'s host, in folder."""
+    folder = Path(folder)
+    host = FakeHost(folder, kprobes=kprobes)
+    host.script.write_text(storm_script(injections=kprobes))
+    executable(host.bin / "qemu-system-x86_64", FAKE_QEMU)
+    (folder / "serial.txt").write_text(STORM_KTAP)
+    (folder / "build").mkdir()
+    (folder / "build" / "hvprobe.elf32").write_text("")
+    return host
+
+
+def guest_patches(host, **env):
+    """An ExitStack with guest_host()'s host patched in (also in a child
+    process: FakeHost.existing(folder)); env: more FAKE_ settings."""
+    folder = host.dir
+    stack = host.patched(FAKE_QEMU_OUT=str(folder / "serial.txt"), **env)
     # The host block of results.json, without trying the real KVM (nor
     # caching what the fake QEMU would say of it).
     kvm_state = {"module": "kvm_intel", "enable_pmu": True, "kernel": "6.6",
                  "works": True, "reason": "fake"}
     for where, name, value in (
             (hostprobe, "PROC", Path("/proc")),
+            # This host's symbols and vendor, not the real machine's.
+            (hostprobe, "kallsyms_text",
+             lambda: (host.proc / "kallsyms").read_text()),
+            (hostprobe, "vendor_module", lambda: "kvm_intel"),
             (hostprobe, "mounts", lambda: [f"tracefs {host.tracefs}"]),
-            (guest, "BUILD", build),
+            (guest, "BUILD", folder / "build"),
             (qemu, "kvm_device_ok", lambda *a: True),
             (kvm, "ioctl_check", lambda *a: (True, "fake")),
             (kvm, "works", lambda *a: (True, "fake")),
@@ -359,4 +432,17 @@ def guest_host(test):
                 "accel": accel, "kvm_usable": ok, "kvm": kvm_state,
                 "qemu_version": "10.0.2"})):
         stack.enter_context(mock.patch.object(where, name, value))
-    return host, folder
+    return stack
+
+
+def alive(pids):
+    """Which of pids still run (zombies, which have ended, excepted)."""
+    left = []
+    for pid in pids:
+        try:
+            state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1]
+        except OSError:
+            continue
+        if state.split()[0] != "Z":
+            left.append(pid)
+    return left

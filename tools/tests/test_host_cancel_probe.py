@@ -8,6 +8,7 @@ import contextlib
 import io
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
@@ -21,9 +22,9 @@ from tools import ROOT
 from tools.commands import host_cancel_probe as hcp
 from tools.lib import hostprobe
 from tools.tests.fakehost import (QEMU_PID, STORM_KTAP, VCPU_TIDS, FakeHost,
-                                  storm_script)
+                                  alive, storm_script)
 
-EV = "probe:hvprobe_cancel"
+EV = "hvprobe:cancel"
 PMI_DATA = {"test": "pmi_stress", "lvtpc": "nmi", "cpus": 2, "pmis": 3000,
             "pmis_per_s_per_cpu": 1, "nmi_ipi_rate": 0}
 
@@ -86,10 +87,10 @@ class Runs(Base):
         self.assertIn("vCPU threads: 2, by thread names (CPU n/KVM)", out)
         self.assertIn("window ?: 1.000 s between the guest's marks", out)
         self.assertRegex(out, rf"CPU 0 +{VCPU_TIDS[0]} .* 1\.0 ")
-        calls = self.host.calls()
-        self.assertEqual(calls[-1], f"probe -q -d {EV}")
+        record = next(c for c in self.host.calls() if c.startswith("record"))
+        self.assertIn(f"-e {EV}", record, "the kprobe was placed")
         self.assertEqual((self.host.tracefs / "kprobe_events").read_text(),
-                         "")
+                         "", "and removed")
         self.assertTrue((out_dir / "perf.data").exists())
         saved = json.loads((out_dir / "host-probe.json").read_text())
         self.assertEqual(saved["pid"], QEMU_PID)
@@ -122,6 +123,16 @@ class Runs(Base):
         self.assertIn("guest pmi_stress: LVTPC=nmi, 2 vCPUs, 3000 PMIs", out)
         # 1 cancel in 1 s on one of 2 vCPUs, 1 PMI/s per vCPU.
         self.assertIn("cancelled VM-entries per guest PMI: 0.500", out)
+
+    def test_cancels_after_nmi_injections(self):
+        self.host.script.write_text(storm_script(injections=True))
+        rc, out, _ = self.main("-p", str(QEMU_PID), "-d", "0.2")
+        self.assertEqual(rc, 0, out)
+        # vCPU 0 also has the storm's one cancel with no injection.
+        self.assertIn("cancelled VM-entries after an NMI injected into that "
+                      "vCPU with no VM-entry between (after a PMI delivered "
+                      "to it, too), per vCPU: CPU 0 2 (0) of 3, CPU 1 2 (0) "
+                      "of 2", out)
 
     def test_tracepoint_mode_says_what_it_cannot_count(self):
         rc, out, _ = self.main("-p", str(QEMU_PID), "-d", "0.2",
@@ -157,9 +168,57 @@ class Runs(Base):
                               capture_output=True, text=True, timeout=60,
                               env=env)
         self.assertEqual(done.returncode, 130, done.stdout + done.stderr)
-        self.assertEqual(self.host.calls()[-1], f"probe -q -d {EV}")
+        record = next(c for c in self.host.calls() if c.startswith("record"))
+        self.assertIn(f"-e {EV}", record, "the kprobe was placed")
+        self.assertEqual((self.host.tracefs / "kprobe_events").read_text(),
+                         "", "and removed")
         self.assertIn("between the guest's marks", done.stdout,
                       "what was counted is still shown")
+
+
+    def test_sighup_and_sigterm_clean_up_as_ctrl_c(self):
+        events = self.host.tracefs / "kprobe_events"
+        code = textwrap.dedent(f"""
+            import sys
+            from tools.tests.fakehost import FakeHost
+            from tools.commands import host_cancel_probe as p
+            host = FakeHost.existing({str(self.dir)!r})
+            with host.patched():
+                sys.exit(p.main(["-d", "60", "-p", "{QEMU_PID}"]))
+            """)
+        for sig in (signal.SIGHUP, signal.SIGTERM):
+            with self.subTest(sig=sig.name):
+                pids, tmp = self.dir / f"pids-{sig}", self.dir / f"tmp-{sig}"
+                tmp.mkdir()
+                env = {**os.environ, **self.host.env, "TMPDIR": str(tmp),
+                       "FAKE_PIDS": str(pids)}
+                proc = subprocess.Popen([sys.executable, "-c", code],
+                                        cwd=ROOT, env=env, text=True,
+                                        stdout=subprocess.PIPE,
+                                        stderr=subprocess.PIPE)
+                deadline = time.monotonic() + 30
+                while not (f"-e {EV}" in "".join(self.host.calls()) and
+                           "hvprobe/cancel" in events.read_text()):
+                    self.assertLess(time.monotonic(), deadline,
+                                    "the probe never started")
+                    time.sleep(0.05)
+                time.sleep(0.3)         # perf enabled, counting
+                proc.send_signal(sig)
+                out, err = proc.communicate(timeout=60)
+                self.assertEqual(proc.returncode, 130, out + err)
+                self.assertEqual(events.read_text(), "",
+                                 "no kprobe events left")
+                self.assertEqual(alive(int(p) for p in
+                                       pids.read_text().split()), [],
+                                 "no perf left running")
+                self.assertEqual(os.listdir(tmp), [], "no temporary folder "
+                                 "left")
+                self.assertIn("between the guest's marks", out,
+                              "what was counted is still shown")
+                # And the next run starts.
+                rc, out, err = self.main("-p", str(QEMU_PID), "-d", "0.2")
+                self.assertEqual(rc, 0, out + err)
+                self.host.log.unlink()
 
 
 if __name__ == "__main__":

@@ -18,7 +18,8 @@ from tools.tests.fakehost import (QEMU_PID, VCPU_TIDS, FakeHost,
                                   storm_script)
 
 A, B = VCPU_TIDS
-EV = "probe:hvprobe_cancel"
+EV = "hvprobe:cancel"
+OTHERS = "p:kprobes/mine vmx_cancel_injection\n"
 
 
 class Host(unittest.TestCase):
@@ -37,7 +38,8 @@ class Host(unittest.TestCase):
                           "no /dev/kmsg here")
         text = "\n".join(hostprobe.facts_lines({**facts,
                                                 "throttle_messages": []}))
-        self.assertIn("vendor module kvm_intel, kvm.enable_pmu=Y", text)
+        self.assertIn("vendor module kvm_intel (CPU vendor GenuineIntel with "
+                      "vmx, /sys/module/kvm_intel), kvm.enable_pmu=Y", text)
         self.assertIn("throttling messages while probing: 0 (since boot: "
                       "?)", text)
 
@@ -51,15 +53,20 @@ class Host(unittest.TestCase):
                          [text])
         self.assertEqual(hostprobe.kmsg_record(b"junk"), (None, None))
 
-    def test_vendor_module_from_sys_module(self):
+    def test_vendor_module_from_the_cpu_and_kallsyms(self):
         with self.host.patched():
             self.assertEqual(hostprobe.vendor_module(), "kvm_intel")
-            (self.host.sysmodule / "kvm_intel").rename(
-                self.host.sysmodule / "kvm_pvm")
-            self.assertEqual(hostprobe.vendor_module(), "kvm_pvm")
-            (self.host.sysmodule / "kvm_pvm").rename(
-                self.host.sysmodule / "kvm_other")
-            self.assertEqual(hostprobe.vendor_module(), "kvm_other")
+        # An AMD host whose kernel has both vendor modules built in.
+        amd = FakeHost(self.host.dir / "amd", vendor="kvm_intel",
+                       cpu="AuthenticAMD", cpu_flags="svm",
+                       kallsyms="ffffffff81049a10 t vmx_cancel_injection\n"
+                                "ffffffff8106b2c0 t svm_cancel_injection\n")
+        (amd.sysmodule / "kvm_amd").mkdir()
+        with amd.patched():
+            self.assertEqual(hostprobe.vendor_module(), "kvm_amd")
+            self.assertEqual(hostprobe.cancel_symbol(
+                (amd.proc / "kallsyms").read_text(),
+                hostprobe.vendor_module()), ("svm_cancel_injection", ""))
 
     def test_cancel_symbol(self):
         syms = ("ffffffffc0a01230 t vmx_cancel_injection\t[kvm_intel]\n"
@@ -108,6 +115,20 @@ class Host(unittest.TestCase):
             vcpus, how = hostprobe.find_vcpus(QEMU_PID, wait_s=0)
             self.assertEqual(set(vcpus), {QEMU_PID, A, B, 80})
             self.assertIn("debug-threads=on", how)
+
+    def test_writes_append_never_truncate(self):
+        # Opened for truncation, kprobe_events drops every probe on the
+        # host: someone else's must survive ours.
+        events = self.host.tracefs / "kprobe_events"
+        events.write_text(OTHERS)
+        with mock.patch.object(hostprobe, "TRACEFS", self.host.tracefs):
+            hostprobe.write_tracefs("kprobe_events", "p:hvprobe/x foo\n")
+        self.assertEqual(events.read_text(), OTHERS + "p:hvprobe/x foo\n")
+        self.assertTrue(hostprobe.kprobe_listed(events.read_text(), "x"))
+        self.assertFalse(hostprobe.kprobe_listed(events.read_text(), "mine"),
+                         "another group's event is not ours")
+        self.assertTrue(hostprobe.kprobe_listed(events.read_text(), "mine",
+                                                group="kprobes"))
 
     def test_tracing_state_and_its_diff(self):
         with self.host.patched():
@@ -187,31 +208,47 @@ class Probing(unittest.TestCase):
             result = probe.finish("# host mark 0xb0 (nmi_storm begins)\n")
         return probe, result
 
+    def writes(self):
+        """Every write to tracefs, as (file, text), recorded."""
+        seen, real = [], self.host.write_tracefs
+
+        def write(name, text):
+            seen.append((name, text))
+            return real(name, text)
+        return seen, mock.patch.object(hostprobe, "write_tracefs", write)
+
     def test_kprobe_mode(self):
         self.make()
-        with self.host.patched():
+        events = self.host.tracefs / "kprobe_events"
+        events.write_text(OTHERS)
+        seen, spy = self.writes()
+        with self.host.patched(), spy:
             probe, r = self.session()
-            self.assertEqual((self.host.tracefs / "kprobe_events")
-                             .read_text(), "", "probes removed")
+            self.assertEqual(events.read_text(), OTHERS,
+                             "ours removed, someone else's left alone")
         self.assertEqual(r.mode, "kprobe")
         self.assertEqual(r.cancel_symbol, "vmx_cancel_injection")
+        self.assertEqual(seen, [
+            ("kprobe_events", "p:hvprobe/cancel vmx_cancel_injection "
+                              "vcpu=%di:x64\n"),
+            ("kprobe_events", "p:hvprobe/pmi kvm_pmu_deliver_pmi "
+                              "vcpu=%di:x64\n"),
+            ("kprobe_events", "p:hvprobe/inject_nmi kvm_inject_nmi "
+                              "vcpu=%di:x64\n"),
+            ("kprobe_events", "-:hvprobe/inject_nmi\n"),
+            ("kprobe_events", "-:hvprobe/pmi\n"),
+            ("kprobe_events", "-:hvprobe/cancel\n")])
         calls = self.host.calls()
-        self.assertEqual(calls[0], "probe -l")
-        self.assertEqual(calls[1:4], [
-            "probe -q -a hvprobe_cancel=vmx_cancel_injection",
-            "probe -q -a hvprobe_pmi=kvm_pmu_deliver_pmi",
-            "probe -q -a hvprobe_nmi=kvm_inject_nmi"])
+        self.assertFalse([c for c in calls if c.startswith("probe")],
+                         "no perf probe: it cannot place module symbols")
         record = next(c for c in calls if c.startswith("record"))
         self.assertIn(f"-t {A},{B}", record)
         for event in ("-e kvm:kvm_pio --filter port == 0x80",
                       "-e kvm:kvm_entry", "-e kvm:kvm_apic_accept_irq",
-                      f"-e {EV}", "-e probe:hvprobe_nmi"):
+                      f"-e {EV}", "-e hvprobe:inject_nmi"):
             self.assertIn(event, record)
         stat = next(c for c in calls if c.startswith("stat"))
         self.assertIn("-e kvm:*", stat)
-        self.assertEqual(calls[-3:], [
-            "probe -q -d probe:hvprobe_nmi", "probe -q -d probe:hvprobe_pmi",
-            f"probe -q -d {EV}"])
         w = r.window("nmi_storm")
         self.assertTrue(w.complete)
         self.assertEqual(w.counts[A]["cancel"], 1)
@@ -263,23 +300,29 @@ class Probing(unittest.TestCase):
 
     def test_a_probe_left_behind_is_said(self):
         self.make()
-        with self.host.patched(FAKE_KEEP_PROBES="1"):
+        with self.host.patched(FAKE_KEEP_PROBES="1"), \
+                mock.patch.object(hostprobe, "REMOVE_TRIES", 2):
             probe, r = self.session()
         self.assertEqual(len(r.leftovers), 1)
-        self.assertIn("kprobe_events: '' -> 'p:probe/hvprobe_cancel",
-                      r.leftovers[0])
-        self.assertTrue(any("could not remove probe:hvprobe_cancel" in n
-                            for n in r.notes))
+        self.assertIn("kprobe_events: '' -> 'p:hvprobe/cancel "
+                      "vmx_cancel_injection vcpu=%di:x64", r.leftovers[0])
+        self.assertIn("could not remove hvprobe:cancel: Device or resource "
+                      "busy; run: echo '-:hvprobe/cancel' >> "
+                      f"{self.host.tracefs}/kprobe_events", r.notes)
 
     def test_stale_probe_refused_untouched(self):
         self.make()
-        (self.host.tracefs / "kprobe_events").write_text(
-            "p:probe/hvprobe_cancel vmx_cancel_injection\n")
-        with self.host.patched():
-            with self.assertRaisesRegex(hostprobe.CannotProbe,
-                                        "already exists.*perf probe -d"):
+        stale = "p:hvprobe/cancel vmx_cancel_injection\n" + OTHERS
+        (self.host.tracefs / "kprobe_events").write_text(stale)
+        seen, spy = self.writes()
+        with self.host.patched(), spy:
+            with self.assertRaisesRegex(
+                    hostprobe.CannotProbe,
+                    "hvprobe:cancel already exists.*echo '-:hvprobe/cancel'"):
                 self.session()
-        self.assertEqual(self.host.calls(), ["probe -l"])
+        self.assertEqual(seen, [], "nothing written, nothing removed")
+        self.assertEqual((self.host.tracefs / "kprobe_events").read_text(),
+                         stale)
 
     def test_an_optional_probe_that_fails_is_not_recorded(self):
         self.make(kallsyms="ffffffffc0a01230 t vmx_cancel_injection\t"
@@ -291,18 +334,41 @@ class Probing(unittest.TestCase):
         self.assertIn("kvm_pmu_deliver_pmi is not in /proc/kallsyms: PMIs "
                       "delivered (kprobe on kvm_pmu_deliver_pmi) not counted",
                       r.notes)
-        self.assertNotIn("probe:hvprobe_pmi", r.recorded)
-        self.assertIn("probe:hvprobe_nmi", r.recorded)
+        self.assertNotIn("hvprobe:pmi", r.recorded)
+        self.assertIn("hvprobe:inject_nmi", r.recorded)
 
     def test_cancel_probe_that_fails(self):
         self.make()
-        with self.host.patched(FAKE_PROBE_FAIL="1"):
+        events = self.host.tracefs / "kprobe_events"
+        events.write_text(OTHERS)
+        seen, spy = self.writes()
+        with self.host.patched(FAKE_PROBE_FAIL="1"), spy:
             _, r = self.session()
         self.assertEqual(r.mode, "tracepoint")
-        self.assertIn("perf probe -a hvprobe_cancel=vmx_cancel_injection "
-                      "failed: no symbol", r.notes[0])
-        self.assertIn(f"probe -q -d {EV}", self.host.calls(),
-                      "removed even so: perf may have made part of it")
+        self.assertEqual(
+            r.notes[0], "cancelled VM-entries: not counted: writing "
+            "'p:hvprobe/cancel vmx_cancel_injection vcpu=%di:x64' to "
+            f"{self.host.tracefs}/kprobe_events failed: Invalid argument "
+            "(error_log: [ 12.345678] trace_kprobe: error: Failed to "
+            "register probe event Command: p:hvprobe/cancel "
+            "vmx_cancel_injection vcpu=%di:x64 ^)")
+        self.assertEqual(len(seen), 1, "nothing removed that was not added")
+        self.assertEqual(events.read_text(), OTHERS)
+        self.assertEqual(r.leftovers, [])
+
+    def test_a_module_symbol_the_kernel_lacks(self):
+        # An AMD host whose kvm_amd is not loaded: kallsyms lists no
+        # svm_cancel_injection, so the kernel refuses it (ENOENT).
+        self.make(cpu="AuthenticAMD", cpu_flags="svm",
+                  kallsyms="ffffffffc0a01230 t svm_cancel_injection\t"
+                           "[kvm_amd]\n")
+        (self.host.proc / "kallsyms").write_text("")
+        with self.host.patched(), mock.patch.object(
+                hostprobe, "cancel_symbol",
+                lambda *a: ("svm_cancel_injection", "kvm_amd")):
+            _, r = self.session()
+        self.assertIn("failed: No such file or directory (error_log:",
+                      r.notes[0])
 
     def test_refusals(self):
         self.make()

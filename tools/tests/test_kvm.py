@@ -9,6 +9,13 @@ from pathlib import Path
 from unittest import mock
 
 from tools.lib import kvm
+from tools.tests.fakehost import cpuinfo
+
+# Both vendor modules built in: both listed, with no [module].
+BOTH_BUILT_IN = ("ffffffff81049a10 t vmx_cancel_injection\n"
+                 "ffffffff8106b2c0 t svm_cancel_injection\n"
+                 "ffffffff81012340 T kvm_inject_nmi\n")
+PVM = "ffffffffc0b01230 t pvm_cancel_injection\t[kvm_pvm]\n"
 
 
 class Flavour(unittest.TestCase):
@@ -23,24 +30,112 @@ class Flavour(unittest.TestCase):
 
     def test_pvm_without_a_pmu(self):
         with tempfile.TemporaryDirectory() as d:
-            f = kvm.flavour(self.sys_module(d, "kvm_pvm", "N"))
+            f = kvm.flavour(self.sys_module(d, "kvm_pvm", "N"),
+                           Path(d) / "no-proc")
         self.assertEqual((f["module"], f["enable_pmu"]), ("kvm_pvm", False))
 
     def test_intel_with_a_pmu(self):
         with tempfile.TemporaryDirectory() as d:
-            f = kvm.flavour(self.sys_module(d, "kvm_intel", "Y"))
+            f = kvm.flavour(self.sys_module(d, "kvm_intel", "Y"),
+                           Path(d) / "no-proc")
         self.assertEqual((f["module"], f["enable_pmu"]), ("kvm_intel", True))
 
     def test_no_kvm_at_all(self):
         with tempfile.TemporaryDirectory() as d:
-            f = kvm.flavour(self.sys_module(d, None, None))
+            f = kvm.flavour(self.sys_module(d, None, None),
+                           Path(d) / "no-proc")
         self.assertEqual((f["module"], f["enable_pmu"]), (None, None))
+
+    def test_flavour_reads_the_cpu_and_kallsyms(self):
+        with tempfile.TemporaryDirectory() as d:
+            root = self.sys_module(d, "kvm_intel", "Y")
+            (root / "kvm_amd").mkdir()
+            proc = Path(d) / "proc"
+            proc.mkdir()
+            (proc / "cpuinfo").write_text(cpuinfo("AuthenticAMD", "svm"))
+            (proc / "kallsyms").write_text(BOTH_BUILT_IN)
+            f = kvm.flavour(root, proc)
+        self.assertEqual((f["module"], f["enable_pmu"]), ("kvm_amd", True))
 
     def test_host_note_only_where_the_pmu_is_off(self):
         self.assertEqual(kvm.host_notes("kvm_pvm", False),
                          {"pmi_stress": "KVM on this host has enable_pmu=N"})
         self.assertEqual(kvm.host_notes("kvm_intel", True), {})
         self.assertEqual(kvm.host_notes(None, None), {})
+
+
+class VendorModule(unittest.TestCase):
+    """The vendor module by the CPU's vendor and kallsyms, never by
+    /sys/module's order."""
+
+    def choose(self, vendor, flags, kallsyms, present=()):
+        with tempfile.TemporaryDirectory() as d:
+            for m in present:
+                (Path(d) / m).mkdir()
+            return kvm.vendor_module(cpuinfo(vendor, flags), kallsyms, d)
+
+    def test_both_built_in(self):
+        both = ("kvm_intel", "kvm_amd")
+        module, how = self.choose("AuthenticAMD", "svm", BOTH_BUILT_IN, both)
+        self.assertEqual(module, "kvm_amd")
+        self.assertEqual(how, "CPU vendor AuthenticAMD with svm, "
+                              "/sys/module/kvm_amd")
+        self.assertEqual(self.choose("HygonGenuine", "svm", BOTH_BUILT_IN,
+                                     both)[0], "kvm_amd")
+        self.assertEqual(self.choose("GenuineIntel", "vmx", BOTH_BUILT_IN,
+                                     both)[0], "kvm_intel")
+
+    def test_a_module_on_a_distribution_kernel(self):
+        syms = "ffffffffc1a0b2c0 t svm_cancel_injection\t[kvm_amd]\n"
+        self.assertEqual(self.choose("AuthenticAMD", "svm", syms,
+                                     ("kvm_amd",))[0], "kvm_amd")
+
+    def test_kallsyms_read_only_in_doubt(self):
+        reads = []
+
+        def kallsyms():
+            reads.append(1)
+            return BOTH_BUILT_IN + PVM
+        self.assertEqual(self.choose("AuthenticAMD", "svm", kallsyms,
+                                     ("kvm_intel", "kvm_amd"))[0], "kvm_amd")
+        self.assertEqual(reads, [], "/sys/module left no doubt")
+        # kvm_pvm loaded beside a CPU that has VMX: kallsyms decides.
+        module, how = self.choose("GenuineIntel", "vmx", kallsyms,
+                                  ("kvm_intel", "kvm_pvm"))
+        self.assertEqual((module, reads), ("kvm_intel", [1]))
+        self.assertEqual(how, "CPU vendor GenuineIntel with vmx, "
+                              "vmx_cancel_injection in kallsyms")
+        # The CPU's own module not in /sys/module.
+        self.assertEqual(self.choose("AuthenticAMD", "svm", BOTH_BUILT_IN,
+                                     ("kvm_intel",))[0], "kvm_amd")
+
+    def test_pvm_on_a_cpu_without_vmx(self):
+        module, how = self.choose("GenuineIntel", "", BOTH_BUILT_IN + PVM,
+                                  ("kvm_intel", "kvm_amd", "kvm_pvm"))
+        self.assertEqual(module, "kvm_pvm")
+        self.assertIn("the CPU (GenuineIntel) shows no vmx or svm", how)
+        module, how = self.choose("GenuineIntel", "", BOTH_BUILT_IN + PVM,
+                                  ("kvm_intel", "kvm_amd"))
+        self.assertEqual(module, "kvm_pvm")
+        self.assertIn("the CPU shows no vmx", how)
+        self.assertEqual(self.choose("AuthenticAMD", "svm", PVM)[0],
+                         "kvm_pvm", "the only one kallsyms lists")
+
+    def test_without_kallsyms(self):
+        self.assertEqual(self.choose("AuthenticAMD", "svm", "",
+                                     ("kvm_intel", "kvm_amd"))[0],
+                         "kvm_amd", "the CPU's own, where /sys has it")
+        self.assertEqual(self.choose("GenuineIntel", "", "",
+                                     ("kvm_pvm",))[0], "kvm_pvm")
+        module, how = self.choose("GenuineIntel", "vmx", "")
+        self.assertIsNone(module)
+        self.assertIn("no cancel_injection in kallsyms", how)
+
+    def test_cpuinfo(self):
+        self.assertEqual(kvm.cpu_vendor("vendor_id\t:   Shanghai  \n"
+                                        "flags\t\t: vmx ept\n"),
+                         ("  Shanghai  ", {"vmx", "ept"}))
+        self.assertEqual(kvm.cpu_vendor(""), (None, set()))
 
 
 class LeaveOut(unittest.TestCase):

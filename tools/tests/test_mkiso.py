@@ -22,9 +22,11 @@ class GrubCfg(unittest.TestCase):
         cfg = mkiso.grub_cfg(TEMPLATE, [], menu)
         self.assertEqual(cfg.count("menuentry "), 1 + len(menu))
         self.assertIn("set default=hvprobe\n", cfg)
-        self.assertIn("menuentry 'lpj-numa-32.preset' --id "
-                      "'lpj-numa-32.preset' {\n\tmultiboot2 /boot/hvprobe.elf"
-                      " 'test=smp' 'lpj_reuse=node' 'lpj=10000000'\n", cfg)
+        # lpj=host becomes the build host's lpj: the kernel takes numbers.
+        self.assertRegex(cfg, "menuentry 'lpj-numa-32.preset' --id "
+                         "'lpj-numa-32.preset' {\n\tmultiboot2 /boot/hvprobe.elf"
+                         " 'test=smp,lpj' 'lpj_reuse=node' 'lpj=[1-9][0-9]*'\n")
+        self.assertNotIn("lpj=host", cfg)
         # The default entry boots the kernel's defaults.
         self.assertIn('menuentry "hvprobe" --id hvprobe {\n\tmultiboot2 '
                       '/boot/hvprobe.elf\n', cfg)

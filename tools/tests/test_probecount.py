@@ -24,8 +24,8 @@ RUN = lines(
     (A, 1.1, "kvm:kvm_entry", "vcpu 0, rip 0x1000"),
     (A, 2.0, "kvm:kvm_pio", pio(0xb0)),
     (A, 2.1, "kvm:kvm_entry", "vcpu 0, rip 0x1000"),
-    (A, 2.2, "probe:hvprobe_cancel", "(ffffffffc0a01230)"),
-    (A, 2.3, "probe:hvprobe_pmi", "(ffffffffc0800000)"),
+    (A, 2.2, "hvprobe:cancel", "(ffffffffc0a01230)"),
+    (A, 2.3, "hvprobe:pmi", "(ffffffffc0800000)"),
     (B, 2.4, "kvm:kvm_apic_ipi", NMI_IPI),
     (B, 2.5, "kvm:kvm_apic_accept_irq", accept(0, 0, "NMI")),
     (B, 2.6, "kvm:kvm_apic_ipi", FIXED_IPI),
@@ -48,15 +48,15 @@ class Classify(unittest.TestCase):
         self.assertEqual(pc.classify("kvm:kvm_apic_accept_irq",
                                      accept(3, 34, "Fixed")),
                          "accept_fixed_34")
-        self.assertEqual(pc.classify("probe:hvprobe_cancel", ""), "cancel")
-        self.assertEqual(pc.classify("probe:hvprobe_nmi", ""), "inject_nmi")
+        self.assertEqual(pc.classify("hvprobe:cancel", ""), "cancel")
+        self.assertEqual(pc.classify("hvprobe:inject_nmi", ""), "inject_nmi")
         self.assertIsNone(pc.classify("probe:someone_elses", ""))
         self.assertIsNone(pc.classify("kvm:kvm_msr", "msr_write 830"))
 
     def test_event_keys(self):
         self.assertEqual(pc.event_keys("kvm:kvm_apic_ipi"),
                          ("nmi_ipi", "other_ipi"))
-        self.assertEqual(pc.event_keys("probe:hvprobe_pmi"), ("pmi",))
+        self.assertEqual(pc.event_keys("hvprobe:pmi"), ("pmi",))
         self.assertEqual(pc.event_keys("kvm:kvm_msr"), ())
 
 
@@ -120,6 +120,82 @@ class Windows(unittest.TestCase):
         self.assertEqual(pc.window_names(log), ["pmi_stress", "nmi_storm"])
 
 
+P, Q = "0xffff888104a48000", "0xffff888104a50000"     # struct kvm_vcpu *
+
+
+def kp(vcpu):
+    return f"(ffffffffc0a01230) vcpu={vcpu}"
+
+
+# vCPU 0 (thread A, pointer P) and vCPU 1 (thread B, pointer Q).
+CAUSES = lines(
+    (A, 1.00, "kvm:kvm_pio", pio(0xb0)),
+    # The pre-6.7 sequence: PMI, its NMI, the cancel, all on A.
+    (A, 1.01, "kvm:kvm_entry", "vcpu 0"),
+    (A, 1.02, "hvprobe:pmi", kp(P)),
+    (A, 1.03, "hvprobe:inject_nmi", kp(P)),
+    (A, 1.04, "hvprobe:cancel", kp(P)),
+    # A second cancel with no new injection: something else.
+    (A, 1.05, "hvprobe:cancel", kp(P)),
+    # An NMI IPI from B's thread into vCPU 0, then A cancels.
+    (A, 1.06, "kvm:kvm_entry", "vcpu 0"),
+    (B, 1.07, "kvm:kvm_apic_ipi", NMI_IPI),
+    (B, 1.08, "hvprobe:inject_nmi", kp(P)),
+    (A, 1.09, "hvprobe:cancel", kp(P)),
+    # An injection the vCPU entered with: the cancel after is not its.
+    (B, 1.10, "hvprobe:inject_nmi", kp(P)),
+    (A, 1.11, "kvm:kvm_entry", "vcpu 0"),
+    (A, 1.12, "hvprobe:cancel", kp(P)),
+    # A PMI delivered, then the entry (LVTPC masked: no NMI), then an
+    # injection from elsewhere: an NMI's cancel, not the PMI's.
+    (B, 1.13, "hvprobe:pmi", kp(Q)),
+    (B, 1.14, "kvm:kvm_entry", "vcpu 1"),
+    (A, 1.15, "hvprobe:inject_nmi", kp(Q)),
+    (B, 1.16, "hvprobe:cancel", kp(Q)),
+    (A, 1.20, "kvm:kvm_pio", pio(0xb1)),
+)
+
+
+class Causes(unittest.TestCase):
+    def test_cancels_and_what_preceded_them(self):
+        w = pc.tally(CAUSES).windows[0]
+        self.assertEqual(w.counts[A]["cancel"], 4)
+        self.assertEqual(w.counts[A]["caused_nmi"], 2)
+        self.assertEqual(w.counts[A]["caused_pmi_nmi"], 1)
+        self.assertEqual(w.counts[B]["cancel"], 1)
+        self.assertEqual(w.counts[B]["caused_nmi"], 1)
+        self.assertEqual(w.counts[B]["caused_pmi_nmi"], 0)
+        self.assertEqual(w.counts[B]["inject_nmi"], 2,
+                         "injections count on the thread that ran them")
+
+    def test_without_the_vcpu_argument_the_thread_stands_for_it(self):
+        bare = [line.replace(f" vcpu={P}", "").replace(f" vcpu={Q}", "")
+                for line in CAUSES]
+        w = pc.tally(bare).windows[0]
+        # Only A's own sequence is seen; B's injections into vCPU 0 are
+        # taken for B's.
+        self.assertEqual(w.counts[A]["caused_pmi_nmi"], 1)
+        self.assertEqual(w.counts[A]["caused_nmi"], 1)
+        self.assertEqual(w.counts[B]["caused_nmi"], 0)
+
+    def test_rows_per_vcpu(self):
+        w = pc.tally(CAUSES).windows[0]
+        r = result([w], recorded=("hvprobe:cancel", "hvprobe:pmi",
+                                  "hvprobe:inject_nmi", "kvm:kvm_entry"))
+        r.fired = {"kvm:kvm_entry": 4}
+        rows = pc.causes(r, w)
+        self.assertEqual(rows[0], {
+            "vcpu": 0, "tid": A, "cancels": 4, "after_nmi": 2,
+            "after_pmi_nmi": 1, "entries": 3, "nmi_injections": 2,
+            "pmis": 1})
+        self.assertEqual((rows[1]["cancels"], rows[1]["after_nmi"]), (1, 1))
+        r.recorded = ("hvprobe:cancel", "kvm:kvm_entry")
+        rows = pc.causes(r, w)
+        self.assertEqual((rows[0]["cancels"], rows[0]["after_nmi"],
+                          rows[0]["after_pmi_nmi"]), (4, None, None),
+                         "no cause where injections were not counted")
+
+
 STAT = """\
 # started on Mon Dec  1 09:00:00 2026
 
@@ -174,7 +250,7 @@ class Reading(unittest.TestCase):
         self.assertIn("entries/s", text)
         self.assertNotIn("cancels/s", text, "cancels were not recorded")
         self.assertRegex(text, r"CPU 1 +4243 +0\.0 +1\.0")
-        r = result([w], recorded=("probe:hvprobe_cancel",))
+        r = result([w], recorded=("hvprobe:cancel",))
         self.assertIn("cancels/s", "\n".join(pc.window_lines(r, w)))
         # A vendor that never traces entries: "-", not 0.0 a second.
         text = "\n".join(pc.window_lines(result([w]), w))

@@ -1,0 +1,30 @@
+# SPDX-License-Identifier: MIT
+"""JSON written whole or not at all: into a temporary file in the same
+folder, flushed to disk, then renamed over the target (rename is atomic
+within a file system). A full disk or a signal midway leaves the old
+file, if any, as it was, and no temporary file behind."""
+
+import json
+import os
+import tempfile
+from pathlib import Path
+
+
+def write(path, doc, indent=1):
+    """Write doc as JSON to path, atomically; OSError passes through."""
+    path = Path(path)
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
+                               dir=path.parent)
+    try:
+        with os.fdopen(fd, "w") as f:
+            json.dump(doc, f, indent=indent)
+            f.write("\n")
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise

@@ -1,0 +1,278 @@
+# SPDX-License-Identifier: MIT
+"""A host kernel as L1: boot it under QEMU with this machine's own root
+shared read-only, load KVM, and run commands of this checkout inside it
+(tools/run, above all), whose guests are then L2 under a real upstream
+KVM. One L1 boot serves a list of commands.
+
+L1 gets a busybox initramfs built here (tools/lib/hostkernel.py finds the
+modules), two 9p shares (the root, read-only; a results folder,
+read-write, mounted over the same path inside, so what L2 runs write
+lands where the host reads it), tmpfs over /tmp, /run and /dev/shm
+(QEMU's 9p server cannot open sockets or FIFOs: QMP sockets live there),
+proc, sysfs, devtmpfs and tracefs. The commands run chrooted into the
+shared root, in this checkout, with this Python.
+
+L0 is TCG (`-cpu max`, an AMD CPU with SVM and nested paging) unless
+this machine has a KVM that can run a stock kernel as L1, which then runs
+it with `-cpu host,pmu=on`: a vPMU for L1 to hand on. kvm_pvm cannot (it
+needs a PVM guest kernel).
+"""
+
+import gzip
+import io
+import json
+import os
+import shlex
+import sys
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import hostkernel, serial
+
+ROOT = hostkernel.ROOT
+BUSYBOX = Path("/bin/busybox")
+L1_VCPUS = 2
+L1_MEM_MIB = 2048
+# Under TCG, Debian's kernels reach the init script in about 8 s; a
+# nested hvprobe boot takes 10-30 s. The caller's timeout covers its own
+# commands; this much is added for L1 itself.
+L1_BOOT_S = 120
+# L1's own folder in the share: its console, the job, what it said.
+L1_DIR = "l1"
+STATUS, INFO, JOB = "status", "l1.json", "job.sh"
+# Lines of L1's console that say it is in trouble, shown whatever else.
+PREFIX = "hvprobe-l1:"
+# An L1 needs vendor modules that only load under the matching vendor.
+VENDOR_MODULES = {"kvm_amd": "AuthenticAMD HygonGenuine",
+                  "kvm_intel": "GenuineIntel"}
+
+
+class NestedError(Exception):
+    """L1 could not be booted or did not finish; the message says why."""
+
+
+@dataclass
+class L0:
+    accel: str          # "tcg" or "kvm"
+    cpu: str
+    why: str
+
+    def to_json(self):
+        return {"accel": self.accel, "cpu": self.cpu, "why": self.why}
+
+
+def choose_l0(kvm_module, kvm_works):
+    """How to run L1 on this machine: under KVM with a vPMU where KVM
+    works and can run a stock kernel, else under TCG."""
+    if kvm_works and kvm_module in ("kvm_intel", "kvm_amd"):
+        return L0("kvm", "host,pmu=on",
+                  f"{kvm_module} works here and nests a stock kernel")
+    if kvm_works:
+        return L0("tcg", "max", f"{kvm_module} cannot boot a stock kernel "
+                  "(it needs PVM guest kernels)")
+    return L0("tcg", "max", "no KVM here: TCG's max is an AMD CPU with "
+              "SVM and nested paging")
+
+
+def _cpio_entry(name, mode, data=b"", ino=1):
+    """One newc cpio record (the kernel's initramfs format,
+    Documentation/driver-api/early-userspace/buffer-format.rst)."""
+    name_bytes = name.encode() + b"\0"
+    fields = (ino, mode, 0, 0, 1, 0, len(data), 0, 0, 0, 0,
+              len(name_bytes), 0)
+    head = b"070701" + b"".join(b"%08X" % f for f in fields)
+    pad = lambda n: b"\0" * (-n % 4)    # noqa: E731
+    return (head + name_bytes + pad(len(head) + len(name_bytes)) + data
+            + pad(len(data)))
+
+
+def cpio(files):
+    """A newc archive of {path: (mode, bytes)}; folders from their mode."""
+    out = io.BytesIO()
+    for ino, (name, (mode, data)) in enumerate(sorted(files.items()), 1):
+        out.write(_cpio_entry(name, mode, data, ino))
+    out.write(_cpio_entry("TRAILER!!!", 0, b"", 0))
+    return out.getvalue()
+
+
+DIR, FILE, EXE = 0o040755, 0o100644, 0o100755
+
+INIT = r"""#!/bin/busybox sh
+# hvprobe's L1 init: modules, shares, then the job, chrooted into the
+# shared root; its status and L1's facts go to the share.
+/bin/busybox --install -s /bin
+export PATH=/bin
+say() { echo "hvprobe-l1: $*"; }
+mount -t proc proc /proc
+mount -t sysfs sys /sys
+mount -t devtmpfs dev /dev
+vendor=$(grep -m1 vendor_id /proc/cpuinfo | sed 's/.*: //')
+while read -r kind file; do
+	case "$kind" in
+	any) ;;
+	*) case " $(cat /vendors/$kind) " in *" $vendor "*) ;; *) continue ;; esac ;;
+	esac
+	insmod "/modules/$file" 2>/tmp/insmod || say "insmod $file: $(cat /tmp/insmod)"
+done < /modules/order
+set -- $(cat /proc/cmdline)
+for word; do case "$word" in hvprobe.share=*) share=${word#*=} ;; esac; done
+o=trans=virtio,version=9p2000.L,msize=262144
+mkdir -p /host /share
+mount -t 9p -o $o,ro hostroot /host || say "cannot mount the host's root"
+mount -t 9p -o $o share /share || say "cannot mount the share"
+for fs in proc:proc sysfs:sys devtmpfs:dev tmpfs:tmp tmpfs:run; do
+	mount -t "${fs%%:*}" "${fs%%:*}" "/host/${fs#*:}"
+done
+mkdir -p /host/dev/shm /host/dev/pts
+mount -t tmpfs shm /host/dev/shm
+mount -t devpts devpts /host/dev/pts
+mount -t tracefs nodev /host/sys/kernel/tracing 2>/dev/null
+mount --bind /share "/host$share"
+module=none
+for m in kvm_amd kvm_intel; do [ -d /sys/module/$m ] && module=$m; done
+pmu=$(cat /sys/module/kvm/parameters/enable_pmu 2>/dev/null)
+read -r up _ < /proc/uptime
+printf '{"release":"%s","vendor":"%s","module":"%s","enable_pmu":"%s","kvm":%s,"boot_s":%s}\n' \
+	"$(uname -r)" "$vendor" "$module" "$pmu" \
+	"$([ -c /dev/kvm ] && echo true || echo false)" "$up" > /share/l1/l1.json
+say "Linux $(uname -r) up in ${up} s; KVM: $module, enable_pmu=$pmu"
+chroot /host /bin/sh "$share/l1/job.sh"
+echo $? > /share/l1/status
+sync
+poweroff -f
+"""
+
+
+def initramfs(kernel, out):
+    """Write L1's initramfs for kernel (a hostkernel.HostKernel) to out."""
+    if not BUSYBOX.exists():
+        raise NestedError(f"{BUSYBOX} is missing (Debian's busybox-static; "
+                          "tools/deps installs it)")
+    files = {d: (DIR, b"") for d in ("bin", "dev", "proc", "sys", "tmp",
+                                     "modules", "vendors")}
+    files["bin/busybox"] = (EXE, BUSYBOX.read_bytes())
+    files["init"] = (EXE, INIT.encode())
+    order = []
+    for path in kernel.load:
+        name = hostkernel.module_name(path)
+        files[f"modules/{name}.ko"] = (FILE, hostkernel.module_bytes(path))
+        order.append(f"{name if name in VENDOR_MODULES else 'any'} {name}.ko")
+    for name, vendors in VENDOR_MODULES.items():
+        files[f"vendors/{name}"] = (FILE, vendors.encode())
+    files["modules/order"] = (FILE, "".join(f"{o}\n" for o in order).encode())
+    with open(out, "wb") as f:
+        f.write(gzip.compress(cpio(files), compresslevel=1))
+    return out
+
+
+def job_script(commands, share, env):
+    """The script L1 runs in the shared root: each command in this
+    checkout, its exit status recorded in the share as it ends."""
+    lines = ["set -u", f"cd {shlex.quote(str(ROOT))}",
+             *(f"export {k}={shlex.quote(v)}" for k, v in env.items()),
+             f": > {shlex.quote(str(share / STATUS))}.each"]
+    for i, argv in enumerate(commands):
+        lines.append(f"echo 'hvprobe-l1: running {i}:' "
+                     f"{shlex.quote(shlex.join(argv))}")
+        # Through a pipe: L1's console is a terminal, and progress lines
+        # meant for one would be streamed back as they are redrawn.
+        lines.append(f"{{ {shlex.join(argv)} </dev/null; echo {i} $? >> "
+                     f"{shlex.quote(str(share / STATUS))}.each; }} 2>&1 | cat")
+    return "\n".join(lines) + "\n"
+
+
+def qemu_argv(kernel, initrd, share, l0, binary="qemu-system-x86_64"):
+    cmdline = ("console=ttyS0 panic=-1 quiet loglevel=4 "
+               f"hvprobe.share={share}")
+    root = "local,path=/,mount_tag=hostroot,security_model=none," \
+        "multidevs=remap,readonly=on"
+    out = f"local,path={share},mount_tag=share,security_model=none"
+    return [binary, "-machine", "q35", "-accel", l0.accel, "-cpu", l0.cpu,
+            "-smp", str(L1_VCPUS), "-m", f"{L1_MEM_MIB}M",
+            "-nodefaults", "-display", "none", "-monitor", "none",
+            "-serial", "stdio", "-no-reboot",
+            "-kernel", str(kernel.vmlinuz), "-initrd", str(initrd),
+            "-append", cmdline, "-virtfs", root, "-virtfs", out]
+
+
+class Console(serial.Console):
+    """L1's serial console, each line shown with the kernel's label."""
+
+    def __init__(self, run_dir, label, stream):
+        super().__init__(run_dir)
+        self.label, self.stream = label, stream
+
+    def line(self, raw, text, stamp):
+        if text and self.stream is not None:
+            print(f"[L1 {self.label}] {text}", file=self.stream, flush=True)
+        return False
+
+
+@dataclass
+class Outcome:
+    statuses: list          # each command's exit status; None: never ended
+    info: dict              # what L1 said of itself (l1.json)
+    l0: L0
+    kernel: hostkernel.HostKernel
+    wall_s: float
+    console: Path           # L1's serial log
+
+    def nested_json(self):
+        """What a results.json says of how its host was nested."""
+        return {"host_kernel": self.kernel.label,
+                "release": self.info.get("release"),
+                "package": self.kernel.package,
+                "version": self.kernel.version,
+                "l0": self.l0.to_json(), "l1_vcpus": L1_VCPUS,
+                "l1_mem_mib": L1_MEM_MIB}
+
+
+def run(kernel, commands, share, timeout, l0, stream=sys.stdout, env=None):
+    """Boot kernel as L1 under l0 and run commands (argv lists, run in
+    this checkout) in it, one after another; share is the read-write
+    folder they write into (it must be inside this machine's root).
+    Returns an Outcome; NestedError when L1 never got to them."""
+    share = Path(share).resolve()
+    if any(c.isspace() for c in str(share)):
+        raise NestedError(f"{share}: L1 takes the share's path on its "
+                          "kernel command line, which splits at spaces")
+    own = share / L1_DIR
+    own.mkdir(parents=True, exist_ok=True)
+    for stale in (STATUS, STATUS + ".each", INFO):
+        (own / stale).unlink(missing_ok=True)
+    nested = {"host_kernel": kernel.label, "package": kernel.package,
+              "version": kernel.version, "l0": l0.to_json(),
+              "l1_vcpus": L1_VCPUS, "l1_mem_mib": L1_MEM_MIB}
+    environment = {"HVPROBE_NESTED": json.dumps(nested),
+                   "PYTHONDONTWRITEBYTECODE": "1", "HOME": "/tmp",
+                   "PATH": os.environ.get("PATH", "/usr/bin:/bin"),
+                   "HVPROBE_KVM_CACHE": "/tmp/kvm-probe.json", **(env or {})}
+    (own / JOB).write_text(job_script(commands, own, environment))
+    initrd = initramfs(kernel, own / "initramfs.gz")
+    console = Console(own, kernel.label, stream)
+    argv = qemu_argv(kernel, initrd, share, l0)
+    start = time.monotonic()
+    try:
+        console.boot(argv, timeout + L1_BOOT_S, cwd=ROOT)
+    except serial.CannotStart as err:
+        raise NestedError(str(err)) from None
+    finally:
+        initrd.unlink(missing_ok=True)
+    wall = time.monotonic() - start
+    try:
+        info = json.loads((own / INFO).read_text())
+    except (OSError, ValueError):
+        tail = "; ".join(console.stderr_lines()[-3:])
+        raise NestedError(f"L1 ({kernel.describe()}) never reached its init"
+                          f" script ({'timed out' if console.timed_out else f'QEMU exit {console.exit_status}'}"
+                          f"{': ' + tail if tail else ''}); its console: "
+                          f"{own / serial.LOG}") from None
+    statuses = [None] * len(commands)
+    try:
+        for line in (own / (STATUS + ".each")).read_text().splitlines():
+            index, status = line.split()
+            statuses[int(index)] = int(status)
+    except (OSError, ValueError):
+        pass
+    return Outcome(statuses, info, l0, kernel, wall, own / serial.LOG)

@@ -1,0 +1,287 @@
+# SPDX-License-Identifier: MIT
+"""Host kernels: which Debian package, checked and unpacked, never
+installed; module load order from the modules' own depends= fields; and
+the L1 that boots them (its initramfs, job and QEMU command line)."""
+
+import gzip
+import hashlib
+import io
+import lzma
+import os
+import stat
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from tools.commands import run
+from tools.lib import hostkernel, nested
+
+MADISON = """\
+linux-image-amd64 | 6.12.95-1~bpo12+1 | http://mirror bookworm-backports/main amd64 Packages
+linux-image-amd64 |  6.1.192-3 | http://mirror bookworm-security/main amd64 Packages
+linux-image-amd64 |  6.1.176-1 | http://mirror bookworm/main amd64 Packages
+"""
+
+
+def module(depends, name="x"):
+    """The bytes of a module whose .modinfo says depends=..."""
+    return (b"\x7fELF junk\0license=GPL\0depends=" + depends.encode()
+            + b"\0retpoline=Y\0name=" + name.encode() + b"\0")
+
+
+class Apt(unittest.TestCase):
+    def test_newest_of_each_series(self):
+        self.assertEqual(hostkernel.newest_in_series(MADISON, "6.1"),
+                         "6.1.192-3")
+        self.assertEqual(hostkernel.newest_in_series(MADISON, "6.12"),
+                         "6.12.95-1~bpo12+1")
+        self.assertIsNone(hostkernel.newest_in_series(MADISON, "6.6"))
+
+    def test_image_package(self):
+        show = ("Package: linux-image-amd64\nVersion: 6.1.192-3\n"
+                "Depends: linux-image-6.1.0-57-amd64 (= 6.1.192-3)\n")
+        self.assertEqual(hostkernel.image_package(show),
+                         ("linux-image-6.1.0-57-amd64", "6.1.192-3"))
+        self.assertEqual(hostkernel.image_package("Package: x\n"),
+                         (None, None))
+
+    def test_print_uris(self):
+        line = ("'http://mirror/pool/l/linux-image-6.1.0-57-amd64_6.1.192-3"
+                "_amd64.deb' linux-image-6.1.0-57-amd64_6.1.192-3_amd64.deb "
+                "70591024 SHA256:" + "ab" * 32 + "\n")
+        self.assertEqual(hostkernel.print_uris(line), (
+            "linux-image-6.1.0-57-amd64_6.1.192-3_amd64.deb", 70591024,
+            "ab" * 32))
+        with self.assertRaisesRegex(hostkernel.HostKernelError, "SHA256"):
+            hostkernel.print_uris("'http://x/y.deb' y.deb 12 MD5Sum:00\n")
+
+    def test_unknown_series_and_paths(self):
+        with self.assertRaisesRegex(hostkernel.HostKernelError,
+                                    "neither a Debian series"):
+            hostkernel.resolve("5.10")
+        with self.assertRaisesRegex(hostkernel.HostKernelError,
+                                    "no such kernel image"):
+            hostkernel.resolve("/nonexistent/bzImage")
+        with self.assertRaisesRegex(hostkernel.HostKernelError,
+                                    "goes with a kernel image"):
+            hostkernel.resolve("6.1", modules="/tmp")
+
+
+FAKE_APT = """\
+#!/bin/sh
+# apt-get and apt-cache as far as fetch_debian asks them.
+case "$(basename "$0") $*" in
+"apt-cache madison linux-image-amd64") cat "$FAKE/madison" ;;
+"apt-cache show "*) printf 'Depends: linux-image-6.1.0-57-amd64 (= 6.1.192-3)\\n' ;;
+"apt-get download --print-uris "*)
+	printf "'http://m/k.deb' k.deb 4 SHA256:%s\\n" "$(cat "$FAKE/sha")" ;;
+"apt-get download "*) cp "$FAKE/k.deb" k.deb; echo "$PWD" > "$FAKE/where" ;;
+*) exit 100 ;;
+esac
+"""
+FAKE_DPKG = """\
+#!/bin/sh
+# dpkg-deb -x DEB DIR: a kernel tree, and a record that it ran.
+mkdir -p "$3/boot" "$3/lib/modules/6.1.0-57-amd64/kernel"
+echo image > "$3/boot/vmlinuz-6.1.0-57-amd64"
+echo "$2" >> "$FAKE/unpacked"
+"""
+
+
+class Fetch(unittest.TestCase):
+    """fetch_debian with apt and dpkg-deb faked on PATH."""
+
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = Path(self.tmp.name)
+        bin_dir = self.dir / "bin"
+        bin_dir.mkdir()
+        for name, text in (("apt-get", FAKE_APT), ("apt-cache", FAKE_APT),
+                           ("dpkg-deb", FAKE_DPKG)):
+            (bin_dir / name).write_text(text)
+            (bin_dir / name).chmod(0o755)
+        (self.dir / "madison").write_text(MADISON)
+        (self.dir / "k.deb").write_bytes(b"deb!")
+        env = {"PATH": f"{bin_dir}:{os.environ['PATH']}",
+               "FAKE": str(self.dir)}
+        self.env = mock.patch.dict(os.environ, env)
+        self.env.start()
+        self.cache = self.dir / "cache"
+
+    def tearDown(self):
+        self.env.stop()
+        self.tmp.cleanup()
+
+    def test_checked_unpacked_cached_in_a_private_folder(self):
+        (self.dir / "sha").write_text(hashlib.sha256(b"deb!").hexdigest())
+        kernel = hostkernel.fetch_debian("6.1", self.cache, log=lambda _: 0)
+        self.assertEqual(kernel.release, "6.1.0-57-amd64")
+        self.assertEqual(kernel.package, "linux-image-6.1.0-57-amd64")
+        self.assertTrue(kernel.vmlinuz.is_relative_to(self.cache))
+        # apt wrote into a folder only its owner may enter, now gone.
+        where = Path((self.dir / "where").read_text().strip())
+        self.assertTrue(where.is_relative_to(self.cache))
+        self.assertFalse(where.exists())
+        self.assertEqual(list(self.cache.glob("tmp*")), [])
+        # A second call finds it unpacked.
+        hostkernel.fetch_debian("6.1", self.cache, log=lambda _: 0)
+        self.assertEqual(len((self.dir / "unpacked").read_text().split()), 1)
+
+    def test_a_file_that_is_not_apts_is_refused(self):
+        (self.dir / "sha").write_text("0" * 64)
+        with self.assertRaisesRegex(hostkernel.HostKernelError,
+                                    "SHA256 differs"):
+            hostkernel.fetch_debian("6.1", self.cache, log=lambda _: 0)
+        self.assertFalse((self.dir / "unpacked").exists())
+
+    def test_private_folder_mode(self):
+        made = []
+        real = tempfile.TemporaryDirectory
+
+        def spy(*args, **kwargs):
+            t = real(*args, **kwargs)
+            made.append(stat.S_IMODE(os.stat(t.name).st_mode))
+            return t
+        (self.dir / "sha").write_text(hashlib.sha256(b"deb!").hexdigest())
+        with mock.patch.object(hostkernel.tempfile, "TemporaryDirectory",
+                               spy):
+            hostkernel.fetch_debian("6.1", self.cache, log=lambda _: 0)
+        self.assertEqual(made, [0o700])
+
+
+class Modules(unittest.TestCase):
+    def test_depends_field(self):
+        self.assertEqual(hostkernel.depends(module("kvm,ccp")),
+                         ["kvm", "ccp"])
+        self.assertEqual(hostkernel.depends(module("")), [])
+        self.assertEqual(hostkernel.depends(b"no modinfo"), [])
+
+    def test_load_order_dependencies_first(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp) / "lib/modules/6.12.0/kernel"
+            (root / "arch").mkdir(parents=True)
+            (root / "arch/kvm-amd.ko").write_bytes(module("kvm,ccp"))
+            (root / "arch/kvm.ko").write_bytes(module("irqbypass"))
+            (root / "irqbypass.ko.xz").write_bytes(
+                lzma.compress(module("")))
+            (root / "ccp.ko").write_bytes(module(""))
+            (root / "9p.ko").write_bytes(module("netfs,9pnet"))
+            (root / "9pnet.ko").write_bytes(module(""))
+            # netfs is built in: no file, taken as present.
+            order = hostkernel.load_order(root.parent, ("kvm_amd", "9p"))
+            names = [hostkernel.module_name(p) for p in order]
+            self.assertEqual(names, ["irqbypass", "kvm", "ccp", "kvm_amd",
+                                     "9pnet", "9p"])
+            self.assertEqual(hostkernel.module_bytes(order[0]), module(""))
+
+    def test_loop_is_an_error(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            (Path(tmp) / "a.ko").write_bytes(module("b"))
+            (Path(tmp) / "b.ko").write_bytes(module("a"))
+            with self.assertRaisesRegex(hostkernel.HostKernelError, "loop"):
+                hostkernel.load_order(tmp, ("a",))
+
+
+def read_cpio(data):
+    """{name: (mode, bytes)} of a newc archive."""
+    out, at = {}, 0
+    while True:
+        head = data[at:at + 110]
+        assert head[:6] == b"070701", head[:6]
+        f = [int(head[6 + 8 * i:14 + 8 * i], 16) for i in range(13)]
+        mode, size, namesize = f[1], f[6], f[11]
+        at += 110
+        name = data[at:at + namesize - 1].decode()
+        at += namesize
+        at += -at % 4
+        body = data[at:at + size]
+        at += size
+        at += -at % 4
+        if name == "TRAILER!!!":
+            return out
+        out[name] = (mode, body)
+
+
+class L1(unittest.TestCase):
+    def test_l0_is_kvm_only_where_it_nests_a_stock_kernel(self):
+        self.assertEqual(nested.choose_l0("kvm_intel", True).cpu,
+                         "host,pmu=on")
+        self.assertEqual(nested.choose_l0("kvm_pvm", True).accel, "tcg")
+        self.assertEqual(nested.choose_l0(None, False).accel, "tcg")
+        self.assertEqual(nested.choose_l0("kvm_amd", False).cpu, "max")
+
+    def test_initramfs(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            (tmp / "busybox").write_bytes(b"BB")
+            (tmp / "kvm.ko").write_bytes(module(""))
+            (tmp / "kvm-amd.ko").write_bytes(module("kvm"))
+            kernel = hostkernel.HostKernel("6.1", tmp / "vmlinuz", tmp, "r")
+            kernel.load = [tmp / "kvm.ko", tmp / "kvm-amd.ko"]
+            with mock.patch.object(nested, "BUSYBOX", tmp / "busybox"):
+                nested.initramfs(kernel, tmp / "i.gz")
+            files = read_cpio(gzip.decompress((tmp / "i.gz").read_bytes()))
+        self.assertEqual(files["bin/busybox"], (nested.EXE, b"BB"))
+        self.assertEqual(files["init"][0], nested.EXE)
+        self.assertTrue(files["init"][1].startswith(b"#!/bin/busybox sh\n"))
+        self.assertEqual(files["modules/order"][1],
+                         b"any kvm.ko\nkvm_amd kvm_amd.ko\n")
+        self.assertEqual(files["vendors/kvm_amd"][1],
+                         b"AuthenticAMD HygonGenuine")
+        self.assertEqual(files["modules/kvm_amd.ko"][1], module("kvm"))
+
+    def test_no_busybox_says_which_package(self):
+        kernel = hostkernel.HostKernel("6.1", Path("v"), None, "r")
+        with mock.patch.object(nested, "BUSYBOX", Path("/nonexistent/bb")):
+            with self.assertRaisesRegex(nested.NestedError,
+                                        "busybox-static"):
+                nested.initramfs(kernel, Path("/nonexistent/out"))
+
+    def test_job_records_each_status(self):
+        script = nested.job_script([["tools/run", "--name", "a b"],
+                                    ["true"]], Path("/r/l1"), {"K": "v w"})
+        self.assertIn("export K='v w'\n", script)
+        self.assertIn("{ tools/run --name 'a b' </dev/null; echo 0 $? >> "
+                      "/r/l1/status.each; } 2>&1 | cat\n", script)
+        self.assertIn("echo 1 $? >> /r/l1/status.each", script)
+
+    def test_qemu_shares_the_root_read_only(self):
+        kernel = hostkernel.HostKernel("6.12", Path("/k/vmlinuz"), None, "r")
+        argv = nested.qemu_argv(kernel, Path("/s/i.gz"), Path("/s"),
+                                nested.choose_l0(None, False))
+        self.assertEqual(argv[argv.index("-accel") + 1], "tcg")
+        self.assertEqual(argv[argv.index("-cpu") + 1], "max")
+        shares = [argv[i + 1] for i, a in enumerate(argv) if a == "-virtfs"]
+        self.assertEqual(shares, [
+            "local,path=/,mount_tag=hostroot,security_model=none,"
+            "multidevs=remap,readonly=on",
+            "local,path=/s,mount_tag=share,security_model=none"])
+        self.assertIn("hvprobe.share=/s", argv[argv.index("-append") + 1])
+
+    def test_a_share_with_spaces_is_refused(self):
+        kernel = hostkernel.HostKernel("6.12", Path("/k/vmlinuz"), None, "r")
+        with self.assertRaisesRegex(nested.NestedError, "spaces"):
+            nested.run(kernel, [], "/tmp/a b", 1, nested.choose_l0(None, 0))
+
+
+class RunInside(unittest.TestCase):
+    def test_the_same_command_less_the_host_options(self):
+        argv = ["--no-build", "--host-kernel", "6.12", "--results=x",
+                "--scenario", "s", "--name", "n", "--", "--host-kernel"]
+        self.assertEqual(run.without_options(
+            argv, ("--host-kernel", "--results", "--name"), ("--no-build",)),
+            ["--scenario", "s", "--", "--host-kernel"])
+
+    def test_tcg_and_host_modules_alone_are_usage_errors(self):
+        for argv in (["--host-kernel", "6.1", "--accel", "tcg"],
+                     ["--host-modules", "/tmp"]):
+            with self.assertRaises(SystemExit) as exit_, \
+                    mock.patch("sys.stderr", new=io.StringIO()) as err:
+                run.parse_args(argv)
+            self.assertEqual(exit_.exception.code, 2)
+            self.assertIn("--host-", err.getvalue())
+
+
+if __name__ == "__main__":
+    unittest.main()
