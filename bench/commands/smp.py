@@ -47,7 +47,7 @@ from pathlib import Path
 from bench.lib import linuxref, sidebyside
 from bench.lib.sidebyside import Machine
 from tools import ROOT, TOOLS
-from tools.lib import batch, cli, figures, qemu, results, serial
+from tools.lib import batch, cli, figures, jsonfile, qemu, results, serial
 from tools.lib import scenario as scen
 from tools.lib.guest import shown
 from tools.lib.progress import Progress
@@ -389,11 +389,11 @@ def outcome(rec):
 
 
 def write_json(path, doc, link=None):
-    """doc into path, whole (results.write_json_atomic()); link, if
+    """doc into path, whole (jsonfile.write()); link, if
     given, then points at it."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    results.write_json_atomic(path, doc)
+    jsonfile.write(path, doc)
     if link is not None:
         tmp = link.with_name(f".{link.name}.{os.getpid()}")
         try:

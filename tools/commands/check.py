@@ -31,8 +31,8 @@ import xml.etree.ElementTree as ET
 
 from tools import ROOT, TOOLS
 from tools.lib import (batch, cli, coverage, hostinfo, hostkernel, ktap,
-                       kunit, kvm, layering, nested, probecheck, results,
-                       serial)
+                       jsonfile, kunit, kvm, layering, nested, probecheck,
+                       results, serial, signals)
 
 UNIT = ROOT / "build" / "unit" / "hvprobe-unit"
 RUNS = TOOLS / "check-runs.json"
@@ -466,7 +466,13 @@ def timed(step, *args):
 
 
 def main(argv):
-    cli.interruptible()
+    # SIGTERM and SIGHUP end it as Ctrl-C does: the runs stop, what ran
+    # is kept, exit status 130.
+    with signals.interruptible():
+        return main_body(argv)
+
+
+def main_body(argv):
     args = parse_args(argv)
     cli.use_qemu(args)
     began = time.monotonic()
@@ -557,7 +563,7 @@ def main(argv):
         print(line)
     try:
         if args.json:
-            results.write_json_atomic(args.json, {
+            jsonfile.write(args.json, {
                 "passed": total.passed, "failed": total.failed,
                 "skipped": total.skipped, "logs": str(log_dir),
                 "rows": rows})

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from tools import ROOT, TOOLS
 from tools.lib import (batch, cli, figures, guest, hostkernel, media, nested,
-                       qemu, report, results)
+                       qemu, report, results, signals)
 from tools.lib import kvm as kvm_lib
 from tools.lib import scenario as scen
 from tools.lib.guest import CannotRun, shown
@@ -332,7 +332,13 @@ def run_nested(args, argv):
 
 
 def main(argv):
-    cli.interruptible()
+    # SIGTERM and SIGHUP end it as Ctrl-C does: the runs stop, what ran
+    # is kept, exit status 130.
+    with signals.interruptible():
+        return main_body(argv)
+
+
+def main_body(argv):
     args = parse_args(argv)
     cli.use_qemu(args)
     if args.host_kernel:

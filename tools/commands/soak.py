@@ -26,7 +26,8 @@ import time
 from dataclasses import dataclass, field
 
 from tools import ROOT
-from tools.lib import batch, cli, guest, hostinfo, qemu, results, serial
+from tools.lib import (batch, cli, guest, hostinfo, jsonfile, qemu, results,
+                       serial, signals)
 from tools.lib import kvm as kvm_lib
 
 MAX_CPUS = 64
@@ -210,7 +211,7 @@ def boot_one(p, out_dir, timeout):
 
 def write_soak(path, args, outcomes, complete):
     """soak.json: every run done so far (an interrupted one says so)."""
-    results.write_json_atomic(path, {
+    jsonfile.write(path, {
         "seed": args.seed, "accel": args.accel, "complete": complete,
         "runs": [{"index": p.index, "accel": p.accel,
                   "reproduce": reproduce(p, args.timeout),
@@ -290,7 +291,13 @@ def summarise(outcomes, seed, timeout=None):
 
 
 def main(argv):
-    cli.interruptible()
+    # SIGTERM and SIGHUP end it as Ctrl-C does: the runs stop, what ran
+    # is kept, exit status 130.
+    with signals.interruptible():
+        return main_body(argv)
+
+
+def main_body(argv):
     args = parse_args(argv)
     # Each plan names its accelerator, so that a printed command means
     # the same machine on a host where auto would pick otherwise.

@@ -25,7 +25,7 @@ import threading
 import time
 from pathlib import Path
 
-from . import guest, hostinfo, media, qemu, results, serial
+from . import guest, hostinfo, jsonfile, media, qemu, results, serial
 from . import kvm as kvm_lib
 from .progress import Progress
 
@@ -147,7 +147,7 @@ def run_all(specs, batch_dir, jobs, about, stream=None, live=None,
 
     def write():
         index["runs"] = [r for r in records if r is not None]
-        results.write_json_atomic(batch_dir / INDEX, index)
+        jsonfile.write(batch_dir / INDEX, index)
 
     with Progress(len(specs), stream=stream, live=live) as progress:
         def one(i, spec):

@@ -6,7 +6,6 @@ commands take."""
 
 import argparse
 import os
-import signal
 import subprocess
 import sys
 
@@ -61,17 +60,6 @@ def results_option(p, root, what):
     p.add_argument("--results", metavar="DIR",
                    default=results.results_dir(root),
                    help=f"{what} (default: $HVPROBE_RESULTS or results/)")
-
-
-def _interrupt(signum, frame):
-    raise KeyboardInterrupt(signal.Signals(signum).name)
-
-
-def interruptible():
-    """SIGTERM and SIGHUP end the command as Ctrl-C does: its children
-    killed, what it has written kept, exit status 130."""
-    for signum in (signal.SIGTERM, signal.SIGHUP):
-        signal.signal(signum, _interrupt)
 
 
 def reader_gone():

@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import cli, hostinfo, ktap, kvm, media, qemu, results, serial
+from . import (cli, hostinfo, jsonfile, ktap, kvm, media, qemu, results,
+               serial)
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 BUILD = ROOT / "build"
@@ -262,7 +263,7 @@ def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
     stderr = (run_dir / "qemu.stderr").read_text(errors="replace").strip()
     lines += [f"qemu: {line}" for line in stderr.splitlines()[-TAIL_LINES:]]
     try:
-        results.write_json_atomic(run_dir / "results.json", doc)
+        jsonfile.write(run_dir / "results.json", doc)
     except OSError as err:
         raise CannotRun(f"cannot write {shown(run_dir)}/results.json: "
                         f"{err}") from None

@@ -6,10 +6,8 @@ which writes it, and tools/check, which reads it back, agree by
 construction.
 """
 
-import json
 import os
 import re
-import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -25,38 +23,11 @@ BAD = ktap.BAD
 # 517 KiB, OVMF about 6.4 MiB (reserved, ACPI and NVS ranges), so UEFI
 # runs fail this rule as it stands.
 MEM_TOLERANCE_KIB = 1024
-# The mode files get, read once: setting and restoring the umask later
-# would race with other threads' files.
-_UMASK = os.umask(0o022)
-os.umask(_UMASK)
 
 
 def results_dir(root):
     """Where run folders go unless a command line says otherwise."""
     return Path(os.environ.get("HVPROBE_RESULTS", Path(root) / "results"))
-
-
-def write_json_atomic(path, doc):
-    """doc as JSON in path, all or nothing: written to a temporary file
-    beside it, flushed to disk, then renamed over path, so that a full
-    disk or a kill leaves the old file (or none), never half of one.
-    OSError says why it could not be written."""
-    path = Path(path)
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w") as out:
-            json.dump(doc, out, indent=1)
-            out.write("\n")
-            out.flush()
-            os.fsync(out.fileno())
-        os.chmod(tmp, 0o666 & ~_UMASK)
-        os.replace(tmp, path)
-    except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
-        raise
 
 
 LATEST = "latest"

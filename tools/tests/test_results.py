@@ -8,7 +8,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from tools.lib import ktap, results
+from tools.lib import jsonfile, ktap, results
 from tools.lib.results import Counts
 
 
@@ -312,19 +312,21 @@ class LineChecks(unittest.TestCase):
 
 
 class AtomicJson(unittest.TestCase):
-    """JSON is written whole or not at all: a failed write leaves the old
-    file, and no temporary one beside it."""
+    """results.json, index.json and soak.json go through jsonfile.write():
+    whole or not at all, and readable as a file open() made would be
+    (mkstemp's 0600 is not what a results folder wants)."""
 
-    def test_replaced_whole(self):
+    def test_replaced_whole_with_the_usual_mode(self):
         with tempfile.TemporaryDirectory() as d:
             path = Path(d) / "results.json"
-            results.write_json_atomic(path, {"a": 1})
+            jsonfile.write(path, {"a": 1})
             self.assertEqual(json.loads(path.read_text()), {"a": 1})
-            with self.assertRaises(TypeError):
-                results.write_json_atomic(path, {"a": object()})
+            mask = os.umask(0o022)
+            os.umask(mask)
+            self.assertEqual(path.stat().st_mode & 0o777, 0o666 & ~mask)
             with mock.patch.object(os, "fsync",
                                    side_effect=OSError(28, "No space")):
                 with self.assertRaises(OSError):
-                    results.write_json_atomic(path, {"a": 2})
+                    jsonfile.write(path, {"a": 2})
             self.assertEqual(json.loads(path.read_text()), {"a": 1})
             self.assertEqual(os.listdir(d), ["results.json"])
