@@ -11,6 +11,7 @@
  * boot_main(magic, info) in 64-bit C.
  */
 #include "boot/multiboot.h"
+#include "kernel/power.h"
 #include "kernel/uart.h"
 #include "kernel/x86/cpuid.h"
 #include "kernel/x86/msr.h"
@@ -100,9 +101,20 @@ _start:
 no_long_mode:
 	movl $msg_no_long_mode, %esi
 
-	/* Print the NUL-terminated string at ESI and EAX in hex, then stop. */
+	/*
+	 * Say why, in KTAP so that a runner reads a verdict (one boot test,
+	 * an error) rather than a crash, with EAX in hex in a diagnostic;
+	 * then end the VM: QEMU's debug-exit device if fw_cfg says QEMU,
+	 * else halt with interrupts off (no ACPI this early).
+	 */
 die:
 	movl %eax, %ebx
+	movl %esi, %edi
+	movl $msg_ktap_head, %esi
+	call puts32
+	movl %edi, %esi
+	call puts32
+	movl $msg_eax, %esi
 	call puts32
 	movl $8, %ecx
 4:	roll $4, %ebx
@@ -111,18 +123,38 @@ die:
 	movb hex_digits(%eax), %al
 	call putc32
 	loop 4b
-	movl $msg_halting, %esi
+	movl $msg_not_ok, %esi
 	call puts32
-5:	hlt
-	jmp 5b
+	movl %edi, %esi
+	call puts32
+	movl $msg_ktap_tail, %esi
+	call puts32
+
+	movw $FW_CFG_PORT_SEL, %dx
+	movw $FW_CFG_SIGNATURE, %ax
+	outw %ax, %dx
+	movw $FW_CFG_PORT_DATA, %dx
+	movl $msg_qemu, %esi
+	movl $4, %ecx
+5:	inb %dx, %al
+	cmpb (%esi), %al
+	jne 6f
+	incl %esi
+	loop 5b
+	movw $QEMU_DEBUG_EXIT_PORT, %dx
+	movb $QEMU_DEBUG_EXIT_FAILED, %al
+	outb %al, %dx
+6:	cli
+	hlt
+	jmp 6b
 
 puts32:
 	lodsb
 	testb %al, %al
-	jz 6f
+	jz 9f
 	call putc32
 	jmp puts32
-6:	ret
+9:	ret
 
 putc32:
 	movw $(UART_COM1 + UART_LSR), %dx
@@ -154,11 +186,19 @@ long_mode:
 
 	.section .rodata
 msg_bad_magic:
-	.asciz "hvprobe: not started by a Multiboot loader; EAX=0x"
+	.asciz "not started by a Multiboot loader"
 msg_no_long_mode:
-	.asciz "hvprobe: this CPU has no long mode; EAX=0x"
-msg_halting:
-	.asciz "; halting\r\n"
+	.asciz "this CPU has no long mode"
+msg_ktap_head:
+	.asciz "KTAP version 1\r\n1..1\r\n# hvprobe: "
+msg_eax:
+	.asciz "; EAX=0x"
+msg_not_ok:
+	.asciz "\r\nnot ok 1 boot # ERROR "
+msg_ktap_tail:
+	.asciz "\r\n# Totals: pass:0 fail:0 skip:0 error:1\r\n"
+msg_qemu:
+	.ascii "QEMU"
 hex_digits:
 	.ascii "0123456789abcdef"
 

@@ -10,11 +10,6 @@
 #include "kernel/lib/printf.h"
 #include "kernel/x86/x86.h"
 
-/* QEMU fw_cfg I/O interface (QEMU docs/specs/fw_cfg.rst) */
-#define FW_CFG_PORT_SEL 0x510
-#define FW_CFG_PORT_DATA 0x511
-#define FW_CFG_SIGNATURE 0x0000
-
 #define ACPI_ENABLE_POLLS 100000
 #define POWER_OFF_POLLS 10000000
 
@@ -43,7 +38,8 @@ bool power_under_qemu(void)
 
 static void qemu_exit(enum result r)
 {
-	outb(QEMU_DEBUG_EXIT_PORT, r == RESULT_PASS || r == RESULT_SKIP ? 0 : 1);
+	outb(QEMU_DEBUG_EXIT_PORT, r == RESULT_PASS || r == RESULT_SKIP ?
+					     QEMU_DEBUG_EXIT_PASSED : QEMU_DEBUG_EXIT_FAILED);
 }
 
 static void acpi_power_off(void)

@@ -6,7 +6,8 @@ reuses one calibration per node, takes lpj= preset, or follows Linux
 6.1's or 6.5's rule) x bring-up order (serial, parallel) for each CPU
 model: the bench-smp matrix (tools/matrices/bench-smp.toml), narrowed to
 the options given. It boots Debian's own Linux kernel
-(linux-image-cloud-amd64 6.1, no root filesystem) in the same QEMU
+(linux-image-cloud-amd64 6.1, no root filesystem; unpacked into
+build/linux-ref/, never installed) in the same QEMU
 machine with and without lpj= beside the serial preset and 6.1-rule rows,
 and the same package's 6.12 (unpacked from the apt sources' backports
 suite, not installed) beside the parallel 6.5-rule rows. A kernel that
@@ -23,7 +24,9 @@ not a node. -cpu Skylake-Client has a constant TSC (Linux reuses lpj
 within a socket); -cpu qemu64 has none (every Linux AP calibrates).
 
 Prints a table (min and median of --runs: the host may be shared and
-noisy) and writes every raw timing to results/bench-smp.json.
+noisy) and writes every raw timing to results/bench-smp-<date-time>.json
+(results/bench-smp.json links to the last), so that a new sweep never
+overwrites an earlier one.
 
 Exit status: 0 every run gave a time, 1 some did not or the reference
 kernel is missing, 2 bad usage, 3 the benchmark could not run (build,
@@ -32,7 +35,6 @@ QEMU), 130 interrupted (the JSON then holds what was measured).
 
 import argparse
 import datetime
-import json
 import os
 import platform
 import re
@@ -45,13 +47,14 @@ from pathlib import Path
 from bench.lib import linuxref, sidebyside
 from bench.lib.sidebyside import Machine
 from tools import ROOT, TOOLS
-from tools.lib import batch, cli, figures, qemu, results, serial
+from tools.lib import batch, cli, figures, jsonfile, qemu, results, serial
 from tools.lib import scenario as scen
 from tools.lib.guest import shown
 from tools.lib.progress import Progress
 
 SCHEMA = 2
-QEMU = "qemu-system-x86_64"
+# $QEMU, else qemu-system-x86_64 (tools/lib/qemu.py).
+QEMU = qemu.qemu_binary()
 MATRIX = TOOLS / "matrices" / "bench-smp.toml"
 QUICK_VCPUS = (1, 4, 16)
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANNOT_RUN = 0, 1, 2, 3
@@ -154,15 +157,21 @@ def parse_args(argv):
                    help="accelerator (default: tcg, so that figures from "
                         "different hosts compare)")
     p.add_argument("--output", metavar="PATH",
-                   default=str(ROOT / "results" / "bench-smp.json"),
                    help="JSON with every raw timing, rewritten as the sweep "
-                        "goes (default: results/bench-smp.json)")
+                        "goes (default: results/bench-smp-DATE-TIME.json, "
+                        "linked from results/bench-smp.json)")
     p.add_argument("--keep", metavar="DIR",
                    help="keep every run folder (hvprobe and Linux) in DIR "
                         "instead of a temporary folder")
     cli.no_build(p)
     args = p.parse_args(argv)
 
+    if args.output is None:
+        stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+        args.output = str(ROOT / "results" / f"bench-smp-{stamp}.json")
+        args.link = ROOT / "results" / "bench-smp.json"
+    else:
+        args.link = None
     if args.runs is None:
         args.runs = 1 if args.quick else 3
     if args.runs < 1:
@@ -379,12 +388,20 @@ def outcome(rec):
     return text
 
 
-def write_json(path, doc):
+def write_json(path, doc, link=None):
+    """doc into path, whole (jsonfile.write()); link, if
+    given, then points at it."""
     path = Path(path)
     path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(doc, indent=1) + "\n")
-    tmp.replace(path)  # a reader never sees half a file
+    jsonfile.write(path, doc)
+    if link is not None:
+        tmp = link.with_name(f".{link.name}.{os.getpid()}")
+        try:
+            os.symlink(path.name if path.parent == link.parent else
+                       str(path), tmp)
+            os.replace(tmp, link)
+        except OSError:
+            pass
 
 
 class Bench:
@@ -550,7 +567,8 @@ class Bench:
                 self.run_machine(machine)
                 # Saved after every machine: a long sweep that is stopped
                 # still leaves what it measured.
-                write_json(args.output, self.document(complete=False))
+                write_json(args.output, self.document(complete=False),
+                           args.link)
 
     def run_machine(self, machine):
         args = self.args
@@ -619,7 +637,7 @@ class Bench:
 
     def finish(self, complete):
         args, meta = self.args, self.meta
-        write_json(args.output, self.document(complete))
+        write_json(args.output, self.document(complete), args.link)
         head = [f"SMP bring-up: {meta['host']['qemu'] or QEMU}, "
                 f"{args.accel.upper()}, q35, -m {args.mem_mib}M, one socket "
                 "per NUMA node"]

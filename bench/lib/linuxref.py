@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Debian's own Linux kernel as the reference for hvprobe's SMP bring-up:
-find or install it, boot it in QEMU with host timestamps on every serial
+unpack it into the build folder (never installed: /boot stays as it is),
+boot it in QEMU with host timestamps on every serial
 line (the host package's serial console, as tools/run boots hvprobe), and
 read its bring-up markers and loops-per-jiffy from the log. Its own clock
 is no use here: under TCG Linux's dmesg times undercount up to 5x.
@@ -11,23 +12,20 @@ is killed) as soon as "smp: Brought up" arrives. Left alone it would
 panic for want of a root and, with panic=-1 and -no-reboot, QEMU would exit.
 """
 
-import os
 import re
 import shutil
 import subprocess
 from pathlib import Path
 
-from tools.lib import guest, qemu, serial
+from tools.lib import aptdeb, guest, qemu, serial
 
 PACKAGE = "linux-image-cloud-amd64"
-APT_INSTALL = ["apt-get", "install", "-y", "--no-install-recommends", PACKAGE]
-# The installed reference is Debian 12's own kernel, 6.1; a newer one that
-# a backports meta-package may have put in /boot is not it.
+# The first reference is Debian 12's own kernel, 6.1; the second the same
+# package's 6.12 series, which the machine's apt sources offer in a
+# backports suite. Both are downloaded (tools/lib/aptdeb.py: the file
+# apt's index names, its SHA256 checked) and unpacked into the build
+# folder with dpkg-deb -x, never installed: /boot stays as it is.
 SERIES = "6.1"
-VMLINUZ_GLOB = f"vmlinuz-{SERIES}.*-cloud-amd64"
-# The second reference: the same package's 6.12 series, which the
-# machine's apt sources offer in a backports suite. It is downloaded and
-# unpacked into the build folder, never installed: /boot stays as it is.
 BACKPORT_SERIES = "6.12"
 BACKPORT_DIR = Path(__file__).resolve().parent.parent.parent / "build" / \
     "linux-ref"
@@ -103,57 +101,12 @@ def variant_for(lpj_mode, bringup, model):
 
 
 class LinuxError(Exception):
-    """The reference kernel is missing and cannot be installed here."""
+    """The reference kernel is missing and cannot be unpacked here."""
 
 
 def _version_key(path):
     # Natural order, so that 6.1.10 sorts after 6.1.9.
     return [int(n) for n in re.findall(r"\d+", path.name)]
-
-
-def find_vmlinuz(boot="/boot"):
-    """The newest Debian cloud kernel image in boot, or None."""
-    found = sorted(Path(boot).glob(VMLINUZ_GLOB), key=_version_key)
-    return found[-1] if found else None
-
-
-def install_line():
-    return " ".join(APT_INSTALL)
-
-
-def can_install():
-    """Whether this process may install the package itself: root on Debian
-    with apt-get at hand."""
-    return (os.geteuid() == 0 and Path("/etc/debian_version").exists()
-            and shutil.which("apt-get") is not None)
-
-
-def ensure_vmlinuz(boot="/boot", log=print):
-    """The reference kernel's image, installed first when it is missing
-    and this process may do so; LinuxError (with the apt-get line to run)
-    when it may not or the installation fails."""
-    vmlinuz = find_vmlinuz(boot)
-    if vmlinuz is None:
-        if not can_install():
-            raise LinuxError(f"Debian's {PACKAGE} is not installed; as root "
-                             f"run: {install_line()}")
-        env = dict(os.environ, DEBIAN_FRONTEND="noninteractive")
-        log(f"installing {PACKAGE}: {install_line()}")
-        done = subprocess.run(APT_INSTALL, env=env, stdin=subprocess.DEVNULL)
-        if done.returncode:
-            # A fresh container's package lists may be empty or stale.
-            log("apt-get install failed; running apt-get update and again")
-            subprocess.run(["apt-get", "update"], env=env,
-                           stdin=subprocess.DEVNULL)
-            done = subprocess.run(APT_INSTALL, env=env,
-                                  stdin=subprocess.DEVNULL)
-        vmlinuz = find_vmlinuz(boot)
-        if done.returncode or vmlinuz is None:
-            raise LinuxError(f"could not install {PACKAGE} (apt-get exited "
-                             f"{done.returncode}); run: {install_line()}")
-    if not os.access(vmlinuz, os.R_OK):
-        raise LinuxError(f"{vmlinuz} is not readable by this user")
-    return vmlinuz
 
 
 def _run(argv):
@@ -165,14 +118,14 @@ def _run(argv):
     return done
 
 
-def backport_versions(madison):
-    """The versions of PACKAGE in BACKPORT_SERIES that `apt-cache madison
-    PACKAGE` lists, newest first (madison's own order)."""
+def backport_versions(madison, series=BACKPORT_SERIES):
+    """The versions of PACKAGE in series that `apt-cache madison PACKAGE`
+    lists, newest first (madison's own order)."""
     out = []
     for line in madison.splitlines():
         fields = [f.strip() for f in line.split("|")]
         if len(fields) >= 2 and fields[0] == PACKAGE and \
-                fields[1].startswith(BACKPORT_SERIES + "."):
+                fields[1].startswith(series + "."):
             out.append(fields[1])
     return out
 
@@ -185,47 +138,65 @@ def image_package(show):
     return (m.group(1), m.group(2)) if m else (None, None)
 
 
-def find_backport(directory=BACKPORT_DIR):
+def find_series(series, directory=BACKPORT_DIR):
+    """The newest unpacked image of series in directory, or None."""
     found = sorted(Path(directory).glob(
-        f"boot/vmlinuz-{BACKPORT_SERIES}.*-cloud-amd64"), key=_version_key)
+        f"boot/vmlinuz-{series}.*-cloud-amd64"), key=_version_key)
     return found[-1] if found else None
 
 
-def ensure_backport(directory=BACKPORT_DIR, log=print):
-    """The 6.12 reference image, unpacked from the package the machine's
-    apt sources offer (apt-get download, dpkg-deb -x; nothing installed);
-    LinuxError saying why when no source offers it."""
-    found = find_backport(directory)
+def find_backport(directory=BACKPORT_DIR):
+    return find_series(BACKPORT_SERIES, directory)
+
+
+def ensure_series(series, directory=BACKPORT_DIR, log=print):
+    """The image of series, unpacked from the package the machine's apt
+    sources offer (apt-get download, SHA256 checked, dpkg-deb -x into
+    directory; nothing installed); LinuxError saying why when no source
+    offers it."""
+    found = find_series(series, directory)
     if found:
         return found
+    if not aptdeb.available():
+        raise LinuxError("no apt-get or dpkg-deb on this machine to unpack "
+                         f"Debian's {PACKAGE} {series}")
     madison = _run(["apt-cache", "madison", PACKAGE]).stdout
-    versions = backport_versions(madison)
+    versions = backport_versions(madison, series)
     if not versions:
-        raise LinuxError(f"no apt source offers {PACKAGE} {BACKPORT_SERIES}"
-                         " (a backports suite; apt-get update may help)")
+        raise LinuxError(f"no apt source offers {PACKAGE} {series}"
+                         " (apt-get update may help; 6.12 comes from a "
+                         "backports suite)")
     show = _run(["apt-cache", "show", f"{PACKAGE}={versions[0]}"]).stdout
     package, version = image_package(show)
     if package is None:
         raise LinuxError(f"{PACKAGE} {versions[0]} names no image package")
     directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
-    log(f"downloading {package} {version} into {directory}")
-    done = subprocess.run(["apt-get", "download", f"{package}={version}"],
-                          cwd=directory, stdin=subprocess.DEVNULL,
-                          capture_output=True, text=True)
-    debs = sorted(directory.glob(f"{package}_*.deb"))
-    if done.returncode or not debs:
-        raise LinuxError(f"apt-get download {package}={version} failed: "
-                         f"{(done.stderr or done.stdout).strip()[-200:]}")
-    done = subprocess.run(["dpkg-deb", "-x", str(debs[-1]), str(directory)],
-                          stdin=subprocess.DEVNULL, capture_output=True,
-                          text=True)
-    found = find_backport(directory)
+    log(f"downloading {package} {version} into {directory} (unpacked, "
+        "not installed)")
+    work = aptdeb.private_dir(directory)
+    try:
+        deb = aptdeb.download(f"{package}={version}", work)
+        done = _run(["dpkg-deb", "-x", str(deb), str(directory)])
+    except aptdeb.AptError as err:
+        raise LinuxError(str(err)) from None
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    aptdeb.owned_like(directory, directory.parent.parent)
+    found = find_series(series, directory)
     if done.returncode or found is None:
-        raise LinuxError(f"dpkg-deb -x {debs[-1].name} gave no vmlinuz: "
+        raise LinuxError(f"dpkg-deb -x {deb.name} gave no vmlinuz: "
                          f"{done.stderr.strip()[-200:]}")
-    debs[-1].unlink()
     return found
+
+
+def ensure_vmlinuz(directory=BACKPORT_DIR, log=print):
+    """The 6.1 reference image (ensure_series())."""
+    return ensure_series(SERIES, directory, log)
+
+
+def ensure_backport(directory=BACKPORT_DIR, log=print):
+    """The 6.12 reference image (ensure_series())."""
+    return ensure_series(BACKPORT_SERIES, directory, log)
 
 
 def cmdline(lpj=None):

@@ -4,8 +4,11 @@ hvprobe figures read from DATA, the table and the Linux reference, against
 made-up serial logs (no QEMU needed)."""
 
 import contextlib
+import hashlib
 import io
 import json
+import os
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -342,23 +345,76 @@ class LinuxLog(unittest.TestCase):
         self.assertEqual(linuxref.cmdline(), "console=ttyS0 panic=-1")
         self.assertEqual(linuxref.cmdline(5), "console=ttyS0 panic=-1 lpj=5")
 
+    def test_reference_kernels_are_unpacked_never_installed(self):
+        # Stand-ins for apt-cache and apt-get that log every call: the
+        # image is the checked .deb, unpacked into the build folder.
+        with tempfile.TemporaryDirectory() as tmp:
+            tmp = Path(tmp)
+            pkg = tmp / "pkg"
+            (pkg / "boot").mkdir(parents=True)
+            (pkg / "DEBIAN").mkdir()
+            image = "linux-image-6.1.0-30-cloud-amd64"
+            (pkg / "boot" / "vmlinuz-6.1.0-30-cloud-amd64").write_text("k")
+            (pkg / "DEBIAN" / "control").write_text(
+                f"Package: {image}\nVersion: 6.1.124-1\nArchitecture: "
+                "amd64\nMaintainer: x <x@example.org>\nDescription: x\n")
+            deb = tmp / f"{image}_6.1.124-1_amd64.deb"
+            subprocess.run(["dpkg-deb", "-b", "-Zgzip", str(pkg), str(deb)],
+                           check=True, capture_output=True)
+            digest = hashlib.sha256(deb.read_bytes()).hexdigest()
+            bin_dir = tmp / "bin"
+            bin_dir.mkdir()
+            calls = tmp / "calls"
+            (bin_dir / "apt-cache").write_text(
+                f"#!/bin/sh\necho \"apt-cache $*\" >> {calls}\n"
+                "case $1 in\n"
+                "madison) echo ' linux-image-cloud-amd64 | 6.1.124-1 | "
+                "http://h bookworm/main amd64 Packages';;\n"
+                f"show) echo 'Depends: {image} (= 6.1.124-1)';;\nesac\n")
+            (bin_dir / "apt-get").write_text(
+                f"#!/bin/sh\necho \"apt-get $*\" >> {calls}\n"
+                "case \"$*\" in\n"
+                f"*--print-uris*) echo \"'http://h/{deb.name}' {deb.name} "
+                f"{deb.stat().st_size} SHA256:{digest}\";;\n"
+                f"download*) cp {deb} .;;\n*) exit 100;;\nesac\n")
+            for tool in bin_dir.iterdir():
+                tool.chmod(0o755)
+            ref = tmp / "build" / "linux-ref"
+            env = {"PATH": f"{bin_dir}:{os.environ['PATH']}"}
+            with mock.patch.dict(os.environ, env):
+                found = linuxref.ensure_vmlinuz(ref, log=lambda _: None)
+                self.assertEqual(found, ref / "boot" /
+                                 "vmlinuz-6.1.0-30-cloud-amd64")
+                # Found again without apt.
+                self.assertEqual(linuxref.ensure_vmlinuz(ref), found)
+            said = calls.read_text()
+            self.assertNotIn("install", said)
+            self.assertIn(f"apt-get download -q {image}=6.1.124-1", said)
+            self.assertEqual(sorted(p.name for p in ref.iterdir()),
+                             ["boot"])
+
+    def test_a_new_sweep_keeps_the_last_one(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            link = Path(tmp) / "bench-smp.json"
+            a, b = Path(tmp) / "bench-smp-1.json", Path(tmp) / "bench-smp-2.json"
+            smp.write_json(a, {"sweep": 1}, link)
+            smp.write_json(b, {"sweep": 2}, link)
+            self.assertEqual(json.loads(a.read_text()), {"sweep": 1})
+            self.assertEqual(json.loads(link.read_text()), {"sweep": 2})
+            self.assertEqual(os.readlink(link), "bench-smp-2.json")
+        args = smp.parse_args(["--quick"])
+        self.assertRegex(args.output, r"results/bench-smp-\d{8}-\d{6}\.json$")
+
     def test_newest_vmlinuz(self):
         with tempfile.TemporaryDirectory() as tmp:
-            self.assertIsNone(linuxref.find_vmlinuz(tmp))
+            self.assertIsNone(linuxref.find_series("6.1", tmp))
+            (Path(tmp) / "boot").mkdir()
             for name in ("vmlinuz-6.1.0-9-cloud-amd64",
                          "vmlinuz-6.1.0-10-cloud-amd64",
-                         "vmlinuz-6.12.9-amd64"):
-                (Path(tmp) / name).write_bytes(b"")
-            self.assertEqual(linuxref.find_vmlinuz(tmp).name,
+                         "vmlinuz-6.12.9-cloud-amd64"):
+                (Path(tmp) / "boot" / name).write_bytes(b"")
+            self.assertEqual(linuxref.find_series("6.1", tmp).name,
                              "vmlinuz-6.1.0-10-cloud-amd64")
-
-    def test_missing_kernel_says_how_to_install(self):
-        with tempfile.TemporaryDirectory() as tmp, \
-                mock.patch.object(linuxref, "can_install", lambda: False):
-            with self.assertRaises(linuxref.LinuxError) as cm:
-                linuxref.ensure_vmlinuz(tmp)
-        self.assertIn("apt-get install -y --no-install-recommends "
-                      "linux-image-cloud-amd64", str(cm.exception))
 
     def test_same_machine_as_hvprobe(self):
         spec = spec_of(16, 4)

@@ -7,12 +7,17 @@ tools/run command line), a few at a time.
 A case is one leaf KTAP result, one Python test method, one fuzz target,
 one host check of a guest run, one crash, or one negative run. Logs go to
 results/check-<date-time>/. The last line is `N passed, N failed, N
-skipped`; the exit status is 0 exactly when nothing failed, 2 for bad usage.
+skipped`; --json and --junit write the rows for machines as well.
+
+Exit status: 0 nothing failed, 1 something failed, 2 bad usage, 130
+interrupted (Ctrl-C, SIGTERM or SIGHUP: the running guests are killed).
 """
 
 import collections
 import concurrent.futures
+import contextlib
 import datetime
+import fnmatch
 import functools
 import io
 import json
@@ -22,10 +27,12 @@ import subprocess
 import sys
 import time
 import unittest
+import xml.etree.ElementTree as ET
 
 from tools import ROOT, TOOLS
 from tools.lib import (batch, cli, coverage, hostinfo, hostkernel, ktap,
-                       kunit, kvm, layering, nested, probecheck, results)
+                       jsonfile, kunit, kvm, layering, nested, probecheck,
+                       results, serial, signals)
 
 UNIT = ROOT / "build" / "unit" / "hvprobe-unit"
 RUNS = TOOLS / "check-runs.json"
@@ -33,6 +40,7 @@ UNIT_TIMEOUT_S = 300
 # tools/run enforces each guest's own timeout; this only catches a runner
 # that itself got stuck.
 RUN_TIMEOUT_S = 900
+INTERRUPTED = 130
 # One nested run's share of its L1's time: a nested boot takes 10-30 s
 # under a TCG L0, the first one also KVM's probe boot.
 NESTED_TIMEOUT_S = 180
@@ -45,13 +53,22 @@ class UsageError(Exception):
 
 
 def parse_args(argv):
-    p = cli.parser("tools/check", __doc__, epilog=None)
+    p = cli.parser("tools/check", __doc__)
     p.add_argument("-j", "--jobs", type=int, default=2, metavar="N",
                    help="guest runs at a time (default: 2)")
     cli.no_build(p, " (make check already did)")
     cli.results_option(p, ROOT, "parent of the check-* log folder")
     p.add_argument("--runs", metavar="FILE", default=str(RUNS),
                    help="guest run list (default: tools/check-runs.json)")
+    p.add_argument("--only", action="append", metavar="PATTERN",
+                   help="only the rows and guest runs whose name matches "
+                        "(a glob: 'smp-*', kunit); repeatable")
+    p.add_argument("--json", metavar="FILE",
+                   help="also write the rows and the total as JSON")
+    p.add_argument("--junit", metavar="FILE",
+                   help="also write the rows as JUnit XML (one test case "
+                        "per row, for CI systems)")
+    cli.qemu_option(p)
     args = p.parse_args(argv)
     if args.jobs < 1:
         p.error("-j needs at least 1")
@@ -59,7 +76,46 @@ def parse_args(argv):
         args.guest_runs = load_runs(args.runs)
     except UsageError as err:
         p.error(str(err))
+    if args.only:
+        names = [n for n, _ in ROWS + AFTER_RUNS] + \
+            [r["name"] for r in args.guest_runs]
+        unmatched = [o for o in args.only
+                     if not any(fnmatch.fnmatchcase(n, o) for n in names)]
+        if unmatched:
+            p.error(f"--only {unmatched[0]!r} matches no row or run (rows: "
+                    f"{', '.join(n for n, _ in ROWS + AFTER_RUNS)}; runs: "
+                    f"{os.path.relpath(args.runs)})")
     return args
+
+
+def chosen(args, name):
+    """Whether --only (if given) names this row or run."""
+    return not args.only or any(fnmatch.fnmatchcase(name, o)
+                                for o in args.only)
+
+
+def junit(rows, total, seconds):
+    """The rows as JUnit XML: a test case each, failed with its text, or
+    skipped when it only skipped."""
+    suite = ET.Element("testsuite", name="hvprobe", tests=str(len(rows)),
+                       failures=str(sum(r["failed"] > 0 for r in rows)),
+                       skipped=str(sum(r["failed"] == 0 and r["passed"] == 0
+                                       and r["skipped"] > 0 for r in rows)),
+                       time=f"{seconds:.3f}")
+    for r in rows:
+        case = ET.SubElement(suite, "testcase", classname="hvprobe.check",
+                             name=r["name"], time=f"{r['seconds']:.3f}")
+        if r["failed"]:
+            failure = ET.SubElement(case, "failure", message=(
+                f"{r['verdict']}: {r['failed']} failed"))
+            failure.text = r["text"]
+        elif r["skipped"] and not r["passed"]:
+            ET.SubElement(case, "skipped", message=r["text"].strip()[:200])
+        case.set("assertions", str(r["passed"] + r["failed"]))
+    out = ET.ElementTree(ET.Element("testsuites"))
+    out.getroot().append(suite)
+    ET.indent(out)
+    return ET.tostring(out.getroot(), encoding="unicode") + "\n"
 
 
 def load_runs(path):
@@ -108,7 +164,8 @@ def build():
     all built, else the command that failed."""
     for goal in ([], [str(UNIT.relative_to(ROOT))], ["fuzz-build"]):
         cmd = ["make", "-s", *goal]
-        if subprocess.run(cmd, cwd=ROOT, stdin=subprocess.DEVNULL).returncode:
+        if subprocess.run(cmd, cwd=ROOT, stdin=subprocess.DEVNULL,
+                          **cli.as_owner(ROOT)).returncode:
             return " ".join(cmd)
     return None
 
@@ -160,11 +217,38 @@ def python_suite():
                                                top_level_dir=str(ROOT))
 
 
+@contextlib.contextmanager
+def fds_into(path):
+    """Standard output and error, file descriptors included, into path
+    for the time of the block: what a child process prints (a test that
+    runs make) goes to the log, not to the terminal."""
+    for stream in (sys.stdout, sys.stderr):
+        stream.flush()
+    saved = [os.dup(1), os.dup(2)]
+    try:
+        with open(path, "wb") as out:
+            os.dup2(out.fileno(), 1)
+            os.dup2(out.fileno(), 2)
+            try:
+                yield
+            finally:
+                for stream in (sys.stdout, sys.stderr):
+                    stream.flush()
+                os.dup2(saved[0], 1)
+                os.dup2(saved[1], 2)
+    finally:
+        for fd in saved:
+            os.close(fd)
+
+
 def python_tests(log_dir):
-    """The Python tests, run here: one case per test method."""
+    """The Python tests, run here: one case per test method. What they
+    and their children print besides goes to python-output.log."""
     stream = io.StringIO()
     suite = python_suite()
-    result = unittest.TextTestRunner(stream=stream, verbosity=2).run(suite)
+    with fds_into(log_dir / "python-output.log"):
+        result = unittest.TextTestRunner(stream=stream,
+                                         verbosity=2).run(suite)
     (log_dir / "python.log").write_text(stream.getvalue())
     counts = results.count_unittest(result)
     return counts, "fail" if counts.failed else "pass", stream.getvalue()
@@ -210,8 +294,11 @@ def guest_run(run, log_dir, seen):
     if missing:
         seen[run["name"]] = missing
         return results.Counts(skipped=1), "skip", missing + "\n"
-    rc, text, doc = batch.run_process(run["args"], log_dir, run["name"],
-                                      RUN_TIMEOUT_S)
+    try:
+        rc, text, doc = batch.run_process(run["args"], log_dir, run["name"],
+                                          RUN_TIMEOUT_S)
+    except serial.Interrupted:
+        return results.Counts(), "interrupted", ""
     return judged(run["name"], rc, text, doc, seen)
 
 
@@ -351,6 +438,9 @@ def kunit_row(log_dir):
     logs = sorted(p for p in log_dir.glob("**/serial.log")
                   if (p.parent / "results.json").exists())
     for package in kunit.PACKAGES:
+        if not kunit.cached(KUNIT_CACHE, package):
+            print(f"running: apt-get download {package} for its kunit.py "
+                  "(once; kept in build/kunit/)", flush=True)
         try:
             kunit_py = kunit.fetch(KUNIT_CACHE, package)
         except kunit.Unavailable as err:
@@ -416,7 +506,16 @@ def timed(step, *args):
 
 
 def main(argv):
+    # SIGTERM and SIGHUP end it as Ctrl-C does: the runs stop, what ran
+    # is kept, exit status 130.
+    with signals.interruptible():
+        return main_body(argv)
+
+
+def main_body(argv):
     args = parse_args(argv)
+    cli.use_qemu(args)
+    began = time.monotonic()
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     try:
         log_dir = results.new_dir(args.results, f"check-{stamp}")
@@ -424,21 +523,29 @@ def main(argv):
         print(f"tools/check: cannot make a log folder: {err}",
               file=sys.stderr)
         return 2
-    plain = [r for r in args.guest_runs if not r.get("host_kernels")]
+    plain = [r for r in args.guest_runs if not r.get("host_kernels")
+             and chosen(args, r["name"])]
     by_kernel = {}
     for run in args.guest_runs:
         for label in run.get("host_kernels", []):
-            by_kernel.setdefault(label, []).append(run)
+            if chosen(args, run["name"]) or \
+                    chosen(args, f"{run['name']}@{label}"):
+                by_kernel.setdefault(label, []).append(run)
     names = [name for name, _ in ROWS + AFTER_RUNS] + \
         [r["name"] for r in plain] + \
         [f"{r['name']}@{k}" for k, runs in by_kernel.items() for r in runs]
     width = max(len(n) for n in names)
     total = results.Counts()
 
+    if not args.no_build:
+        print("running: make (the kernel, the unit tests, the fuzzers)",
+              flush=True)
     failed = None if args.no_build else build()
     if failed:
         print(f"build: {failed} failed", flush=True)
         total.failed += 1
+
+    rows = []
 
     def finished(name, counts, verdict, text, seconds):
         # Not in the form of the total, which must stay alone on its line.
@@ -447,10 +554,16 @@ def main(argv):
               f"({seconds:.1f} s)", flush=True)
         if counts.failed:
             print(indented(text), end="", flush=True)
+        rows.append({"name": name, "verdict": verdict,
+                     "passed": counts.passed, "failed": counts.failed,
+                     "skipped": counts.skipped, "seconds": round(seconds, 3),
+                     "text": text if counts.failed or not counts.passed
+                     else ""})
         return counts
 
     for name, step in ROWS:
-        total += finished(name, *timed(step, log_dir))
+        if chosen(args, name):
+            total += finished(name, *timed(step, log_dir))
     kvm_works()
     seen = {}
     def leg(label, runs):
@@ -462,7 +575,8 @@ def main(argv):
     def one(run):
         return [(run["name"], *timed(guest_run, run, log_dir, seen))]
 
-    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+    pool = concurrent.futures.ThreadPoolExecutor(args.jobs)
+    try:
         # The L1 legs first: each is one long job.
         futures = [pool.submit(leg, label, runs)
                    for label, runs in by_kernel.items()]
@@ -470,11 +584,35 @@ def main(argv):
         for future in concurrent.futures.as_completed(futures):
             for name, *row in future.result():
                 total += finished(name, *row)
+    except KeyboardInterrupt:
+        # No run starts any more, the running ones die with their QEMUs
+        # and are counted as neither passed nor failed.
+        serial.stop_all()
+        pool.shutdown(wait=True, cancel_futures=True)
+        print(f"tools/check: interrupted; logs: {log_dir}", file=sys.stderr)
+        print(total)
+        return INTERRUPTED
+    finally:
+        pool.shutdown(wait=True)
     for name, step in AFTER_RUNS:
-        total += finished(name, *timed(step, log_dir))
+        if chosen(args, name):
+            total += finished(name, *timed(step, log_dir))
 
     print(f"logs: {log_dir}", flush=True)
     for line in machine_lines(seen):
         print(line)
+    try:
+        if args.json:
+            jsonfile.write(args.json, {
+                "passed": total.passed, "failed": total.failed,
+                "skipped": total.skipped, "logs": str(log_dir),
+                "rows": rows})
+        if args.junit:
+            with open(args.junit, "w") as out:
+                out.write(junit(rows, total, time.monotonic() - began))
+    except OSError as err:
+        print(f"tools/check: cannot write the summary: {err}",
+              file=sys.stderr)
+        total.failed += 1
     print(total)
     return 0 if total.failed == 0 else 1

@@ -12,8 +12,12 @@ and the verdict says so. Two sets of the same thing still miss each
 other by chance 10 % of the time with 3 repeats, 0.8 % with 5
 (tools/lib/stats.py says why): use --repeat 5 when it matters.
 
+Only runs that passed are compared: the figures of a crashed or failed
+run measure something else. The others are counted and named.
+
 Exit status: 0 no figure changed, 1 some figure changed, 2 bad usage or
-nothing to compare.
+nothing to compare, 3 no figure changed but a side had runs that did not
+pass (left out).
 """
 
 import sys
@@ -75,9 +79,19 @@ def main(argv):
     args = parse_args(argv)
     base = resultset.load_noting([args.base], "tools/compare", empty=None)
     new = resultset.load_noting(args.new, "tools/compare", empty=None)
+    left_out = {}
+    for side, docs in (("base", base), ("new", new)):
+        good, others = comparison.passing(docs)
+        if others:
+            left_out[side] = others
+            print(f"tools/compare: {side}: left out "
+                  + ", ".join(f"{n} {v}" for v, n in sorted(others.items()))
+                  + f" run{'s' * (sum(others.values()) != 1)} (only "
+                  "passing runs are compared)", file=sys.stderr)
+        docs[:] = good
     if not base or not new:
-        print("tools/compare: nothing to compare (no results on one side)",
-              file=sys.stderr)
+        print("tools/compare: nothing to compare (no passing results on "
+              "one side)", file=sys.stderr)
         return 2
     rows, only_base, only_new = comparison.compare(base, new,
                                                    args.figure or ["*"])
@@ -131,4 +145,6 @@ def main(argv):
             print(f"only in base: {name}")
         for name in only_new:
             print(f"only in new: {name}")
-    return 1 if counts["changed"] else 0
+    if counts["changed"]:
+        return 1
+    return 3 if left_out else 0

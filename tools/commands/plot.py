@@ -46,6 +46,9 @@ def import_matplotlib():
         import matplotlib
     except ImportError:
         if not os.path.exists(MPL_PROBE):
+            print("tools/plot: matplotlib is missing; tools/deps installs "
+                  "Debian's python3-matplotlib (as root; else it says how)",
+                  file=sys.stderr, flush=True)
             subprocess.run([str(TOOLS / "deps"),
                             f"{MPL_PROBE}:python3-matplotlib"],
                            stdin=subprocess.DEVNULL)

@@ -15,7 +15,8 @@ table (tools/report) ends the output.
 
 Exit status: 0 every run passed (or failed as --expect-fail wanted), 1 one
 failed or crashed, 2 bad usage (a bad scenario file too), 3 it could not
-run (build, media, QEMU).
+run (build, media, QEMU), 130 interrupted (Ctrl-C, SIGTERM or SIGHUP; a
+batch's index.json keeps the runs so far, and --resume goes on with it).
 """
 
 import datetime
@@ -26,7 +27,7 @@ from pathlib import Path
 
 from tools import ROOT, TOOLS
 from tools.lib import (batch, cli, figures, guest, hostkernel, media, nested,
-                       qemu, report, results)
+                       qemu, report, results, signals)
 from tools.lib import kvm as kvm_lib
 from tools.lib import scenario as scen
 from tools.lib.guest import CannotRun, shown
@@ -45,14 +46,16 @@ def parse_args(argv):
         "tools/run", __doc__,
         epilog="Words after -- form the kernel command line, joined with "
                "single spaces.\nA QEMU argument that starts with a dash is "
-               "written --qemu-arg=-ARG.\nHVPROBE_OVMF_CODE and "
+               "written --qemu-arg=-ARG.\n$QEMU names the QEMU binary "
+               "(as --qemu does).\nHVPROBE_OVMF_CODE and "
                "HVPROBE_OVMF_VARS name other OVMF images.\n\n"
                "With --scenario or --matrix the machine is the scenario's: "
                "only --accel\nand --timeout override it, and words after -- "
                "are merged into each\nrun's command line (key=value replaces "
                "the scenario's value).\nShipped scenarios: "
                + ", ".join(shipped(scen.SCENARIOS)) + "\nShipped matrices: "
-               + ", ".join(shipped(MATRICES)))
+               + ", ".join(shipped(MATRICES)) + "\n\n"
+               + __doc__.split("\n\n")[-1].strip())
     one = p.add_argument_group("one run")
     one.add_argument("--boot", choices=qemu.BOOTS,
                      help="QEMU's multiboot1 loader, or GRUB from a CD under "
@@ -116,6 +119,10 @@ def parse_args(argv):
                            "repeats to tell noise from change")
     many.add_argument("--format", choices=report.FORMATS, default="text",
                       help="the closing table's format (default: text)")
+    many.add_argument("--resume", metavar="DIR",
+                      help="go on with the batch folder DIR of an earlier, "
+                           "cut short, pass: runs with a results.json there "
+                           "are kept, the others run")
     host = p.add_argument_group("host kernel")
     host.add_argument("--host-kernel", metavar="SERIES|IMAGE",
                       help="boot this kernel as L1 and run everything "
@@ -129,12 +136,13 @@ def parse_args(argv):
                            "lib/modules/), unless KVM is built in")
     cli.results_option(p, ROOT, "where run folders go")
     cli.no_build(p)
+    cli.qemu_option(p)
     p.add_argument("cmdline", nargs="*", metavar="WORD",
                    help="kernel command line")
     args = p.parse_args(argv)
     args.parser = p
-    if args.timeout is not None and args.timeout <= 0:
-        p.error("--timeout must be positive")
+    if args.timeout is not None and not 0 < args.timeout < 1e6:
+        p.error("--timeout must be a number of seconds, 0 < S < 1000000")
     if args.name is not None and not re.fullmatch(r"[\w.+-]+", args.name):
         p.error("--name may hold letters, digits and . _ + - only")
     if args.host_modules and not args.host_kernel:
@@ -145,8 +153,9 @@ def parse_args(argv):
                 "would leave it unused")
     if args.scenario or args.matrix:
         return many_args(args)
-    if args.repeat is not None or args.format != "text":
-        p.error("--repeat and --format go with --scenario or --matrix")
+    if args.repeat is not None or args.format != "text" or args.resume:
+        p.error("--repeat, --format and --resume go with --scenario or "
+                "--matrix")
     if args.accel is None:
         args.accel = os.environ.get("HVPROBE_ACCEL", "auto")
         if args.accel not in qemu.ACCELS:
@@ -195,6 +204,13 @@ def many_args(args):
                 "--matrix (the scenario names its machine)")
     if args.jobs < 1:
         p.error("-j needs at least 1")
+    if args.accel is None and os.environ.get("HVPROBE_ACCEL"):
+        # As for one run: the environment's accelerator overrides the
+        # scenarios' as --accel would.
+        args.accel = os.environ["HVPROBE_ACCEL"]
+        if args.accel not in qemu.ACCELS:
+            p.error(f"HVPROBE_ACCEL={args.accel!r} is not one of "
+                    f"{', '.join(qemu.ACCELS)}")
     if args.repeat is not None and not 1 <= args.repeat <= 100:
         p.error("--repeat must be 1..100")
     try:
@@ -249,10 +265,15 @@ def built_and_made(args, name, what):
         build()
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     try:
-        return results.new_dir(args.results,
+        made = results.new_dir(args.results,
                                args.name or name.replace("{stamp}", stamp))
     except OSError as err:
         raise CannotRun(f"cannot make the {what} folder: {err}") from None
+    if args.results == args.parser.get_default("results"):
+        # results/latest: the last run or batch (not the runs of a check
+        # or a soak, which name their own folders).
+        results.point_latest(made)
+    return made
 
 
 def without_options(argv, options, flags=()):
@@ -311,7 +332,15 @@ def run_nested(args, argv):
 
 
 def main(argv):
+    # SIGTERM and SIGHUP end it as Ctrl-C does: the runs stop, what ran
+    # is kept, exit status 130.
+    with signals.interruptible():
+        return main_body(argv)
+
+
+def main_body(argv):
     args = parse_args(argv)
+    cli.use_qemu(args)
     if args.host_kernel:
         return run_nested(args, argv)
     if getattr(args, "specs", None) is not None:
@@ -341,7 +370,11 @@ def main(argv):
                         expect_fail=args.expect_fail, kvm_ok=kvm_ok,
                         expect_lines=args.expect_line,
                         iso_entry=args.iso_entry)
-    print("\n".join(outcome.lines + bringup_notes(outcome.doc)))
+    try:
+        print("\n".join(outcome.lines + bringup_notes(outcome.doc)),
+              flush=True)
+    except BrokenPipeError:
+        cli.reader_gone()
     return EXIT_PASS if outcome.ok else EXIT_FAIL
 
 
@@ -365,25 +398,47 @@ def run_many(args):
     """Every run of the scenarios or the matrix, args.jobs at a time, then
     the table tools/report prints for the batch folder."""
     for why in args.left_out:
-        print(f"left out {why}")
-    batch_dir = built_and_made(args, args.batch_name + "-{stamp}", "batch")
+        say(f"left out {why}")
+    if args.resume:
+        batch_dir = Path(args.resume)
+        if not (batch_dir / batch.INDEX).is_file():
+            args.parser.error(f"--resume {args.resume}: no {batch.INDEX} "
+                              "there")
+        if not args.no_build:
+            build()
+    else:
+        batch_dir = built_and_made(args, args.batch_name + "-{stamp}",
+                                   "batch")
     jobs = min(args.jobs, len(args.specs))
     n = len(args.specs)
-    print(f"{n} run{'s' * (n != 1)}, {jobs} at a time, in "
-          f"{shown(batch_dir)}", flush=True)
-    index = batch.run_all(args.specs, batch_dir, jobs, args.about)
+    if jobs > 1 and any(s.repeats > 1 for s in args.specs):
+        say(f"note: repeats measure timing, and {jobs} guests at a time "
+            "share the host's cores; -j 1 gives figures tools/compare "
+            "can trust")
+    say(f"{n} run{'s' * (n != 1)}, {jobs} at a time, in "
+        f"{shown(batch_dir)}")
+    index = batch.run_all(args.specs, batch_dir, jobs, args.about,
+                          resume=bool(args.resume))
     docs = report.load_docs([batch_dir])[0]
-    if docs:
-        print()
-        print(report.render(docs, fmt=args.format), end="")
     tally = batch.tally(index)
-    print(f"\n{n} run{'s' * (n != 1)} in {index['elapsed_s']:.1f} s: "
-          + ", ".join(f"{n} {v}" for v, n in sorted(tally.items())))
-    print(f"results: {shown(batch_dir)}")
+    if docs:
+        say("\n" + report.render(docs, fmt=args.format).rstrip("\n"))
+    say(f"\n{n} run{'s' * (n != 1)} in {index['elapsed_s']:.1f} s: "
+        + ", ".join(f"{n} {v}" for v, n in sorted(tally.items())))
+    say(f"results: {shown(batch_dir)}")
     if tally.get("not run") and len(tally) == 1:
         return EXIT_CANNOT_RUN
     bad = sum(n for v, n in tally.items() if v not in ("pass", "skip"))
     return EXIT_FAIL if bad else EXIT_PASS
+
+
+def say(line):
+    """Print line; a reader that went away (| head) ends the printing,
+    not the batch."""
+    try:
+        print(line, flush=True)
+    except BrokenPipeError:
+        cli.reader_gone()
 
 
 # What tools/entry.py turns into an exit status, with the message.

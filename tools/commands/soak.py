@@ -10,13 +10,13 @@ run is printed as the exact tools/run command that repeats it, and as the
 tools/soak --seed S --index I that draws it again. Run folders go to
 results/soak-<date-time>/<index>/, with soak.json beside them.
 
-Exit status: 0 every run passed, 1 some run failed, 2 bad usage.
+Exit status: 0 every run passed, 1 some run failed, 2 bad usage, 130
+interrupted (Ctrl-C, SIGTERM or SIGHUP; soak.json keeps the boots so far).
 """
 
 import collections
 import concurrent.futures
 import datetime
-import json
 import os
 import random
 import re
@@ -26,10 +26,13 @@ import time
 from dataclasses import dataclass, field
 
 from tools import ROOT
-from tools.lib import batch, cli, guest, hostinfo, qemu, results
+from tools.lib import (batch, cli, guest, hostinfo, jsonfile, qemu, results,
+                       serial, signals)
 from tools.lib import kvm as kvm_lib
 
 MAX_CPUS = 64
+MAX_BOOTS = 100000
+MAX_JOBS = 256
 # The KVM part of the mix, and its largest machine: vCPUs beyond the
 # host's cores only wait their turn there (KVM warns past them), so big
 # machines stay with TCG, where they cost no more than their work.
@@ -152,8 +155,11 @@ def qemu_has_x2apic():
     return hostinfo.qemu_release() >= (8, 0)
 
 
-def reproduce(p):
-    return shlex.join(["tools/run", "--timeout", str(p.timeout()), *p.run_args()])
+def reproduce(p, timeout=None):
+    """The tools/run command line that boots p again, with the timeout
+    the soak gave it (--timeout, else the plan's own)."""
+    return shlex.join(["tools/run", "--timeout", f"{timeout or p.timeout():g}",
+                       *p.run_args()])
 
 
 def _norm(text):
@@ -190,13 +196,29 @@ def failures(doc, rc):
 
 
 def boot_one(p, out_dir, timeout):
-    """Run one plan; (failure keys, seconds, run folder)."""
+    """Run one plan; (failure keys, seconds, run folder); keys is None
+    for a run an interrupt cut short."""
     name = f"{p.index:04d}"
     start = time.monotonic()
-    rc, _, doc = batch.run_process(
-        ["--timeout", str(timeout or p.timeout()), *p.run_args()],
-        out_dir, name, RUN_TIMEOUT_S)
+    try:
+        rc, _, doc = batch.run_process(
+            ["--timeout", str(timeout or p.timeout()), *p.run_args()],
+            out_dir, name, RUN_TIMEOUT_S)
+    except serial.Interrupted:
+        return None, time.monotonic() - start, out_dir / name
     return failures(doc, rc), time.monotonic() - start, out_dir / name
+
+
+def write_soak(path, args, outcomes, complete):
+    """soak.json: every run done so far (an interrupted one says so)."""
+    jsonfile.write(path, {
+        "seed": args.seed, "accel": args.accel, "complete": complete,
+        "runs": [{"index": p.index, "accel": p.accel,
+                  "reproduce": reproduce(p, args.timeout),
+                  "interrupted": keys is None,
+                  "failures": keys or [], "dir": str(d)}
+                 for p, keys, d in sorted(outcomes,
+                                          key=lambda o: o[0].index)]})
 
 
 def parse_args(argv):
@@ -223,10 +245,20 @@ def parse_args(argv):
     p.add_argument("--list", action="store_true",
                    help="print the drawn runs and boot nothing")
     cli.no_build(p)
+    cli.qemu_option(p)
     cli.results_option(p, ROOT, "parent of the soak-* folder")
     args = p.parse_args(argv)
+    cli.use_qemu(args)
     if args.runs < 1 or args.jobs < 1 or args.repeat < 1:
         p.error("--runs, --jobs and --repeat need at least 1")
+    # Every drawn run is planned before the first boot: bound them first.
+    if args.runs * args.repeat > MAX_BOOTS or args.jobs > MAX_JOBS:
+        p.error(f"at most {MAX_BOOTS} boots (--runs x --repeat) and "
+                f"{MAX_JOBS} jobs")
+    if args.index and any(i >= MAX_BOOTS for i in args.index):
+        p.error(f"--index must be below {MAX_BOOTS}")
+    if args.timeout is not None and not 0 < args.timeout < 1e6:
+        p.error("--timeout must be a number of seconds, 0 < S < 1000000")
     if args.index and any(i < 0 for i in args.index):
         p.error("--index must not be negative")
     if args.tsc_mhz is not None and args.tsc_mhz < 1:
@@ -236,7 +268,7 @@ def parse_args(argv):
     return args
 
 
-def summarise(outcomes, seed):
+def summarise(outcomes, seed, timeout=None):
     """The summary lines: counts, then each failing case with the runs
     that hit it, most frequent first."""
     boots = len(outcomes)
@@ -250,7 +282,7 @@ def summarise(outcomes, seed):
     for key, plans in sorted(groups.items(), key=lambda kv: -len(kv[1])):
         lines.append(f"  {len(plans)}x {key}")
         for p in sorted(plans, key=lambda q: q.index)[:5]:
-            lines.append(f"     #{p.index}: {reproduce(p)}")
+            lines.append(f"     #{p.index}: {reproduce(p, timeout)}")
             lines.append(f"          or tools/soak --seed {seed} "
                          f"--index {p.index}")
         if len(plans) > 5:
@@ -259,6 +291,13 @@ def summarise(outcomes, seed):
 
 
 def main(argv):
+    # SIGTERM and SIGHUP end it as Ctrl-C does: the runs stop, what ran
+    # is kept, exit status 130.
+    with signals.interruptible():
+        return main_body(argv)
+
+
+def main_body(argv):
     args = parse_args(argv)
     # Each plan names its accelerator, so that a printed command means
     # the same machine on a host where auto would pick otherwise.
@@ -278,7 +317,7 @@ def main(argv):
           f"{'' if x2apic else ', no x2APIC in this QEMU'}", flush=True)
     if args.list:
         for p in plans:
-            print(f"#{p.index:<4} {reproduce(p)}")
+            print(f"#{p.index:<4} {reproduce(p, args.timeout)}")
         return 0
     failed = None if args.no_build else cli.build(ROOT)
     if failed:
@@ -289,7 +328,9 @@ def main(argv):
     print(f"runs: {out_dir}", flush=True)
 
     outcomes, width = [], len(str(len(plans)))
-    with concurrent.futures.ThreadPoolExecutor(args.jobs) as pool:
+    soak_json = out_dir / "soak.json"
+    pool = concurrent.futures.ThreadPoolExecutor(args.jobs)
+    try:
         # With --repeat, one index boots several times: name them apart.
         futures = {}
         for n, p in enumerate(plans):
@@ -300,19 +341,32 @@ def main(argv):
             p = futures[future]
             keys, seconds, run_dir = future.result()
             outcomes.append((p, keys, run_dir))
+            write_soak(soak_json, args, outcomes, complete=False)
             verdict = "FAIL" if keys else "pass"
             print(f"[{done:{width}}/{len(plans)}] {verdict} #{p.index:<4} "
                   f"{seconds:5.1f}s  {p.describe()}", flush=True)
             if keys:
                 print(f"        {'; '.join(keys)}\n        "
-                      f"{reproduce(p)}", flush=True)
+                      f"{reproduce(p, args.timeout)}", flush=True)
+    except KeyboardInterrupt:
+        # Nothing more starts, the running boots are killed with their
+        # QEMUs; what ran is kept, the rest said to be interrupted.
+        serial.stop_all()
+        pool.shutdown(wait=True, cancel_futures=True)
+        seen = {id(p) for p, _, _ in outcomes}
+        for future, p in futures.items():
+            if id(p) in seen:
+                continue
+            keys, _, run_dir = future.result() if future.done() and \
+                not future.cancelled() else (None, 0, None)
+            outcomes.append((p, keys, run_dir))
+        write_soak(soak_json, args, outcomes, complete=False)
+        print(f"tools/soak: interrupted; {soak_json}", file=sys.stderr)
+        raise
+    finally:
+        pool.shutdown(wait=True)
 
     outcomes.sort(key=lambda o: o[0].index)
-    with open(out_dir / "soak.json", "w") as f:
-        json.dump({"seed": args.seed, "accel": args.accel,
-                   "runs": [{"index": p.index, "accel": p.accel,
-                             "reproduce": reproduce(p),
-                             "failures": keys, "dir": str(d)}
-                            for p, keys, d in outcomes]}, f, indent=1)
-    print("\n".join(summarise(outcomes, args.seed)))
+    write_soak(soak_json, args, outcomes, complete=True)
+    print("\n".join(summarise(outcomes, args.seed, args.timeout)))
     return 1 if any(keys for _, keys, _ in outcomes) else 0

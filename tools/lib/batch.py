@@ -6,18 +6,26 @@ included, with the reason).
 
 Threads are enough: each run spends its time in QEMU, and the threads
 only wait on pipes.
+
+index.json is rewritten after each run, so that a batch cut short keeps
+what it ran. An interrupt (Ctrl-C, SIGTERM, SIGHUP) cancels the runs not
+yet started, kills the running ones (serial.stop_all()), records both as
+"interrupted", writes the index and lets KeyboardInterrupt go on (exit
+130). With resume, a run whose folder already holds a results.json is
+taken from it instead of booted again.
 """
 
 import concurrent.futures
 import datetime
 import json
+import shutil
 import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 
-from . import guest, hostinfo, media, qemu, results
+from . import guest, hostinfo, jsonfile, media, qemu, results, serial
 from . import kvm as kvm_lib
 from .progress import Progress
 
@@ -25,11 +33,32 @@ INDEX = "index.json"
 TOOLS_RUN = Path(__file__).resolve().parent.parent / "run"
 
 
-def run_one(spec, batch_dir, kvm):
+INTERRUPTED = "interrupted"
+
+
+def earlier(spec, batch_dir):
+    """The record of spec's run from an earlier pass over batch_dir (its
+    results.json), or None; a folder a run left without one is removed,
+    so that the run takes its name again."""
+    run_dir = Path(batch_dir) / spec.run_name
+    try:
+        with open(run_dir / "results.json") as f:
+            doc = json.load(f)
+        return {"name": spec.name, "run": run_dir.name,
+                "repeat": spec.repeat, "verdict": doc["verdict"],
+                "reason": doc.get("crash"), "wall_s": None, "resumed": True}
+    except (OSError, ValueError, KeyError, TypeError):
+        shutil.rmtree(run_dir, ignore_errors=True)
+        return None
+
+
+def run_one(spec, batch_dir, kvm, resume=False):
     """(record, outcome or None) for one spec; never raises for a run
     that cannot start, so that one bad run does not stop the batch."""
     record = {"name": spec.name, "run": spec.run_name, "repeat": spec.repeat,
               "verdict": None, "reason": None, "wall_s": None}
+    if resume and (done := earlier(spec, batch_dir)):
+        return done, None
     if spec.needs_kvm and not kvm["usable"]:
         record["verdict"] = "skip"
         record["reason"] = f"needs KVM: {kvm['reason']}"
@@ -46,6 +75,10 @@ def run_one(spec, batch_dir, kvm):
                             spec.timeout_s, scenario=spec.to_json(),
                             quiet=True, expect_status=spec.expect_status,
                             kvm_ok=kvm_ok)
+    except serial.Interrupted as err:
+        record["verdict"] = INTERRUPTED
+        record["reason"] = str(err)
+        return record, None
     except (guest.CannotRun, media.MediaError, qemu.ConfigError,
             OSError) as err:
         record["verdict"] = "not run"
@@ -64,13 +97,22 @@ def run_process(args, out_dir, name, timeout):
     its results.json document, or None)."""
     cmd = [sys.executable, str(TOOLS_RUN), "--no-build", "--quiet",
            "--results", str(out_dir), "--name", name, *args]
+    # Its own process group: the timeout, or an interrupt, kills
+    # tools/run and its QEMU together (serial.spawn()).
+    proc = serial.spawn(cmd, cwd=TOOLS_RUN.parent.parent,
+                        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                        stderr=subprocess.STDOUT, text=True,
+                        errors="replace")
     try:
-        done = subprocess.run(cmd, cwd=TOOLS_RUN.parent.parent,
-                              stdin=subprocess.DEVNULL, capture_output=True,
-                              text=True, errors="replace", timeout=timeout)
-        text, rc = done.stdout + done.stderr, done.returncode
+        text, _ = proc.communicate(timeout=timeout)
+        rc = proc.returncode
     except subprocess.TimeoutExpired:
         text, rc = f"tools/run still running after {timeout} s\n", None
+    finally:
+        serial.kill(proc)
+        proc.stdout.close()
+    if serial.STOP.is_set():
+        raise serial.Interrupted("interrupted")
     run_dir = out_dir / name
     run_dir.mkdir(parents=True, exist_ok=True)
     (run_dir / "run.txt").write_text(text)
@@ -90,25 +132,34 @@ def kvm_state():
             False: ok, "module": kvm_lib.flavour()["module"]}
 
 
-def run_all(specs, batch_dir, jobs, about, stream=None, live=None):
+def run_all(specs, batch_dir, jobs, about, stream=None, live=None,
+            resume=False):
     """Run every spec; returns the index document (also written to
-    batch_dir/index.json). about: what the batch is (name, file...)."""
+    batch_dir/index.json, after each run and at the end). about: what the
+    batch is (name, file...); resume: keep runs that have results."""
     kvm = kvm_state()
     index = {"schema": results.SCHEMA, "kind": "batch", **about,
              "started_at": datetime.datetime.now(
                  datetime.timezone.utc).isoformat(timespec="seconds"),
-             "jobs": jobs, "runs": []}
+             "jobs": jobs, "complete": False, "runs": []}
     records = [None] * len(specs)
     lock = threading.Lock()
+
+    def write():
+        index["runs"] = [r for r in records if r is not None]
+        jsonfile.write(batch_dir / INDEX, index)
+
     with Progress(len(specs), stream=stream, live=live) as progress:
         def one(i, spec):
             progress.started()
-            record, outcome = run_one(spec, batch_dir, kvm)
+            record, outcome = run_one(spec, batch_dir, kvm, resume)
             bad = record["verdict"] not in ("pass", "skip")
             took = f" ({record['wall_s']:.1f} s)" if record["wall_s"] else ""
             line = f"{record['verdict'].upper():7} {record['run']}{took}"
             if record["reason"]:
                 line += f": {record['reason']}"
+            if record.get("resumed"):
+                line += " (from an earlier pass)"
             progress.finished(line, failed=bad,
                               skipped=record["verdict"] == "skip")
             if bad and outcome is not None:
@@ -118,15 +169,35 @@ def run_all(specs, batch_dir, jobs, about, stream=None, live=None):
                 progress.note("\n".join(detail))
             with lock:
                 records[i] = record
-        with concurrent.futures.ThreadPoolExecutor(jobs) as pool:
+                write()
+        pool = concurrent.futures.ThreadPoolExecutor(jobs)
+        try:
             futures = [pool.submit(one, i, s) for i, s in enumerate(specs)]
             for future in futures:
                 future.result()
+        except KeyboardInterrupt:
+            serial.stop_all()
+            pool.shutdown(wait=True, cancel_futures=True)
+            with lock:
+                for i, spec in enumerate(specs):
+                    if records[i] is None:
+                        records[i] = {"name": spec.name,
+                                      "run": spec.run_name,
+                                      "repeat": spec.repeat,
+                                      "verdict": INTERRUPTED,
+                                      "reason": "cancelled before it "
+                                                "started",
+                                      "wall_s": None}
+                index["interrupted"] = True
+                index["elapsed_s"] = round(progress.clock() -
+                                           progress.start, 3)
+                write()
+            raise
+        finally:
+            pool.shutdown(wait=True)
         index["elapsed_s"] = round(progress.clock() - progress.start, 3)
-    index["runs"] = records
-    with open(batch_dir / INDEX, "w") as out:
-        json.dump(index, out, indent=1)
-        out.write("\n")
+    index["complete"] = True
+    write()
     return index
 
 

@@ -5,7 +5,9 @@ the rest below them, laid out as written), and the options several
 commands take."""
 
 import argparse
+import os
 import subprocess
+import sys
 
 from . import results
 
@@ -28,12 +30,25 @@ def no_build(p, why=""):
                    help=f"do not run make first{why}")
 
 
+def as_owner(root):
+    """subprocess keyword arguments that run a command as the owner of
+    root when this process is root and root is not root's: a build as
+    root (sudo tools/run, pmi-verdict) then leaves no root-owned files in
+    a user's tree."""
+    if os.geteuid() != 0:
+        return {}
+    st = os.stat(root)
+    if st.st_uid == 0:
+        return {}
+    return {"user": st.st_uid, "group": st.st_gid, "extra_groups": []}
+
+
 def build(root):
-    """`make -s` in root, the default goal: None when it built, else why
-    not, in a line."""
+    """`make -s` in root, the default goal, as root's owner: None when it
+    built, else why not, in a line."""
     try:
         done = subprocess.run(["make", "-s", "-C", str(root)],
-                              stdin=subprocess.DEVNULL)
+                              stdin=subprocess.DEVNULL, **as_owner(root))
     except OSError as err:
         return f"cannot run make: {err}"
     return f"build failed (make -s exited {done.returncode})" \
@@ -45,3 +60,25 @@ def results_option(p, root, what):
     p.add_argument("--results", metavar="DIR",
                    default=results.results_dir(root),
                    help=f"{what} (default: $HVPROBE_RESULTS or results/)")
+
+
+def reader_gone():
+    """The reader of standard output went away (tools/run | head): what
+    is left to print goes nowhere, quietly, and the command carries on to
+    its results and its exit status."""
+    null = os.open(os.devnull, os.O_WRONLY)
+    os.dup2(null, sys.stdout.fileno())
+    os.close(null)
+
+
+def qemu_option(p):
+    """--qemu PATH: the QEMU binary, for this command and the ones it
+    starts (it sets $QEMU)."""
+    p.add_argument("--qemu", metavar="PATH",
+                   help="QEMU binary (default: $QEMU, else "
+                        "qemu-system-x86_64 on the PATH)")
+
+
+def use_qemu(args):
+    if getattr(args, "qemu", None):
+        os.environ["QEMU"] = args.qemu

@@ -26,6 +26,15 @@ class Row:
     constant: bool
 
 
+def passing(docs):
+    """(the runs that passed, {verdict: count} of the others): a crashed
+    or failed run's figures are not measurements of the same thing."""
+    good = [d for d in docs if d.get("verdict") == "pass"]
+    others = collections.Counter(str(d.get("verdict")) for d in docs
+                                 if d.get("verdict") != "pass")
+    return good, dict(others)
+
+
 def _values(docs):
     out = collections.defaultdict(list)
     for doc in docs:

@@ -14,7 +14,8 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import hostinfo, ktap, kvm, media, qemu, results, serial
+from . import (cli, hostinfo, jsonfile, ktap, kvm, media, qemu, results,
+               serial)
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 BUILD = ROOT / "build"
@@ -22,6 +23,8 @@ BUILD = ROOT / "build"
 # (exit=halt) gets this long before QEMU is put down.
 GRACE_S = 5
 TAIL_LINES = 20
+# The longest serial line shown on the terminal; serial.log keeps it whole.
+SHOWN_LINE = 2000
 # The kernel names itself and its version in a diagnostic after the plan.
 _BANNER = re.compile(r"\s*# hvprobe \S+:")
 
@@ -113,11 +116,20 @@ class Run(serial.Console):
         if text:
             self.tail.append(text)
             if not self.quiet:
-                print(text, flush=True)
+                shown_text = text if len(text) <= SHOWN_LINE else \
+                    f"{text[:SHOWN_LINE]} [... {len(text) - SHOWN_LINE} more]"
+                try:
+                    print(shown_text, flush=True)
+                except BrokenPipeError:
+                    cli.reader_gone()
+                    self.quiet = True
         return False
 
     def crash_reason(self, timeout):
         report = self.parser.finish()
+        if self.flooded:
+            return (f"stopped: the guest printed more than "
+                    f"{serial.MAX_OUTPUT >> 20} MiB")
         if not report.crashed:
             return None
         if report.reboot_line is not None:
@@ -220,7 +232,7 @@ def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
         "host_checks": [], "problems": problems,
         "expect_fail": expect_fail, "expected": None,
     }
-    doc["host_checks"] = results.host_checks(
+    doc["host_checks"] = results.ktap_checks(report) + results.host_checks(
         doc["tests"], cmdline, machine.mem_mib * 1024, machine.boot)
     doc["host_checks"] += results.smp_checks(
         doc["tests"], cmdline, machine.smp, machine.numa)
@@ -238,16 +250,27 @@ def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
     lines = results.summary(doc, guest.tail if crash else ())
     if expect_fail is not None:
         matched = results.expect_fail_match(report, expect_fail)
-        ok = doc["expected"] = bool(matched and not crash)
+        # What the run was also asked for (its exit status, its lines)
+        # holds for an expected failure too.
+        asked = [c for c in doc["host_checks"]
+                 if c["name"] in ("exit_status", "expect_line")]
+        ok = doc["expected"] = bool(matched and not crash and
+                                    all(c["status"] == "pass" for c in asked))
         lines.append(f"expected failure: {matched}" if ok else
                      f"UNEXPECTED: wanted a complete run with a not-ok "
                      f"line matching {expect_fail!r}")
         verdict += " (as expected)" if ok else " (not as expected)"
     stderr = (run_dir / "qemu.stderr").read_text(errors="replace").strip()
     lines += [f"qemu: {line}" for line in stderr.splitlines()[-TAIL_LINES:]]
-    with open(run_dir / "results.json", "w") as out:
-        json.dump(doc, out, indent=1)
-        out.write("\n")
+    try:
+        jsonfile.write(run_dir / "results.json", doc)
+    except OSError as err:
+        raise CannotRun(f"cannot write {shown(run_dir)}/results.json: "
+                        f"{err}") from None
+    if ok:
+        # A 5 MB ISO per passing run adds up over a matrix; one that
+        # failed keeps its own, to boot again by hand.
+        (run_dir / "hvprobe.iso").unlink(missing_ok=True)
     lines.append(f"{verdict}  {shown(run_dir)}")
     return Outcome(doc, lines, ok)
 

@@ -14,7 +14,7 @@ import re
 import subprocess
 from pathlib import Path
 
-from . import kvm
+from . import kvm, qemu
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 
@@ -30,9 +30,14 @@ def _cpu_model(cpuinfo="/proc/cpuinfo"):
     return platform.processor() or None
 
 
+def qemu_version(binary=None):
+    """QEMU's version string ("10.0.2"), or None when it cannot say; of
+    the QEMU that runs guests (qemu.qemu_binary()) unless told which."""
+    return _qemu_version(binary or qemu.qemu_binary())
+
+
 @functools.lru_cache(maxsize=None)
-def qemu_version(binary="qemu-system-x86_64"):
-    """QEMU's version string ("10.0.2"), or None when it cannot say."""
+def _qemu_version(binary):
     try:
         out = subprocess.run([binary, "--version"], capture_output=True,
                              text=True, errors="replace", timeout=30,
@@ -43,7 +48,7 @@ def qemu_version(binary="qemu-system-x86_64"):
     return match.group(1) if match else None
 
 
-def qemu_release(binary="qemu-system-x86_64"):
+def qemu_release(binary=None):
     """QEMU's (major, minor), or (0, 0) when it cannot say."""
     m = re.match(r"(\d+)\.(\d+)", qemu_version(binary) or "")
     return (int(m.group(1)), int(m.group(2))) if m else (0, 0)

@@ -9,6 +9,12 @@ import os
 import tempfile
 from pathlib import Path
 
+# mkstemp makes its file 0600; the file written is given the mode open()
+# would have given it. The umask is read once: setting and restoring it
+# later would race with other threads' files.
+_UMASK = os.umask(0o022)
+os.umask(_UMASK)
+
 
 def write(path, doc, indent=1):
     """Write doc as JSON to path, atomically; OSError passes through."""
@@ -21,6 +27,7 @@ def write(path, doc, indent=1):
             f.write("\n")
             f.flush()
             os.fsync(f.fileno())
+        os.chmod(tmp, 0o666 & ~_UMASK)
         os.replace(tmp, path)
     except BaseException:
         try:

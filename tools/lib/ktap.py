@@ -8,7 +8,11 @@ could not be understood). Serial logs are hostile input (firmware chatter,
 escape sequences, half-printed lines, a guest that reboots or dies), so the
 parser never raises on them: it records a problem and carries on.
 
-A log without the totals line is a crash, whatever else it holds.
+A log without the totals line is a crash, whatever else it holds. A log
+whose structure lies (a plan the results do not fill, results numbered
+out of order, totals that disagree, no test at all) is an error: those
+problems are also in Report.errors, and a run with any is not a pass,
+as Linux's kunit.py would not call it one.
 """
 
 import json
@@ -25,8 +29,14 @@ BAD = ("error", "fail")
 _DIRECTIVE_STATUS = {"skip": "skip", "error": "error", "timeout": "error"}
 
 # Serial logs are capped so that a guest printing garbage in a loop cannot
-# grow results.json without bound.
+# grow results.json without bound: problems, subtest nesting (every walk
+# of the tree, and JSON itself, recurses once per level), result lines
+# and DATA lines per log. hvprobe nests two levels deep and prints about
+# a case per vCPU per test; 1024 vCPUs stay far below these.
 MAX_PROBLEMS = 50
+MAX_DEPTH = 16
+MAX_RESULTS = 50000
+MAX_DATA = 10000
 
 # Numbers are bounded so that a line of digits cannot reach int()'s limit.
 _VERSION = re.compile(r"K?TAP version (\d{1,9})$")
@@ -105,6 +115,7 @@ class Report:
     cases: dict | None = None   # the "# Cases:" line: leaf results by kind
     data: list = field(default_factory=list)
     problems: list = field(default_factory=list)
+    errors: list = field(default_factory=list)   # structural problems
     crash_reason: str | None = None
     reboot_line: int | None = None
     first_ktap_time: float | None = None
@@ -152,6 +163,8 @@ class Parser:
         self._data = []      # DATA lines of the top-level test being printed
         self._lineno = 0
         self._done = False
+        self._results = 0
+        self._capped = set()    # the caps already said to be reached
 
     @property
     def started(self):
@@ -191,12 +204,17 @@ class Parser:
                 self._close_all(finished=False)
         return self.report
 
-    def _problem(self, text):
-        problems = self.report.problems
-        if len(problems) < MAX_PROBLEMS:
-            problems.append(f"line {self._lineno}: {text}")
-        elif len(problems) == MAX_PROBLEMS:
-            problems.append("further problems not recorded")
+    def _problem(self, text, structural=False):
+        """Note a problem; a structural one (the KTAP lies about itself)
+        makes the run an error as well."""
+        lists = [self.report.problems]
+        if structural:
+            lists.append(self.report.errors)
+        for problems in lists:
+            if len(problems) < MAX_PROBLEMS:
+                problems.append(f"line {self._lineno}: {text}")
+            elif len(problems) == MAX_PROBLEMS:
+                problems.append("further problems not recorded")
 
     def _depth(self, indent):
         """Index of the deepest open level this indentation belongs to."""
@@ -221,28 +239,42 @@ class Parser:
             return
 
         depth = self._enter(indent)
+        if depth is None:
+            return
         level = self._levels[depth]
         if version:
             if depth == 0:
                 self._reboot()
             elif level.plan is not None or level.results:
                 # A new subtest where the last one got no result line.
-                self._problem("subtest ended without a result line")
+                self._problem("subtest ended without a result line", structural=True)
                 self._close_to(depth - 1)
                 self._levels.append(_Level(indent=indent))
         elif plan:
             if level.plan is not None:
-                self._problem("second plan line in one test")
+                self._problem("second plan line in one test", structural=True)
             level.plan = int(plan.group(1))
             if depth == 0:
                 self.report.plan = level.plan
         else:
             self._result(level, depth == 0, result, body, time)
 
+    def _cap(self, what, limit):
+        """Say once that a cap was reached; an error, since the log is
+        no longer read whole."""
+        if what not in self._capped:
+            self._capped.add(what)
+            self._problem(f"more than {limit} {what}: the rest is not "
+                          "read", structural=True)
+
     def _enter(self, indent):
         """Open a subtest for a structural line indented past the deepest
-        open level, or close the levels a shallower line ends."""
+        open level, or close the levels a shallower line ends; None for a
+        line nested deeper than MAX_DEPTH, which is left out."""
         if indent > self._levels[-1].indent:
+            if len(self._levels) > MAX_DEPTH:
+                self._cap("levels of subtests", MAX_DEPTH)
+                return None
             self._levels.append(_Level(indent=indent))
             return len(self._levels) - 1
         depth = self._depth(indent)
@@ -250,6 +282,10 @@ class Parser:
         return depth
 
     def _result(self, level, top, match, body, time):
+        self._results += 1
+        if self._results > MAX_RESULTS:
+            self._cap("result lines", MAX_RESULTS)
+            return
         number = int(match.group(2))
         name, status, reason = match.group(3), "pass", ""
         if match.group(1) == "not ok":
@@ -270,7 +306,7 @@ class Parser:
         level.results.append(test)
         if number != len(level.results):
             self._problem(f"result {number} where {len(level.results)} "
-                          "was expected")
+                          "was expected", structural=True)
         if top:
             test.data, self._data = self._data, []
             self.report.tests.append(test)
@@ -295,12 +331,17 @@ class Parser:
         subtest = _SUBTEST.match(body)
         if subtest:
             depth = self._enter(indent)
+            if depth is None:
+                return
             if depth == 0:
-                self._problem("subtest header at the top level")
+                self._problem("subtest header at the top level", structural=True)
             else:
                 self._levels[depth].name = subtest.group(1).strip()
 
     def _data_line(self, text):
+        if len(self.report.data) >= MAX_DATA:
+            self._cap("DATA lines", MAX_DATA)
+            return
         try:
             obj = json.loads(text, parse_constant=_reject_constant,
                              parse_float=_finite_float)
@@ -324,9 +365,9 @@ class Parser:
             if child.plan is not None and child.plan != len(child.results):
                 self._problem(f"subtest {child.name or '?'} planned "
                               f"{child.plan} results, printed "
-                              f"{len(child.results)}")
+                              f"{len(child.results)}", structural=True)
             if parent.pending:
-                self._problem("subtest ended without a result line")
+                self._problem("subtest ended without a result line", structural=True)
             parent.pending.extend(child.results)
             parent.pending_name = parent.pending_name or child.name
 
@@ -342,7 +383,7 @@ class Parser:
         root = self._levels[0]
         if unfinished or (self._data and not finished):
             if finished:
-                self._problem("subtest ended without a result line")
+                self._problem("subtest ended without a result line", structural=True)
             name = root.pending_name
             if not name and self._data:
                 name = self._data[0].get("test")
@@ -359,22 +400,26 @@ class Parser:
                     by_name[obj["test"]].data.append(obj)
         root.pending, self._data = [], []
         if root.plan is None:
-            self._problem("no plan line at the top level")
+            self._problem("no plan line at the top level", structural=True)
 
     def _check_totals(self):
         totals, report = self.report.totals, self.report
+        if not report.tests:
+            self._problem("no test at all", structural=True)
         if report.plan is not None and report.plan != len(report.tests):
             self._problem(f"plan is 1..{report.plan} but "
-                          f"{len(report.tests)} tests reported")
+                          f"{len(report.tests)} tests reported",
+                          structural=True)
         if not {"pass", "fail", "skip", "error"} <= totals.keys():
-            self._problem(f"totals line lacks counts: {totals}")
+            self._problem(f"totals line lacks counts: {totals}",
+                          structural=True)
             return
         counted = {status: 0 for status in STATUSES}
         for test in report.tests:
             counted[test.status] += 1
         if any(totals[s] != counted[s] for s in STATUSES):
             self._problem(f"totals {totals} disagree with the top-level "
-                          f"results {counted}")
+                          f"results {counted}", structural=True)
         if report.cases is not None:
             leaves = {status: 0 for status in STATUSES}
             for test in report.tests:
@@ -384,7 +429,7 @@ class Parser:
                             leaves[leaf.status] += 1
             if any(report.cases.get(s) != leaves[s] for s in STATUSES):
                 self._problem(f"cases line {report.cases} disagrees with "
-                              f"the cases printed {leaves}")
+                              f"the cases printed {leaves}", structural=True)
 
     def _reboot(self):
         self._problem("second KTAP version line at the top level")

@@ -4,7 +4,8 @@ serial logs: a reader hvprobe did not write must see the verdict and the
 counts that tools/lib/ktap.py sees.
 
 kunit.py comes out of Debian's linux-source-6.1 and linux-source-6.12
-packages at test time: `apt-get download` of the package, then only
+packages at test time: `apt-get download` of the package (the file apt's
+index names, its SHA256 checked, in a private folder), then only
 tools/testing/kunit/*.py out of the source tarball inside it, kept under
 build/kunit/PACKAGE/. It is never part of this tree.
 """
@@ -14,12 +15,11 @@ import re
 import shutil
 import subprocess
 import sys
-import tempfile
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import ktap
+from . import aptdeb, ktap
 
 PACKAGES = ("linux-source-6.1", "linux-source-6.12")
 TIMEOUT_S = 5
@@ -61,36 +61,32 @@ def _pipeline(deb, into):
 
 
 def fetch(cache, package):
-    """kunit.py of package, from the cache or fetched into it now."""
+    """kunit.py of package, from the cache or fetched into it now: the
+    .deb apt names, checked against its SHA256 (tools/lib/aptdeb.py), in
+    a private folder."""
     found = cached(cache, package)
     if found:
         return found
-    if not shutil.which("apt-get") or not shutil.which("dpkg-deb"):
+    if not aptdeb.available():
         raise Unavailable("no apt-get or dpkg-deb on this machine")
-    Path(cache).mkdir(parents=True, exist_ok=True)
-    with tempfile.TemporaryDirectory(dir=cache) as work:
-        # apt's download user must be able to write here.
-        os.chmod(work, 0o777)
+    work = aptdeb.private_dir(cache)
+    try:
         try:
-            got = subprocess.run(["apt-get", "download", "-q", package], cwd=work,
-                                 capture_output=True, text=True,
-                                 timeout=FETCH_TIMEOUT_S, stdin=subprocess.DEVNULL)
-        except subprocess.TimeoutExpired:
-            raise Unavailable(f"apt-get download {package} took over "
-                              f"{FETCH_TIMEOUT_S} s") from None
-        debs = list(Path(work).glob(f"{package}_*.deb"))
-        if got.returncode or not debs:
-            why = (got.stderr.strip().splitlines() or ["no package"])[-1]
-            raise Unavailable(f"apt-get download {package} failed: {why}")
-        unpacked = Path(work) / "unpacked"
+            deb = aptdeb.download(package, work)
+        except aptdeb.AptError as err:
+            raise Unavailable(str(err)) from None
+        unpacked = work / "unpacked"
         unpacked.mkdir()
-        _pipeline(debs[0], unpacked)
-        version = debs[0].name.split("_")[1]
+        _pipeline(deb, unpacked)
+        version = deb.name.split("_")[1]
         target = Path(cache) / package
         shutil.rmtree(target, ignore_errors=True)
         target.mkdir()
         for tree in unpacked.iterdir():
             os.replace(tree, target / f"{tree.name}-{version}")
+        aptdeb.owned_like(target, Path(cache).parent.parent)
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
     found = cached(cache, package)
     if not found:
         raise Unavailable(f"{package} has no tools/testing/kunit/kunit.py")

@@ -5,9 +5,11 @@ log or a pipe (CI logs must not fill with carriage returns).
 On a terminal each finished run is printed above the live line, which is
 then redrawn; a ticker thread keeps the elapsed time moving while runs
 are long. Everything prints under one lock: runs finish from several
-threads.
+threads. A reader that goes away (tools/run --matrix | head) stops the
+printing, not the runs.
 """
 
+import os
 import sys
 import threading
 import time
@@ -37,8 +39,11 @@ class Progress:
         if self._ticker:
             self._ticker.join()
         with self._lock:
-            self._erase()
-            self.stream.flush()
+            try:
+                self._erase()
+                self.stream.flush()
+            except BrokenPipeError:
+                self._gone()
 
     def counts(self):
         elapsed = self.clock() - self.start
@@ -47,6 +52,17 @@ class Progress:
         if self.skipped:
             text += f", skipped {self.skipped}"
         return text + f", {elapsed:.1f} s"
+
+    def _gone(self):
+        """The reader went away: write on into /dev/null."""
+        null = os.open(os.devnull, os.O_WRONLY)
+        try:
+            os.dup2(null, self.stream.fileno())
+        except (OSError, ValueError, AttributeError):
+            self.stream = open(os.devnull, "w")
+        finally:
+            os.close(null)
+        self.live = False
 
     def started(self):
         with self._lock:
@@ -60,22 +76,28 @@ class Progress:
             self.done += 1
             self.failed += failed
             self.skipped += skipped
-            if self.live:
-                self._erase()
-                self.stream.write(line + "\n")
-                self._draw()
-            else:
-                self.stream.write(f"{self.counts()}  {line}\n")
-            self.stream.flush()
+            try:
+                if self.live:
+                    self._erase()
+                    self.stream.write(line + "\n")
+                    self._draw()
+                else:
+                    self.stream.write(f"{self.counts()}  {line}\n")
+                self.stream.flush()
+            except BrokenPipeError:
+                self._gone()
 
     def note(self, line):
         """A line of its own (a failing run's details), above the live
         line on a terminal."""
         with self._lock:
-            self._erase()
-            self.stream.write(line + "\n")
-            self._draw()
-            self.stream.flush()
+            try:
+                self._erase()
+                self.stream.write(line + "\n")
+                self._draw()
+                self.stream.flush()
+            except BrokenPipeError:
+                self._gone()
 
     def _erase(self):
         if self.live and self._drawn:
@@ -84,9 +106,12 @@ class Progress:
 
     def _draw(self):
         if self.live:
-            self.stream.write("\r\x1b[K" + self.counts())
-            self._drawn = True
-            self.stream.flush()
+            try:
+                self.stream.write("\r\x1b[K" + self.counts())
+                self._drawn = True
+                self.stream.flush()
+            except BrokenPipeError:
+                self._gone()
 
     def _tick(self):
         while not self._stop.wait(0.5):

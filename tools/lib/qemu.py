@@ -28,6 +28,23 @@ EXIT_PASSED, EXIT_FAILED = 1, 3
 THREAD_NAMES = "hvprobe,debug-threads=on"
 
 
+# The QEMU that runs guests: $QEMU (tools/run --qemu sets it, so that the
+# commands it starts use the same), else the one on the PATH.
+DEFAULT_BINARY = "qemu-system-x86_64"
+
+
+def qemu_binary():
+    return os.environ.get("QEMU") or DEFAULT_BINARY
+
+
+# QEMU's limits: q35's most vCPUs (with x2APIC) and NUMA nodes
+# (MAX_NODES in QEMU's include/sysemu/numa.h). Checked before anything is
+# built from them, so that --smp 100000000 is a usage error, not an
+# exhausted memory.
+MAX_CPUS = 4096
+MAX_NODES = 128
+
+
 class ConfigError(Exception):
     """A request that cannot be turned into a machine; a user error."""
 
@@ -157,16 +174,19 @@ def smp_arg(smp, nodes):
 
 
 def qemu_argv(m, kvm_ok, kernel=None, cmdline="", iso=None, vars_file=None,
-              binary="qemu-system-x86_64"):
+              binary=None):
     """(argv, accelerator) for machine m. kernel is the multiboot1 image
     for --boot kernel; iso and vars_file are the CD and the writable copy
     of OVMF's variable store for the firmware paths."""
     if m.boot not in BOOTS:
         raise ConfigError(f"unknown boot path {m.boot!r}")
-    if m.smp < 1:
-        raise ConfigError("--smp needs at least one CPU")
+    if not 1 <= m.smp <= MAX_CPUS:
+        raise ConfigError(f"--smp must be 1..{MAX_CPUS} (QEMU's most)")
+    if not 0 <= m.numa <= MAX_NODES:
+        raise ConfigError(f"--numa must be 0..{MAX_NODES} (QEMU's most)")
     accel, model = resolve_accel(m.accel, kvm_ok)
-    argv = [binary, "-machine", m.machine, "-accel", accel,
+    argv = [binary or qemu_binary(), "-machine", m.machine,
+            "-accel", accel,
             "-cpu", m.cpu or model, "-m", f"{m.mem_mib}M",
             "-smp", smp_arg(m.smp, m.numa)]
     if m.numa:

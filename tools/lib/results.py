@@ -30,6 +30,27 @@ def results_dir(root):
     return Path(os.environ.get("HVPROBE_RESULTS", Path(root) / "results"))
 
 
+LATEST = "latest"
+
+
+def point_latest(folder):
+    """Make folder's parent's `latest` a link to folder, replacing the
+    last one in one step; quietly nothing where links cannot be made."""
+    folder = Path(folder)
+    link = folder.parent / LATEST
+    tmp = folder.parent / f".{LATEST}.{os.getpid()}"
+    try:
+        if tmp.is_symlink():
+            tmp.unlink()
+        os.symlink(folder.name, tmp)
+        os.replace(tmp, link)
+    except OSError:
+        try:
+            tmp.unlink()
+        except OSError:
+            pass
+
+
 def new_dir(parent, base):
     """parent/base, or base-2, base-3... if taken; created, so ours."""
     parent = Path(parent)
@@ -155,9 +176,23 @@ def ktap_verdict(tests):
     return "fail" if bad else "pass"
 
 
+def ktap_checks(report):
+    """The host's check of the log's KTAP structure (ktap.Report.errors):
+    an error when it lies about itself. A crash says enough on its own."""
+    if report.crashed:
+        return []
+    errors = report.errors
+    return [{"name": "ktap", "status": "error" if errors else "pass",
+             "detail": "; ".join(errors[:5]) + (
+                 f" (and {len(errors) - 5} more)" if len(errors) > 5 else "")
+             if errors else "the plan, the numbering and the totals agree"}]
+
+
 def verdict(doc):
     if doc["crash"]:
         return "crash"
+    if any(c["status"] == "error" for c in doc["host_checks"]):
+        return "error"
     if ktap_verdict(doc["tests"]) == "fail":
         return "fail"
     if any(c["status"] == "fail" for c in doc["host_checks"]):
@@ -166,11 +201,22 @@ def verdict(doc):
 
 
 def expect_fail_match(report, pattern):
-    """The first not-ok result line matching pattern, or None."""
+    """The first not-ok result line matching pattern, or None. A test the
+    kernel ended (a crash, the watchdog) counts only with the case line
+    that says so: its result line alone could come from anywhere."""
     for test in report.walk():
-        if test.line.startswith("not ok") and re.search(pattern, test.line):
+        if test.line.startswith("not ok") and re.search(pattern, test.line) \
+                and (not ended_by_kernel(test) or any(
+                    c.line.startswith("not ok") and c.reason == test.reason
+                    for c in test.cases)):
             return test.line
     return None
+
+
+def ended_by_kernel(test):
+    """Whether the kernel ended this test from outside it: a crash or the
+    watchdog, said by a case of its own as well as by its result line."""
+    return test.reason.startswith("crashed:") or "# TIMEOUT" in test.line
 
 
 @dataclass

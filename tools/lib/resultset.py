@@ -84,7 +84,8 @@ def doc_from_log(path, problems):
         "verdict": None, "crash": report.crash_reason,
         "totals": report.totals,
         "tests": [t.to_json() for t in report.tests],
-        "host_checks": [], "problems": log_problems,
+        "host_checks": results.ktap_checks(report),
+        "problems": log_problems,
         "expect_fail": None, "expected": None,
         "not_runnable": [], "host_notes": {},
     }
@@ -109,8 +110,45 @@ def _results_doc(path, problems):
     if not (isinstance(doc, dict) and isinstance(doc.get("tests"), list)):
         problems.append(f"{path}: not a results document")
         return None
+    why = malformed(doc)
+    if why:
+        problems.append(f"{path}: not a results document: {why}")
+        return None
     doc.setdefault("file", str(path))
     return doc
+
+
+def malformed(doc):
+    """What is wrong with the shape of a results document that the
+    commands reading it rely on, or None: tests and cases to a bounded
+    depth, each with its name, status, reason and cases; host checks;
+    the verdict, crash, problems and scenario fields."""
+    kinds = {"verdict": (str, type(None)), "crash": (str, type(None)),
+             "problems": list, "host_checks": list,
+             "scenario": (dict, type(None)), "timing": (dict, type(None))}
+    for key, kind in kinds.items():
+        if key in doc and not isinstance(doc[key], kind):
+            return f"{key} is a {type(doc[key]).__name__}"
+    for check in doc.get("host_checks") or []:
+        if not (isinstance(check, dict) and
+                check.get("status") in ktap.STATUSES and
+                isinstance(check.get("name"), str)):
+            return "a host check without a name and a status"
+    todo = [(t, 1) for t in doc["tests"]]
+    while todo:
+        test, depth = todo.pop()
+        if depth > ktap.MAX_DEPTH + 1:
+            return f"cases nested deeper than {ktap.MAX_DEPTH + 1} levels"
+        if not (isinstance(test, dict) and isinstance(test.get("name"), str)
+                and test.get("status") in ktap.STATUSES
+                and isinstance(test.get("reason", ""), str)
+                and isinstance(test.get("cases"), list)
+                and isinstance(test.get("data", []), list)):
+            return "a test without a name, status, reason and cases"
+        if not all(isinstance(d, dict) for d in test.get("data", [])):
+            return "DATA that is not an object"
+        todo += [(c, depth + 1) for c in test["cases"]]
+    return None
 
 
 def _in_folder(folder):

@@ -14,6 +14,7 @@ unit tests can pin what a file means without starting QEMU.
 
 import itertools
 import json
+import math
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -153,10 +154,12 @@ def _words(value, where):
     raise ScenarioError(f"{where}: cmdline must be {KEYS['cmdline'][18:]}")
 
 
-def _int(value, where, key, low):
-    if type(value) is not int or value < low:
-        raise ScenarioError(f"{where}: {key} must be {KEYS[key]}, "
-                            f"not {value!r}")
+def _int(value, where, key, low, high=None):
+    if type(value) is not int or value < low or \
+            (high is not None and value > high):
+        raise ScenarioError(f"{where}: {key} must be {KEYS[key]}"
+                            + (f" up to {high}" if high is not None else "")
+                            + f", not {value!r}")
     return value
 
 
@@ -181,9 +184,9 @@ def _apply(spec, keys, where, merge):
                                     f"not {value!r}")
             setattr(spec, key, value)
         elif key == "vcpus":
-            spec.vcpus = _int(value, where, key, 1)
+            spec.vcpus = _int(value, where, key, 1, qemu.MAX_CPUS)
         elif key == "numa":
-            spec.numa = _int(value, where, key, 0)
+            spec.numa = _int(value, where, key, 0, qemu.MAX_NODES)
         elif key == "expect_status":
             spec.expect_status = _int(value, where, key, 0)
         elif key == "mem":
@@ -362,6 +365,10 @@ def cross(table, where, source=None):
         else:
             raise ScenarioError(f"{awhere}: must be a list of values or a "
                                 "table of named entries")
+    size = math.prod(len(c) for c in choices)
+    if size > MAX_RUNS:
+        raise ScenarioError(f"{where}: its axes cross into {size} runs, "
+                            f"more than {MAX_RUNS}")
     specs, left_out = [], []
     for combo in itertools.product(*choices):
         joined = "-".join(part for _, part, _ in combo)

@@ -9,11 +9,22 @@ qemu.stderr.
 The stamps are the host's because a guest's own clock is unreliable under
 TCG. tools/run boots hvprobe through Console (guest.Run), bench/ boots
 Linux through it, so both kernels are timed the same way.
+
+Every child a host command starts to do its work (QEMU, a tools/run of a
+matrix or a soak) starts through spawn(): in a process group of its own,
+so that a timeout or an interrupt kills the group (tools/run and its
+QEMU), and with PR_SET_PDEATHSIG, so that it dies with its parent even
+when that is killed outright. stop_all() is the interrupt: it kills every
+group still running and refuses new ones; a run cut short that way raises
+Interrupted, not a crash.
 """
 
+import ctypes
 import os
 import selectors
+import signal
 import subprocess
+import threading
 import time
 from pathlib import Path
 
@@ -22,10 +33,77 @@ from . import ktap
 LOG, TIMES, STDERR = "serial.log", "serial.times", "qemu.stderr"
 # A QEMU whose stdout has closed is on its way out; this long is waited.
 EXIT_WAIT_S = 5
+# A guest's output is bounded: a run stops once it has printed MAX_OUTPUT
+# bytes (flooded), and a line is cut every MAX_LINE bytes (the longest
+# DATA line, 1024 vCPUs' bring-up, is a few tens of KiB). hvprobe's
+# whole suite prints well under 1 MiB.
+MAX_OUTPUT = 64 << 20
+MAX_LINE = 256 << 10
 
 
 class CannotStart(Exception):
     """QEMU could not be started (no such program, say)."""
+
+
+class Interrupted(Exception):
+    """stop_all() ended the run (Ctrl-C, SIGTERM, SIGHUP): no verdict."""
+
+
+# prctl(2): the signal a child gets when the thread that made it exits.
+PR_SET_PDEATHSIG = 1
+try:
+    _LIBC = ctypes.CDLL(None, use_errno=True)
+except OSError:
+    _LIBC = None
+_live = set()
+_live_lock = threading.Lock()
+STOP = threading.Event()
+
+
+def _die_with(parent):
+    """The child's first act: die by SIGKILL when its parent does, and at
+    once if the parent is already gone. Only async-signal-safe calls."""
+    def preexec():
+        if _LIBC is not None:
+            _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        if os.getppid() != parent:
+            os._exit(137)
+    return preexec
+
+
+def spawn(argv, **kwargs):
+    """subprocess.Popen(argv, **kwargs), its own process group, dying
+    with this process; Interrupted once stop_all() was called."""
+    with _live_lock:
+        if STOP.is_set():
+            raise Interrupted("interrupted before it started")
+        proc = subprocess.Popen(argv, start_new_session=True,
+                                preexec_fn=_die_with(os.getpid()), **kwargs)
+        _live.add(proc)
+    return proc
+
+
+def kill(proc):
+    """Kill proc's process group (proc and all it started), reap proc and
+    forget it."""
+    with _live_lock:
+        if proc.returncode is None and proc.poll() is None:
+            try:
+                os.killpg(proc.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        _live.discard(proc)
+    proc.wait()
+
+
+def stop_all():
+    """The interrupt: no new child starts, every running one is killed
+    with its group."""
+    STOP.set()
+    with _live_lock:
+        procs = list(_live)
+    for proc in procs:
+        kill(proc)
 
 
 def read_times(text):
@@ -52,6 +130,7 @@ class Console:
         self.exit_status = None
         self.timed_out = False
         self.cut_short = False     # QEMU was still running when reading ended
+        self.flooded = False       # it was stopped past MAX_OUTPUT bytes
         self.wall = None
 
     def line(self, raw, text, stamp):
@@ -76,18 +155,17 @@ class Console:
         stderr = open(self.run_dir / STDERR, "wb")
         with log, times, stderr:
             try:
-                proc = subprocess.Popen(argv, cwd=cwd,
-                                        stdin=subprocess.DEVNULL,
-                                        stdout=subprocess.PIPE, stderr=stderr)
+                proc = spawn(argv, cwd=cwd, stdin=subprocess.DEVNULL,
+                             stdout=subprocess.PIPE, stderr=stderr)
             except OSError as err:
                 raise CannotStart(f"cannot start {argv[0]}: {err}") from None
             try:
                 self._stream(proc, log, times, timeout)
             finally:
-                if proc.poll() is None:
-                    proc.kill()
-                proc.wait()
+                kill(proc)
                 proc.stdout.close()
+        if STOP.is_set():
+            raise Interrupted("interrupted")
 
     def stderr_lines(self):
         """What QEMU said on stderr, as lines."""
@@ -100,7 +178,7 @@ class Console:
         fd = proc.stdout.fileno()
         sel = selectors.DefaultSelector()
         sel.register(fd, selectors.EVENT_READ)
-        pending, ended = b"", False
+        pending, ended, total = b"", False, 0
         while not ended:
             now = time.monotonic()
             deadline = self.deadline(start, timeout)
@@ -113,11 +191,22 @@ class Console:
             chunk = os.read(fd, 65536)
             if not chunk:
                 break
+            chunk = chunk[:MAX_OUTPUT - total]
+            total += len(chunk)
             log.write(chunk)
             # One stamp per read: lines that arrive together were printed
             # within one pipe buffer of each other.
             stamp = time.monotonic() - start
             *lines, pending = (pending + chunk).split(b"\n")
+            # Long lines are cut (pending stays short, so that joining
+            # stays linear); the raw log keeps every byte.
+            lines = [line[i:i + MAX_LINE] for line in lines
+                     for i in range(0, max(len(line), 1), MAX_LINE)]
+            while len(pending) > MAX_LINE:
+                lines.append(pending[:MAX_LINE])
+                pending = pending[MAX_LINE:]
+            if total >= MAX_OUTPUT:
+                self.flooded = ended = self.cut_short = True
             for raw in lines:
                 if self._line(raw, stamp, times):
                     ended = self.cut_short = True

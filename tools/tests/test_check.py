@@ -4,8 +4,10 @@ and its rows."""
 
 import json
 import os
+import subprocess
 import tempfile
 import unittest
+from pathlib import Path
 from unittest import mock
 
 from tools.commands import check
@@ -33,15 +35,37 @@ class RunList(unittest.TestCase):
         return run["args"][run["args"].index("--expect-fail") + 1]
 
     def test_shipped_negative_runs_match_the_contract(self):
-        for name, line in (
-                ("bad-cmdline", "not ok 1 cmdline # ERROR unknown key 'foo' "
-                                "(accepted: test, lpj, ...)"),
-                ("crash", "not ok 1 crash # ERROR crashed: unexpected #UD "
-                          "at RIP 0x106765")):
-            report = ktap.parse(["KTAP version 1", "1..1", line,
+        crashed = "crashed: unexpected #UD at RIP 0x106765"
+        ap = "crashed: unexpected #UD at RIP 0x1 on CPU 1 (APIC ID 1)"
+        hang = "TIMEOUT watchdog: still running after 2 s"
+        for name, lines in (
+                ("bad-cmdline", ["not ok 1 cmdline # ERROR unknown key "
+                                 "'foo' (accepted: test, lpj, ...)"]),
+                ("no-long-mode", ["not ok 1 boot # ERROR this CPU has no "
+                                  "long mode"]),
+                ("crash", ["    ok 1 about to execute ud2",
+                           f"    not ok 2 the test ran to its end # ERROR "
+                           f"{crashed}",
+                           f"not ok 1 crash # ERROR {crashed}"]),
+                ("fault-ap-crash", [
+                    f"    not ok 2 the test ran to its end # ERROR {ap}",
+                    f"not ok 1 crash_ap # ERROR {ap}"]),
+                ("fault-hang", [
+                    f"    not ok 2 the test ran to its end # {hang}",
+                    f"not ok 1 hang # {hang}"])):
+            report = ktap.parse(["KTAP version 1", "1..1", *lines,
                                  "# Totals: pass:0 fail:0 skip:0 error:1"])
             self.assertIsNotNone(results.expect_fail_match(
                 report, self.expectation(name)), name)
+            if len(lines) > 1:
+                # The result line alone, its case line gone: not the
+                # failure the row expects.
+                alone = ktap.parse(["KTAP version 1", "1..1",
+                                    "    ok 1 about to fail", lines[-1],
+                                    "# Totals: pass:0 fail:0 skip:0 "
+                                    "error:1"])
+                self.assertIsNone(results.expect_fail_match(
+                    alone, self.expectation(name)), name)
 
     def test_refusals(self):
         for bad in ("{", {"name": "x"}, [{"name": "x"}],
@@ -78,6 +102,29 @@ class Rows(unittest.TestCase):
         self.assertIn("bench.test_smp", found)
         self.assertFalse([i for i in ids(check.python_suite())
                           if "_FailedTest" in i or "ModuleImportFailure" in i])
+
+
+class QuietChild(unittest.TestCase):
+    """A test that runs a child which fails on purpose (make, say)."""
+
+    def test_child(self):
+        subprocess.run(["sh", "-c", "echo 'make[1]: *** [Makefile:2: all] "
+                        "Error 2' >&2; echo child-out"], check=False)
+
+
+class PythonRowOutput(unittest.TestCase):
+    def test_a_child_error_stays_in_the_log(self):
+        suite = unittest.defaultTestLoader.loadTestsFromTestCase(QuietChild)
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.object(check, "python_suite", return_value=suite):
+            terminal = Path(d) / "terminal"
+            with check.fds_into(terminal):
+                counts, verdict, _ = check.python_tests(Path(d))
+            self.assertEqual((counts.passed, verdict), (1, "pass"))
+            self.assertNotIn("Error 2", terminal.read_text())
+            logged = (Path(d) / "python-output.log").read_text()
+            self.assertIn("make[1]: *** [Makefile:2: all] Error 2", logged)
+            self.assertIn("child-out", logged)
 
 
 class LostRuns(unittest.TestCase):

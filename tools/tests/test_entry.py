@@ -13,6 +13,7 @@ import unittest
 from pathlib import Path
 
 from tools import ROOT, entry
+from tools.commands import check
 from tools.lib import cli
 
 COMMANDS = {
@@ -150,11 +151,28 @@ class Build(unittest.TestCase):
     """tools/lib/cli.py's build(): one way every command runs make."""
 
     def test_built_and_failed(self):
-        with tempfile.TemporaryDirectory() as d:
+        with tempfile.TemporaryDirectory() as d, \
+                tempfile.TemporaryDirectory() as out:
             (Path(d) / "Makefile").write_text("all:\n\t@true\n")
             self.assertIsNone(cli.build(d))
             (Path(d) / "Makefile").write_text("all:\n\t@exit 2\n")
-            self.assertEqual(cli.build(d), "build failed (make -s exited 2)")
+            # make's own complaint is expected here: keep it off the
+            # terminal of whoever runs the tests.
+            with check.fds_into(Path(out) / "make.log"):
+                failed = cli.build(d)
+            self.assertEqual(failed, "build failed (make -s exited 2)")
+            self.assertIn("Error 2", (Path(out) / "make.log").read_text())
+
+
+class BuildAsRoot(unittest.TestCase):
+    @unittest.skipUnless(os.geteuid() == 0, "needs root")
+    def test_files_belong_to_the_tree_s_owner(self):
+        with tempfile.TemporaryDirectory() as d:
+            os.chmod(d, 0o755)
+            (Path(d) / "Makefile").write_text("all:\n\t@touch built\n")
+            os.chown(d, 65534, 65534)
+            self.assertIsNone(cli.build(d))
+            self.assertEqual(os.stat(Path(d) / "built").st_uid, 65534)
 
 
 if __name__ == "__main__":

@@ -17,7 +17,7 @@ from tools.lib import guest, kvm, qemu
 FAKE_QEMU = r"""#!/usr/bin/env python3
 import json, sys
 args = sys.argv[1:]
-cmdline = args[args.index("-append") + 1]
+cmdline = args[args.index("-append") + 1] if "-append" in args else "test=all"
 tests = ["boot", "exceptions", "pmi_stress"]
 skip = [w[5:].split(",") for w in cmdline.split() if w.startswith("skip=")]
 skip = skip[-1] if skip else []
@@ -68,6 +68,24 @@ class UnderAFlavour(unittest.TestCase):
         saved = json.loads((run_dir / "results.json").read_text())
         self.assertEqual(saved["cmdline"], outcome.doc["cmdline"])
         return outcome
+
+    def test_a_passing_run_leaves_no_iso(self):
+        run_dir = Path(self.tmp.name) / "bios"
+        run_dir.mkdir()
+
+        def make_iso(isodir, into, words):
+            iso = Path(into) / "hvprobe.iso"
+            iso.write_bytes(b"\0" * 4096)
+            return iso
+        state = {"module": "kvm_intel", "enable_pmu": True, "kernel": "6",
+                 "works": True, "reason": "probed"}
+        with mock.patch.object(kvm, "state", return_value=state), \
+                mock.patch.object(guest, "need", side_effect=lambda p, *a: p), \
+                mock.patch.object(guest.media, "make_iso", make_iso):
+            out = guest.run(qemu.Machine(boot="bios", accel="tcg"),
+                            ["test=all"], run_dir, timeout=30, kvm_ok=False)
+        self.assertTrue(out.ok, out.lines)
+        self.assertFalse((run_dir / "hvprobe.iso").exists())
 
     def test_pvm_leaves_out_int3_and_says_why(self):
         out = self.run_under("kvm_pvm", False, "kvm", ["test=all"])

@@ -4,9 +4,11 @@ ones, cut-off ones, and garbage."""
 
 import json
 import random
+import tempfile
 import unittest
+from pathlib import Path
 
-from tools.lib import ktap
+from tools.lib import ktap, results
 
 GOOD = """\
 SeaBIOS (version 1.16.3-debian-1.16.3-2)
@@ -343,6 +345,41 @@ _PIECES = ["KTAP version 1", "TAP version 14", "1..3", "1..", "ok 1 a",
            "# Totals: pass:1 fail:0 skip:0 error:0", "# CRASH", "ok",
            "ok 99999999999 x", "1..99999999999", "\x1b[2J", "\r", "\t", " ",
            "    ", "#", "not ok", "\x00", "\xff", "é", "\ud800"]
+
+
+class LyingStructure(unittest.TestCase):
+    """KTAP that lies about itself is an error verdict, not a pass with
+    warnings (kunit.py 6.1 and 6.12 exit 1 on these)."""
+
+    def doc(self, text):
+        from tools.lib import resultset
+        with tempfile.TemporaryDirectory() as d:
+            log = Path(d) / "serial.log"
+            log.write_text(text)
+            docs, _ = resultset.load([log])
+        return docs[0]
+
+    def test_plan_of_1000_results_1_1_7(self):
+        text = ("KTAP version 1\n1..1000\nok 1 a\nok 1 b\nok 7 c\n"
+                "# Totals: pass:3 fail:0 skip:0 error:0\n")
+        report = parse(text)
+        self.assertFalse(report.crashed)
+        self.assertEqual(len(report.errors), 3, report.errors)
+        doc = self.doc(text)
+        self.assertEqual(doc["verdict"], "error")
+        self.assertEqual(results.count_run(doc).failed, 1)
+
+    def test_no_test_at_all(self):
+        text = ("KTAP version 1\n1..0\n"
+                "# Totals: pass:0 fail:0 skip:0 error:0\n")
+        self.assertIn("no test at all", parse(text).errors[0])
+        self.assertEqual(self.doc(text)["verdict"], "error")
+
+    def test_a_good_log_has_no_error(self):
+        text = ("KTAP version 1\n1..1\nok 1 a\n"
+                "# Totals: pass:1 fail:0 skip:0 error:0\n")
+        self.assertEqual(parse(text).errors, [])
+        self.assertEqual(self.doc(text)["verdict"], "pass")
 
 
 class Fuzz(unittest.TestCase):

@@ -1,9 +1,14 @@
 # SPDX-License-Identifier: MIT
 """Host checks, verdicts and the case counting that tools/check adds up."""
 
+import json
+import os
+import tempfile
 import unittest
+from pathlib import Path
+from unittest import mock
 
-from tools.lib import ktap, results
+from tools.lib import jsonfile, ktap, results
 from tools.lib.results import Counts
 
 
@@ -304,3 +309,24 @@ class LineChecks(unittest.TestCase):
     def test_one_check_per_pattern(self):
         checks = results.line_checks(self.LOG, ["KTAP", "SRAT", "nothing"])
         self.assertEqual([c["status"] for c in checks], ["pass", "pass", "fail"])
+
+
+class AtomicJson(unittest.TestCase):
+    """results.json, index.json and soak.json go through jsonfile.write():
+    whole or not at all, and readable as a file open() made would be
+    (mkstemp's 0600 is not what a results folder wants)."""
+
+    def test_replaced_whole_with_the_usual_mode(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "results.json"
+            jsonfile.write(path, {"a": 1})
+            self.assertEqual(json.loads(path.read_text()), {"a": 1})
+            mask = os.umask(0o022)
+            os.umask(mask)
+            self.assertEqual(path.stat().st_mode & 0o777, 0o666 & ~mask)
+            with mock.patch.object(os, "fsync",
+                                   side_effect=OSError(28, "No space")):
+                with self.assertRaises(OSError):
+                    jsonfile.write(path, {"a": 2})
+            self.assertEqual(json.loads(path.read_text()), {"a": 1})
+            self.assertEqual(os.listdir(d), ["results.json"])

@@ -1,0 +1,75 @@
+# SPDX-License-Identifier: MIT
+"""What users of kunit.py, run_tests.sh and avocado expect of the command
+lines: the QEMU binary chosen by $QEMU or --qemu, HVPROBE_ACCEL for
+scenarios too, --help that says what the exit statuses mean."""
+
+import contextlib
+import io
+import os
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from tools.commands import check, run, soak
+from tools.lib import hostinfo, qemu
+
+
+class QemuBinary(unittest.TestCase):
+    def test_env_and_option(self):
+        m = qemu.Machine()
+        with mock.patch.dict(os.environ, {"QEMU": "/opt/q/qemu"}):
+            self.assertEqual(qemu.qemu_argv(m, False, kernel="k")[0][0],
+                             "/opt/q/qemu")
+            self.assertIsNone(hostinfo.qemu_version())    # no such file
+        with mock.patch.dict(os.environ, {}, clear=False):
+            os.environ.pop("QEMU", None)
+            self.assertEqual(qemu.qemu_argv(m, False, kernel="k")[0][0],
+                             "qemu-system-x86_64")
+            args = run.parse_args(["--qemu", "/opt/q2/qemu"])
+            run.cli.use_qemu(args)
+            self.assertEqual(os.environ["QEMU"], "/opt/q2/qemu")
+
+
+class Accel(unittest.TestCase):
+    def test_hvprobe_accel_reaches_scenarios(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "s.toml"
+            path.write_text('description = "d"\naccel = "kvm"\n')
+            with mock.patch.dict(os.environ, {"HVPROBE_ACCEL": "tcg"}):
+                args = run.parse_args(["--scenario", str(path)])
+        self.assertEqual([s.accel for s in args.specs], ["tcg"])
+
+
+class Latest(unittest.TestCase):
+    def test_results_latest_is_the_last_run(self):
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.dict(os.environ, {"HVPROBE_RESULTS": d}):
+            first = run.built_and_made(run.parse_args(["--no-build",
+                                                       "--name", "a"]),
+                                       "x", "run")
+            second = run.built_and_made(run.parse_args(["--no-build",
+                                                        "--name", "b"]),
+                                        "x", "run")
+            self.assertEqual(os.readlink(Path(d) / "latest"), "b")
+            self.assertEqual((first.name, second.name), ("a", "b"))
+            # Folders a check or a soak names are not the user's last run.
+            other = Path(d) / "check"
+            run.built_and_made(run.parse_args([
+                "--no-build", "--results", str(other), "--name", "c"]),
+                "x", "run")
+            self.assertFalse((other / "latest").exists())
+
+
+class Help(unittest.TestCase):
+    def test_exit_statuses_are_in_the_help(self):
+        for parse in (run.parse_args, check.parse_args, soak.parse_args):
+            with contextlib.redirect_stdout(io.StringIO()) as out, \
+                    self.assertRaises(SystemExit):
+                parse(["--help"])
+            self.assertIn("Exit status:", out.getvalue(), parse)
+            self.assertIn("130", out.getvalue(), parse)
+
+
+if __name__ == "__main__":
+    unittest.main()
