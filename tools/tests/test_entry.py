@@ -23,6 +23,7 @@ COMMANDS = {
     "tools/compare": "tools.commands.compare",
     "tools/host-cancel-probe": "tools.commands.host_cancel_probe",
     "tools/layering": "tools.commands.layering",
+    "tools/linux-referee": "tools.commands.linux_referee",
     "tools/mkiso": "tools.commands.mkiso",
     "tools/lava/run": "tools.commands.lava_run",
     "tools/plot": "tools.commands.plot",
