@@ -4,10 +4,10 @@
 
 A Debian kernel is the image package that linux-image-amd64 depends on,
 at the newest version of that series any apt source offers. It is
-fetched with `apt-get download` into a private folder, its SHA256
-checked against the one apt's index gives (`--print-uris`), and unpacked
-with `dpkg-deb -x` into build/host-kernels/: never installed, /boot and
-the package database untouched.
+fetched as tools/lib/aptdeb.py fetches every package (into a private
+folder, the file apt names, its SHA256 checked against apt's index) and
+unpacked with `dpkg-deb -x` into build/host-kernels/: never installed,
+/boot and the package database untouched.
 
 What an L1 needs of it: the image, the release, and the modules KVM, the
 virtio transport and 9p need, each with its dependencies as the module's
@@ -15,15 +15,15 @@ own `depends=` field names them (the package has no modules.dep: depmod
 runs at install time).
 """
 
-import hashlib
 import lzma
 import os
 import re
 import shutil
 import subprocess
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+
+from . import aptdeb
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 CACHE = ROOT / "build" / "host-kernels"
@@ -91,24 +91,6 @@ def image_package(show):
     return (m.group(1), m.group(2)) if m else (None, None)
 
 
-def print_uris(text):
-    """(file name, size, sha256) from `apt-get download --print-uris`."""
-    m = re.search(r"^'[^']+' (\S+\.deb) (\d+) SHA256:([0-9a-f]{64})$", text,
-                  re.MULTILINE)
-    if not m:
-        raise HostKernelError("apt-get --print-uris gave no SHA256 for the "
-                              f"package: {text.strip()[-200:]!r}")
-    return m.group(1), int(m.group(2)), m.group(3)
-
-
-def sha256(path):
-    h = hashlib.sha256()
-    with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return h.hexdigest()
-
-
 def debian_package(series):
     """(package, version) of Debian's image for series, from apt."""
     if series not in SERIES:
@@ -148,32 +130,23 @@ def fetch_debian(series, cache=CACHE, log=print):
     if found is None:
         if not shutil.which("dpkg-deb"):
             raise HostKernelError("no dpkg-deb here to unpack the package")
-        name, size, digest = print_uris(_run(
-            ["apt-get", "download", "--print-uris",
-             f"{package}={version}"]).stdout)
-        Path(cache).mkdir(parents=True, exist_ok=True)
-        log(f"host kernel {series}: downloading {package} {version} "
-            f"({size >> 20} MiB) into {_shown(target)}")
-        # A private folder: nobody else can swap the file apt wrote. apt
-        # then downloads as root rather than as _apt, and says so.
-        with tempfile.TemporaryDirectory(dir=cache) as work:
-            done = _run(["apt-get", "download", "-q",
-                         f"{package}={version}"], cwd=work)
-            deb = Path(work) / name
-            if done.returncode or not deb.is_file():
-                raise HostKernelError(
-                    f"apt-get download {package}={version} failed: "
-                    f"{(done.stderr or done.stdout).strip()[-200:]}")
-            if sha256(deb) != digest:
-                raise HostKernelError(f"{name}: SHA256 differs from apt's "
-                                      "index; not unpacked")
-            tree = Path(work) / "tree"
+        log(f"host kernel {series}: downloading {package} {version} into "
+            f"{_shown(target)}")
+        work = aptdeb.private_dir(cache)
+        try:
+            deb = aptdeb.download(f"{package}={version}", work)
+            tree = work / "tree"
             done = _run(["dpkg-deb", "-x", str(deb), str(tree)])
             if done.returncode or unpacked(tree) is None:
-                raise HostKernelError(f"dpkg-deb -x {name} gave no kernel: "
-                                      f"{done.stderr.strip()[-200:]}")
+                raise HostKernelError(f"dpkg-deb -x {deb.name} gave no "
+                                      f"kernel: {done.stderr.strip()[-200:]}")
             shutil.rmtree(target, ignore_errors=True)
             os.replace(tree, target)
+        except aptdeb.AptError as err:
+            raise HostKernelError(str(err)) from None
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
+        aptdeb.owned_like(target, ROOT)
         found = unpacked(target)
     vmlinuz, modules = found
     return HostKernel(series, vmlinuz, modules, modules.name, package,
