@@ -330,7 +330,7 @@ def nested_runs(label, runs, log_dir, seen):
     cannot be had here skips its runs with the reason, except under
     CI=true, where .ci/run provides both series."""
     names = [f"{run['name']}@{label}" for run in runs] + \
-        [f"host-probe@{label}"]
+        [f"host-probe@{label}", f"linux-referee@{label}"]
 
     def all_rows(counts, verdict, text):
         return [(n, results.Counts(**vars(counts)), verdict, text)
@@ -353,6 +353,11 @@ def nested_runs(label, runs, log_dir, seen):
     # The host probe in kprobe mode on a real KVM: nmi_storm's NMI IPIs
     # against kvm_inject_nmi, and the VM-entries they cancelled.
     commands.append([sys.executable, "-m", "tools.lib.probecheck", str(share)])
+    # Linux itself beside hvprobe under this host's Hyper-V emulation,
+    # Hyper-V alone, no frequency MSRs, two packages.
+    commands.append(referee_command(share, "--accel", "kvm", "--cpu",
+                                    REFEREE_NESTED_CPU, "--smp", "2",
+                                    "--numa", "2", "--series", label))
     l0 = nested.choose_l0(kvm.flavour()["module"], kvm_works()[0])
     try:
         outcome = nested.run(kernel, commands, share,
@@ -370,8 +375,66 @@ def nested_runs(label, runs, log_dir, seen):
         text = f"inside L1 ({kernel.describe()}): exit status {rc}; " \
             f"console {outcome.console}\n"
         rows.append((name, *judged(name, rc, text, doc, seen)))
-    rows.append((names[-1], *probe_row(share, outcome.statuses[-1])))
+    rows.append((names[-2], *probe_row(share, outcome.statuses[-2])))
+    rows.append((names[-1], *referee_counts(share / REFEREE,
+                                            outcome.statuses[-1])))
     return rows
+
+
+REFEREE = "linux-referee"
+REFEREE_NESTED_CPU = "host,-arch-capabilities,hv-relaxed,hv-vpindex," \
+    "hv-time,kvm=off"
+
+
+def referee_command(results_dir, *args):
+    return [sys.executable, str(TOOLS / "linux-referee"), "--no-build",
+            "--results", str(results_dir), "--name", REFEREE, *args]
+
+
+def referee_counts(folder, rc):
+    """A row from tools/linux-referee's referee.json: per Linux series,
+    the count of APs that calibrated and the boot CPU's lpj source each
+    equal to hvprobe's, and hvprobe's run passed. Exit 3 (no kernel to
+    boot) is a skip, except under CI=true."""
+    try:
+        doc = json.loads((folder / "referee.json").read_text())
+    except (OSError, ValueError):
+        doc = None
+    if doc is None:
+        why = f"tools/linux-referee exited {rc} and wrote no referee.json"
+        if rc == 3 and os.environ.get("CI") != "true":
+            return results.Counts(skipped=1), "skip", why + "\n"
+        return results.Counts(failed=1), "no result", why + "\n"
+    counts, text = results.Counts(), ""
+    for row in doc["rows"]:
+        linux, ours = row["linux"] or {}, row["hvprobe"]
+        for ok, what in (
+                (ours["verdict"] == "pass", f"hvprobe {row['policy']} passed"),
+                (linux.get("calibrations") == ours["calibrations"],
+                 f"APs that calibrated: Linux {row['release']} "
+                 f"{linux.get('calibrations')}, hvprobe {row['policy']} "
+                 f"{ours['calibrations']}"),
+                (linux.get("bsp_lpj_source") == ours["bsp_lpj_source"],
+                 f"boot CPU's lpj: Linux {linux.get('bsp_lpj_source')}, "
+                 f"hvprobe {ours['bsp_lpj_source']}")):
+            counts.add("pass" if ok else "fail")
+            text += f"{'PASS' if ok else 'FAIL'} {what}\n"
+    return counts, "fail" if counts.failed else "pass", text
+
+
+def referee_row(log_dir):
+    """Linux 6.1 and 6.12 beside hvprobe's linux-6.1 and linux-6.5 under
+    TCG: 4 vCPUs on two packages."""
+    cmd = referee_command(log_dir, "--accel", "tcg")
+    try:
+        done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True,
+                              errors="replace", stdin=subprocess.DEVNULL,
+                              timeout=RUN_TIMEOUT_S)
+        rc, said = done.returncode, done.stdout + done.stderr
+    except subprocess.TimeoutExpired:
+        rc, said = None, f"still running after {RUN_TIMEOUT_S} s\n"
+    counts, verdict, text = referee_counts(log_dir / REFEREE, rc)
+    return counts, verdict, text + (said if counts.failed else "")
 
 
 def probe_row(share, rc):
@@ -533,7 +596,9 @@ def main_body(argv):
                 by_kernel.setdefault(label, []).append(run)
     names = [name for name, _ in ROWS + AFTER_RUNS] + \
         [r["name"] for r in plain] + \
-        [f"{r['name']}@{k}" for k, runs in by_kernel.items() for r in runs]
+        [f"{r['name']}@{k}" for k, runs in by_kernel.items() for r in runs] + \
+        [REFEREE] + [f"{n}@{k}" for k in by_kernel
+                     for n in ("host-probe", REFEREE)]
     width = max(len(n) for n in names)
     total = results.Counts()
 
@@ -581,6 +646,9 @@ def main_body(argv):
         futures = [pool.submit(leg, label, runs)
                    for label, runs in by_kernel.items()]
         futures += [pool.submit(one, run) for run in plain]
+        if chosen(args, REFEREE):
+            futures.append(pool.submit(lambda: [
+                (REFEREE, *timed(referee_row, log_dir))]))
         for future in concurrent.futures.as_completed(futures):
             for name, *row in future.result():
                 total += finished(name, *row)
