@@ -29,11 +29,14 @@ the rest SKIPs with the reason.
 """
 
 import datetime
+import json
 import re
+import sys
 
 from tools import ROOT
-from tools.lib import (cli, guest, hostinfo, hostprobe, jsonfile, kvm,
-                       probecount, probedrun, qemu, results, signals)
+from tools.lib import (cli, guest, hostinfo, hostkernel, hostprobe, jsonfile,
+                       kvm, nested, probecount, probedrun, qemu, results,
+                       signals)
 
 EXIT_VERDICT, EXIT_FAILED, EXIT_USAGE, EXIT_CANNOT, EXIT_NO_VERDICT = \
     0, 1, 2, 3, 4
@@ -120,6 +123,12 @@ def parse_args(argv):
                    help="keep each run's perf.data in its folder")
     p.add_argument("--name", metavar="NAME",
                    help="folder name (default: pmi-verdict-<date-time>)")
+    p.add_argument("--host-kernel", action="append", metavar="SERIES|IMAGE",
+                   help="judge this host kernel instead of the running "
+                        "one, booted as L1 here (as tools/run "
+                        "--host-kernel); repeat to put several side by "
+                        "side. The verdict needs a vPMU in L1, which only "
+                        "an L0 KVM with a PMU can give")
     cli.results_option(p, ROOT, "where the folder goes")
     cli.no_build(p)
     args = p.parse_args(argv)
@@ -691,7 +700,61 @@ def main(argv):
     # SIGTERM and SIGHUP as Ctrl-C: the probes, perf and QEMU are undone
     # on the way out, and tools/entry.py says "interrupted" (exit 130).
     with signals.interruptible():
+        if args.host_kernel:
+            return host_kernels_main(args, argv)
         return verdict_main(args)
+
+
+def host_kernels_main(args, argv):
+    """This command inside each --host-kernel as L1, one after another,
+    then their outcomes side by side."""
+    failed = None if args.no_build else cli.build(ROOT)
+    if failed:
+        raise CannotRun(failed)
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    try:
+        folder = results.new_dir(args.results,
+                                 args.name or f"pmi-verdict-{stamp}")
+    except OSError as err:
+        raise CannotRun(f"cannot make the results folder: {err}") from None
+    inner = cli.without_options(
+        argv, ("--host-kernel", "--results", "--name"), ("--no-build",))
+    l0 = nested.choose_l0(*kvm.flavour_works(ROOT))
+    print(f"L0: {l0.accel} ({l0.why})", flush=True)
+    summaries = []
+    for spec in args.host_kernel:
+        try:
+            kernel = hostkernel.resolve(spec)
+        except hostkernel.HostKernelError as err:
+            summaries.append(kernel_summary(spec, error=str(err)))
+            continue
+        share = folder / f"on-{kernel.label}"
+        command = [sys.executable, str(ROOT / "tools" / "pmi-verdict"),
+                   "--no-build", "--results", str(share), "--name",
+                   "verdict", *inner]
+        print(f"host kernel {kernel.label}: {kernel.describe()} as L1",
+              flush=True)
+        try:
+            outcome = nested.run(kernel, [command], share,
+                                 args.timeout * 8, l0)
+        except nested.NestedError as err:
+            summaries.append(kernel_summary(kernel.label, error=str(err)))
+            continue
+        try:
+            doc = json.loads((share / "verdict" / "verdict.json").read_text())
+            summaries.append(kernel_summary(kernel.label, doc))
+        except (OSError, ValueError):
+            summaries.append(kernel_summary(
+                kernel.label, error=f"pmi-verdict in L1 exited "
+                f"{outcome.statuses[0]} and wrote no verdict.json "
+                f"(L1 {outcome.info.get('release')}, "
+                f"{outcome.info.get('module')}, enable_pmu="
+                f"{outcome.info.get('enable_pmu')})"))
+    print("\n".join(side_by_side(summaries)))
+    jsonfile.write(folder / "verdicts.json",
+                   {"l0": l0.to_json(), "kernels": summaries})
+    print(f"results: {guest.shown(folder)}")
+    return combined_exit(summaries)
 
 
 def verdict_main(args):

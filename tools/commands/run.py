@@ -276,23 +276,6 @@ def built_and_made(args, name, what):
     return made
 
 
-def without_options(argv, options, flags=()):
-    """argv less each option in options and its value (--opt V or
-    --opt=V) and each flag in flags, up to the -- that starts the
-    kernel's words."""
-    out, skip = [], False
-    for i, word in enumerate(argv):
-        if skip:
-            skip = False
-        elif word == "--":
-            return out + argv[i:]
-        elif word in options:
-            skip = True
-        elif word.split("=", 1)[0] not in options and word not in flags:
-            out.append(word)
-    return out
-
-
 def run_nested(args, argv):
     """This very command inside an L1 host kernel (tools/lib/nested.py):
     the build and the folder here, everything else there, the guests
@@ -306,7 +289,7 @@ def run_nested(args, argv):
     name = (args.batch_name + "-{stamp}" if many else "{stamp}-" + args.boot) + \
         f"-on-{kernel.label}"
     folder = built_and_made(args, name, "run")
-    inner = without_options(argv, ("--host-kernel", "--host-modules",
+    inner = cli.without_options(argv, ("--host-kernel", "--host-modules",
                                    "--results", "--name"), ("--no-build",))
     inner = [sys.executable, str(TOOLS / "run"), "--no-build", "--results",
              str(folder), *([] if many else ["--name", "guest"]), *inner]

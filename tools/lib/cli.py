@@ -82,3 +82,20 @@ def qemu_option(p):
 def use_qemu(args):
     if getattr(args, "qemu", None):
         os.environ["QEMU"] = args.qemu
+
+
+def without_options(argv, options, flags=()):
+    """argv less each option in options and its value (--opt V or
+    --opt=V) and each flag in flags, up to the -- that starts the
+    kernel's words."""
+    out, skip = [], False
+    for i, word in enumerate(argv):
+        if skip:
+            skip = False
+        elif word == "--":
+            return out + argv[i:]
+        elif word in options:
+            skip = True
+        elif word.split("=", 1)[0] not in options and word not in flags:
+            out.append(word)
+    return out

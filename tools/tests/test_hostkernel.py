@@ -15,7 +15,7 @@ from pathlib import Path
 from unittest import mock
 
 from tools.commands import run
-from tools.lib import hostkernel, nested
+from tools.lib import cli, hostkernel, nested
 
 MADISON = """\
 linux-image-amd64 | 6.12.95-1~bpo12+1 | http://mirror bookworm-backports/main amd64 Packages
@@ -252,7 +252,7 @@ class RunInside(unittest.TestCase):
     def test_the_same_command_less_the_host_options(self):
         argv = ["--no-build", "--host-kernel", "6.12", "--results=x",
                 "--scenario", "s", "--name", "n", "--", "--host-kernel"]
-        self.assertEqual(run.without_options(
+        self.assertEqual(cli.without_options(
             argv, ("--host-kernel", "--results", "--name"), ("--no-build",)),
             ["--scenario", "s", "--", "--host-kernel"])
 
