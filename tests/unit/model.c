@@ -324,12 +324,12 @@ static u64 *gp_counter(struct mcpu *c, u32 msr, bool *legacy)
 {
 	*legacy = false;
 	if (intel()) {
-		if (msr >= MSR_IA32_PMC0 && msr < MSR_IA32_PMC0 + m.c.gp_counters) {
+		if (msr >= MSR_IA32_PERFCTR0 && msr < MSR_IA32_PERFCTR0 + m.c.gp_counters) {
 			*legacy = true;
-			return &c->gp[msr - MSR_IA32_PMC0];
+			return &c->gp[msr - MSR_IA32_PERFCTR0];
 		}
-		if (m.c.fw_write && msr >= MSR_IA32_A_PMC0 && msr < MSR_IA32_A_PMC0 + m.c.gp_counters)
-			return &c->gp[msr - MSR_IA32_A_PMC0];
+		if (m.c.fw_write && msr >= MSR_IA32_PMC0 && msr < MSR_IA32_PMC0 + m.c.gp_counters)
+			return &c->gp[msr - MSR_IA32_PMC0];
 		if (msr >= MSR_IA32_FIXED_CTR0 && msr < MSR_IA32_FIXED_CTR0 + m.c.fixed_counters)
 			return &c->fixed[msr - MSR_IA32_FIXED_CTR0];
 		return NULL;
