@@ -39,11 +39,10 @@ static void keep(u64 *ring, u64 *taken, u32 cap, u64 value)
  * counter counts on from 0. Then every overflow is serviced, looking
  * again until none is left (on a PMU that counts meanwhile), as Linux's
  * intel_pmu_handle_irq() does, and counting resumes last. Counter 0's
- * value at entry gives the skid: from the NMI stub's RDPMC (entry_value)
- * less the stub's own instructions, else as read in the handler.
+ * skid is read in the servicing, after the pause, in both LVTPC modes
+ * alike.
  */
-static u64 poll_pmu(struct pmu_cpu *p, const struct trap_frame *f, u64 entry_tsc,
-		    const u64 *entry_value)
+static u64 poll_pmu(struct pmu_cpu *p, const struct trap_frame *f, u64 entry_tsc)
 {
 	u64 skid = NO_SKID, overflows = 0, found, ctrl;
 	u32 looks = 0;
@@ -52,8 +51,7 @@ static u64 poll_pmu(struct pmu_cpu *p, const struct trap_frame *f, u64 entry_tsc
 		return 0;
 	ctrl = pmu_pause();
 	apic_write(APIC_LVT_PMC, p->lvtpc);
-	while (looks < SERVICE_LOOKS &&
-	       (found = pmu_service(p->counter_overflows, &skid, looks ? NULL : entry_value))) {
+	while (looks < SERVICE_LOOKS && (found = pmu_service(p->counter_overflows, &skid))) {
 		overflows += found;
 		looks++;
 	}
@@ -68,19 +66,17 @@ static u64 poll_pmu(struct pmu_cpu *p, const struct trap_frame *f, u64 entry_tsc
 	else
 		p->gap_outside++;
 	if (skid != NO_SKID)
-		keep(p->skid, &p->skid_samples, p->sample_cap,
-		     entry_value && skid >= NMI_PMC_STUB_INSNS ? skid - NMI_PMC_STUB_INSNS : skid);
+		keep(p->skid, &p->skid_samples, p->sample_cap, skid);
 	return overflows;
 }
 
 static u64 pmu_nmi_poll(const struct trap_frame *f, u64 entry_tsc)
 {
-	struct percpu *cpu = this_cpu();
-	struct pmu_cpu *p = &pmu_cpus[cpu->index];
+	struct pmu_cpu *p = &pmu_cpus[this_cpu()->index];
 
 	if (p->lvtpc != APIC_LVT_DM_NMI)
 		return 0;
-	return poll_pmu(p, f, entry_tsc, cpu->nmi_pmc ? &cpu->nmi_pmc_value : NULL);
+	return poll_pmu(p, f, entry_tsc);
 }
 
 DEFINE_NMI_SOURCE(pmu, pmu_nmi_poll);
@@ -90,7 +86,7 @@ static void pmi_vector_handler(struct trap_frame *f)
 	u64 entry_tsc = rdtsc();
 	struct pmu_cpu *p = &pmu_cpus[this_cpu()->index];
 
-	nmi_account(&p->vector_counts, poll_pmu(p, f, entry_tsc, NULL), 0);
+	nmi_account(&p->vector_counts, poll_pmu(p, f, entry_tsc), 0);
 	apic_eoi();
 }
 

@@ -271,7 +271,7 @@ void pmu_resume(u64 ctrl)
 		wrmsr(global_ctrl_msr(), ctrl);
 }
 
-u32 pmu_service(u64 *per_counter, u64 *skid, const u64 *entry_value)
+u32 pmu_service(u64 *per_counter, u64 *skid)
 {
 	u64 status = overflowed_bits();
 	u32 serviced = 0;
@@ -286,7 +286,7 @@ u32 pmu_service(u64 *per_counter, u64 *skid, const u64 *entry_value)
 			continue;
 		since_wrap = pmu_read(c);
 		if (i == 0)
-			*skid = pmu_skid(entry_value ? *entry_value : since_wrap, c->width);
+			*skid = pmu_skid(since_wrap, c->width);
 		/*
 		 * What counted since the wrap belongs to the next period, as
 		 * Linux's x86_perf_event_set_period() carries it over: without

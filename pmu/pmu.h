@@ -210,10 +210,10 @@ void pmu_resume(u64 ctrl);
  * overflows into one PMI), re-arming each counter. Returns the overflows
  * serviced, 0 if the PMU did not cause this interrupt; each armed
  * counter's serviced overflows are added to per_counter, and counter 0's
- * skid (events past its wrap) goes to *skid: from entry_value, counter 0
- * as the NMI entry read it first thing, or read here when NULL.
+ * skid (events past its wrap, read here: after the pause and the handler's
+ * path to it) goes to *skid.
  */
-u32 pmu_service(u64 *per_counter, u64 *skid, const u64 *entry_value);
+u32 pmu_service(u64 *per_counter, u64 *skid);
 /* Any overflow waiting to be serviced (a status bit, or a wrapped counter). */
 bool pmu_pending(void);
 

@@ -11,6 +11,20 @@
 #ifndef KERNEL_X86_NMI_H
 #define KERNEL_X86_NMI_H
 
+/*
+ * How an exception handler returns (entry.S). IRET ends NMI blocking
+ * whatever it returns from (SDM Vol 3A 6.7.1), so a fault taken inside
+ * the NMI handler (an NMI source's own ASM_TRY) and returned from with
+ * IRET would let the next NMI in on the same IST stack, over the frame
+ * of the one still running. So exceptions return with POPF and RET on
+ * the interrupted stack instead, which leaves NMI blocking alone; only
+ * the NMI itself and interrupts return through IRET. 0 here; the host
+ * model reads it to know what an exception's return does.
+ */
+#define TRAP_EXCEPTION_IRET 0
+
+#ifndef __ASSEMBLER__
+
 #include "kernel/lib/table.h"
 #include "kernel/x86/nmi_account.h"
 #include "kernel/x86/percpu.h"
@@ -50,4 +64,5 @@ void nmi_send(const struct percpu *to);
 /* Post mail to target and send it an NMI. */
 void nmi_ipi_send(const struct percpu *target);
 
+#endif /* __ASSEMBLER__ */
 #endif
