@@ -193,6 +193,12 @@ void pmu_disable(void);
  * serviced, counted; then everything cleared.
  */
 u32 pmu_leftover(void);
+/*
+ * Before pmu_leftover(), on a PMU with a status register: the armed
+ * counters (bit k for armed counter k) that wrapped with no status bit,
+ * overflows the host lost.
+ */
+u64 pmu_silent_wraps(void);
 /* A counter's value (GP or fixed), masked to its width. */
 u64 pmu_read(const struct pmu_counter *c);
 /* The free-running reference GP counter's value, 0 without one. */

@@ -36,24 +36,30 @@ struct nmi_cpu {
 	struct nmi_counts counts;
 	/* NMI IPIs this CPU sent with nmi_ipi_send(). */
 	u64 ipis_sent;
+	u64 last_found; /* what the last entry found, for nmi_account() */
 	bool in_handler;
 } __attribute__((aligned(64)));
 
 /*
  * A source of NMIs: poll() is called on every NMI, with the interrupted
  * frame and the TSC at entry, and returns how many of its events it
- * found and serviced (0 when it raised nothing).
+ * found and serviced (0 when it raised nothing). raised(), where a
+ * source has it, says how many NMIs those events may have raised (an
+ * NMI's worth of credit each, nmi_account()); without it, one each.
  */
 struct nmi_source {
 	const char *name;
 	u64 (*poll)(const struct trap_frame *f, u64 entry_tsc);
+	u64 (*raised)(u64 events);
 };
 
-#define DEFINE_NMI_SOURCE(sname, spoll)                                          \
+#define DEFINE_NMI_SOURCE_RAISED(sname, spoll, sraised)                          \
 	static const struct nmi_source nmi_source_##sname TABLE_ENTRY(hvprobe_nmi_sources) = { \
 		.name = #sname,                                                  \
 		.poll = (spoll),                                                 \
+		.raised = (sraised),                                             \
 	}
+#define DEFINE_NMI_SOURCE(sname, spoll) DEFINE_NMI_SOURCE_RAISED(sname, spoll, NULL)
 
 /* Install the entry; from the start, so an early NMI is counted, not fatal. */
 void nmi_init(void);
