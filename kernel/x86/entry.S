@@ -8,7 +8,7 @@
  * there exits to KVM on every NMI and would put a VM exit into the
  * delivery gap that the fixed-vector baseline does not have.
  *
- * Exceptions return without IRET (TRAP_EXCEPTION_IRET, nmi.h): the
+ * Exceptions return without IRET (TRAP_EXCEPTION_IRET): the
  * interrupted RIP and RFLAGS go onto the interrupted stack, below its
  * RSP (the kernel has no red zone), and POPF and RET resume there, as
  * IRET would but leaving NMI blocking as it was. The NMI and interrupts

@@ -12,7 +12,7 @@
 #define KERNEL_X86_NMI_H
 
 /*
- * How an exception handler returns (entry.S). IRET ends NMI blocking
+ * How an exception handler returns from the trap stubs. IRET ends NMI blocking
  * whatever it returns from (SDM Vol 3A 6.7.1), so a fault taken inside
  * the NMI handler (an NMI source's own ASM_TRY) and returned from with
  * IRET would let the next NMI in on the same IST stack, over the frame

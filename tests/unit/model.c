@@ -179,6 +179,8 @@ static void fire(struct model_injection *i)
 	i->times--;
 	if (i->hook)
 		i->hook();
+	if (i->hook_only)
+		return;
 	t->truth.injected++;
 	if (!i->spurious)
 		__atomic_fetch_add(&nmi_cpu(i->target)->mail, 1, __ATOMIC_RELEASE);
@@ -915,6 +917,17 @@ void model_inject(const struct model_injection *i)
 void model_overflow_at_stop(u32 cpu)
 {
 	m.overflow_at_stop = (s32)cpu;
+}
+
+void model_overflow_now(u32 cpu, u32 bit)
+{
+	struct mcpu *c = &m.cpu[cpu];
+
+	if (bit >= FIXED_SHIFT)
+		c->fixed[bit - FIXED_SHIFT] = 0;
+	else
+		c->gp[bit] = 0;
+	overflow(c, bit, true);
 }
 
 void model_lose_overflow(u32 cpu, u32 bit, u32 skip)

@@ -125,6 +125,7 @@ struct model_injection {
 	u32 cpu, target, msr;
 	bool counters_off, spurious;
 	void (*hook)(void);
+	bool hook_only; /* the hook and nothing else: no NMI */
 	u32 skip, times;
 };
 
@@ -150,6 +151,8 @@ void model_overflow_at_stop(u32 cpu);
  */
 void model_stall(u32 cpu, u64 from, u64 cycles);
 u64 model_now(void);
+/* Counter bit (GP n, fixed 32 + i) of cpu overflows now, with its PMI. */
+void model_overflow_now(u32 cpu, u32 bit);
 /* An NMI with no source at all, on cpu, at its next point. */
 void model_spurious_nmi(u32 cpu);
 /*
