@@ -714,10 +714,19 @@ struct percpu *this_cpu(void)
 	return &me()->percpu;
 }
 
+/* Boot memory is never freed: every block stays reachable, as in the kernel. */
 void *boot_alloc(u64 size, u64 align)
 {
+	static void *blocks[256];
+	static u32 nblocks;
+	void *b;
+
 	(void)align;
-	return calloc(1, size);
+	if (nblocks == ARRAY_SIZE(blocks))
+		model_bug("boot_alloc: too many blocks", nblocks);
+	b = calloc(1, size);
+	blocks[nblocks++] = b;
+	return b;
 }
 
 void udelay(u64 us)

@@ -634,7 +634,8 @@ DEFINE_TEST(unit_pmi_model_spurious_among_merges, "NMIs from nowhere among merge
 
 /*
  * Finding 7: the NMI stub's RDPMC read counter 0 before its wrap when the
- * wrap came between the stub and the pause, and a skid of 0 was kept.
+ * wrap came between the stub and the pause (an NMI raised by another of
+ * the six counters), and a skid of 0 was kept.
  * Read in the servicing, after the pause, every sample is at or past the
  * wrap, in both LVTPC modes alike.
  */
@@ -646,15 +647,19 @@ DEFINE_TEST(unit_pmi_model_skid, "skid read after the wrap", 0)
 	const struct pmu_cpu *p = pmu_cpu(0);
 	u32 zero = 0, kept;
 
-	m.gp_counters = 2;
-	m.fixed_counters = 0;
+	c.sample_cap = 4096;
 	if (!stress(&m, &c, &t, NULL))
 		return;
 	kept = MIN(p->skid_samples, (u64)p->sample_cap);
 	for (u32 k = 0; k < kept; k++)
 		zero += !p->skid[k];
 	report(kept > 0, "skid samples kept: %u", kept);
-	report_eq(zero, 0, "samples of 0 (read before the wrap)");
+	/*
+	 * A wrap on the very instruction before the pause is a true 0; a
+	 * counter read before its wrap gave one in six (the review's 136 of
+	 * 831) and one in twelve here.
+	 */
+	report(zero * 50 < kept, "samples of 0: %u of %u, under 2 %%", zero, kept);
 }
 
 static volatile bool fault_with_pending;
