@@ -831,8 +831,8 @@ bool smp_run_all(void (*fn)(void *arg), void *arg, u64 timeout_us)
 struct model_config model_intel_v2(u32 cpus, u64 seed)
 {
 	return (struct model_config){
-		.host = &model_hosts[MODEL_HOST_6_9], .vendor = PMU_INTEL, .version = 2, .gp_counters = 4, .gp_width = 48,
-		.fixed_counters = 3, .fixed_width = 48, .fw_write = true, .cpus = cpus,
+		.host = &model_hosts[MODEL_HOST_6_9], .vendor = PMU_INTEL, .version = 2,
+		.gp_counters = 4, .gp_width = 48, .fixed_counters = 3, .fixed_width = 48, .fw_write = true, .cpus = cpus,
 		.tsc_hz = 1000000, .access_events = 5, .apic_events = 8, .entry_events = 40,
 		.switch_permille = 50, .seed = seed,
 	};
