@@ -13,15 +13,20 @@ _Static_assert(ARRAY_SIZE(pmu_lvtpc_names) == PMU_LVTPC_COUNT, "pmu_lvtpc_names"
 
 /*
  * Legacy counter writes sign-extend bit 31 (SDM Vol 3B 21.2.2), hence the
- * top. The floor keeps a PMI's own handling well inside one period: the
- * NMI path (the stub, trap_dispatch(), the NMI entry, the PMU's poll and
- * service, the watchdog's poll, the accounting) is 636 instructions of
- * code in all, by objdump, a bound on what one PMI retires counting in
- * both rings. A PMU without global control counts its own handler, and
- * with a period below that bound it would overflow again before the
- * IRET, every time: the guest would only take PMIs. At 2000, three times
- * the bound, the workload still gets most of every period, and the rate,
- * a PMI per 2000 instructions, is past what any host delivers.
+ * top. The floor keeps a PMI's own handling inside one period on a PMU
+ * that counts through its handler (AMD without PerfMonV2, Intel v1):
+ * with a period below what one entry retires, each entry would overflow
+ * again before its IRET and the guest would only take PMIs. What an
+ * entry retires is not its code size: each look at the PMU reads the
+ * status or every armed counter's value (up to PMU_ARMED_MAX RDMSRs) and
+ * re-arms what overflowed, and a busy entry looks again (up to
+ * SERVICE_LOOKS times); as a rough bound, a few hundred instructions for
+ * one look with one overflow, a few thousand for a worst-case entry. At
+ * 2000 the common entry (one look, one or two overflows) fits several
+ * times over; below a few thousand, on such a PMU, the late looks and
+ * their credited NMIs (rereads in the DATA) grow. With global control the
+ * handler is not counted and the floor only bounds the PMI rate, past
+ * what any host delivers.
  */
 DEFINE_OPTION_U64("pmu.period", pmu_options.period, 2000, 0x7fffffff, 10000);
 DEFINE_OPTION_U64("pmu.seconds", pmu_options.seconds, 1, 3600, 2);

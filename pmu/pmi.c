@@ -8,6 +8,30 @@
 #include "pmu/workload.h"
 
 /*
+ * The PMIs (so NMIs, or PMI-vector interrupts) that the overflows one
+ * entry serviced may have raised, for nmi_account()'s credit. Where the
+ * host masked LVTPC, every overflow the first look found came with the
+ * one PMI that masked it (later ones were dropped, or coalesced into one
+ * request per VM exit, 73554b29bd70); each overflow a later look found
+ * came after the unmask, with a PMI of its own that the one NMI held
+ * pending covers; a PMU without global control counts on after the
+ * LVTPC read, so each of its overflows may have had a PMI. Where the host
+ * does not mask, each overflow may have raised two: its own, and before
+ * 73554b29bd70 a second delivery in the same VM exit (irq_work and
+ * KVM_REQ_PMI both calling kvm_pmu_deliver_pmi()).
+ */
+u64 pmi_raised(bool masked, bool global_ctrl, u64 overflows, u64 late)
+{
+	if (!overflows)
+		return 0;
+	if (!masked)
+		return 2 * overflows;
+	if (!global_ctrl)
+		return overflows;
+	return 1 + (late ? 1 : 0);
+}
+
+/*
  * Looks at the PMU within one entry. Each look after the first means an
  * overflow came while servicing; with pmu.period above its floor a second
  * look finds nothing, so this bound is only there against a runaway.
@@ -30,31 +54,34 @@ static void keep(u64 *ring, u64 *taken, u32 cap, u64 value)
 
 /*
  * Service the PMU if it is armed. SDM Vol 3A 11.5.1: the APIC masks
- * LVTPC on each PMI, and KVM masks it too for Intel-compatible guests and
- * drops a PMI that finds it masked (kvm_apic_local_deliver()). So
- * counting stops first (where there is global control), then LVTPC is
- * unmasked, whether or not this entry finds an overflow (a PMI whose
- * overflow an earlier NMI serviced still masked it): an overflow from
- * then on raises a PMI that waits behind this NMI, never one lost while a
- * counter counts on from 0. Then every overflow is serviced, looking
- * again until none is left (on a PMU that counts meanwhile), as Linux's
- * intel_pmu_handle_irq() does, and counting resumes last. Counter 0's
- * value at entry gives the skid: from the NMI stub's RDPMC (entry_value)
- * less the stub's own instructions, else as read in the handler.
+ * LVTPC on each PMI. KVM does so from a16eb25b09c0 (6.6), for
+ * Intel-compatible guests only from 49ff3b4aec51 (6.9), and drops a PMI
+ * that finds LVTPC masked (kvm_apic_local_deliver()); before 6.6 it never
+ * masks. So counting stops first (where there is global control), LVTPC
+ * is read (what the host did) and unmasked, whether or not this entry
+ * finds an overflow (a PMI whose overflow an earlier NMI serviced still
+ * masked it): an overflow from then on raises a PMI that waits behind
+ * this NMI, never one lost while a counter counts on from 0. Then every
+ * overflow is serviced, looking again until none is left (on a PMU that
+ * counts meanwhile), as Linux's intel_pmu_handle_irq() does, and counting
+ * resumes last. Counter 0's skid is read in the servicing, after the
+ * pause, in both LVTPC modes alike.
  */
-static u64 poll_pmu(struct pmu_cpu *p, const struct trap_frame *f, u64 entry_tsc,
-		    const u64 *entry_value)
+static u64 poll_pmu(struct pmu_cpu *p, const struct trap_frame *f, u64 entry_tsc)
 {
-	u64 skid = NO_SKID, overflows = 0, found, ctrl;
+	u64 skid = NO_SKID, overflows = 0, late = 0, found, ctrl;
 	u32 looks = 0;
+	bool masked;
 
+	p->raised = 0;
 	if (!p->pmu_armed)
 		return 0;
 	ctrl = pmu_pause();
+	masked = apic_read(APIC_LVT_PMC) & APIC_LVT_MASKED;
 	apic_write(APIC_LVT_PMC, p->lvtpc);
-	while (looks < SERVICE_LOOKS &&
-	       (found = pmu_service(p->counter_overflows, &skid, looks ? NULL : entry_value))) {
+	while (looks < SERVICE_LOOKS && (found = pmu_service(p->counter_overflows, &skid))) {
 		overflows += found;
+		late += looks ? found : 0;
 		looks++;
 	}
 	pmu_resume(ctrl);
@@ -62,35 +89,43 @@ static u64 poll_pmu(struct pmu_cpu *p, const struct trap_frame *f, u64 entry_tsc
 		return 0;
 	p->pmis++;
 	p->overflows += overflows;
-	p->rereads += looks > 1;
+	p->rereads += looks - 1;
+	p->lvtpc_masked += masked;
+	p->lvtpc_unmasked += !masked;
+	p->raised = pmi_raised(masked, pmu.global_ctrl, overflows, late);
 	if (workload_interrupted(f->rip))
 		keep(p->gap, &p->gap_samples, p->sample_cap, entry_tsc - p->work_tsc);
 	else
 		p->gap_outside++;
 	if (skid != NO_SKID)
-		keep(p->skid, &p->skid_samples, p->sample_cap,
-		     entry_value && skid >= NMI_PMC_STUB_INSNS ? skid - NMI_PMC_STUB_INSNS : skid);
+		keep(p->skid, &p->skid_samples, p->sample_cap, skid);
 	return overflows;
 }
 
 static u64 pmu_nmi_poll(const struct trap_frame *f, u64 entry_tsc)
 {
-	struct percpu *cpu = this_cpu();
-	struct pmu_cpu *p = &pmu_cpus[cpu->index];
+	struct pmu_cpu *p = &pmu_cpus[this_cpu()->index];
 
 	if (p->lvtpc != APIC_LVT_DM_NMI)
 		return 0;
-	return poll_pmu(p, f, entry_tsc, cpu->nmi_pmc ? &cpu->nmi_pmc_value : NULL);
+	return poll_pmu(p, f, entry_tsc);
 }
 
-DEFINE_NMI_SOURCE(pmu, pmu_nmi_poll);
+static u64 pmu_nmi_raised(u64 events)
+{
+	(void)events;
+	return pmu_cpus[this_cpu()->index].raised;
+}
+
+DEFINE_NMI_SOURCE_RAISED(pmu, pmu_nmi_poll, pmu_nmi_raised);
 
 static void pmi_vector_handler(struct trap_frame *f)
 {
-	u64 entry_tsc = rdtsc();
+	u64 entry_tsc = rdtsc(), found;
 	struct pmu_cpu *p = &pmu_cpus[this_cpu()->index];
 
-	nmi_account(&p->vector_counts, poll_pmu(p, f, entry_tsc, NULL), 0);
+	found = poll_pmu(p, f, entry_tsc);
+	nmi_account(&p->vector_counts, &p->vector_last, found, 0, p->raised);
 	apic_eoi();
 }
 

@@ -20,10 +20,15 @@ struct pmu_cpu {
 	/* Entries that found an overflow, the overflows serviced, and per armed counter. */
 	u64 pmis, overflows;
 	u64 counter_overflows[PMU_ARMED_MAX];
-	/* Entries whose PMU servicing needed more than one look (an overflow while in it). */
+	/* Looks at the PMU after the first (overflows while servicing). */
 	u64 rereads;
+	/* Entries that found an overflow with LVTPC masked (by the host), or not. */
+	u64 lvtpc_masked, lvtpc_unmasked;
+	/* PMIs the last entry's overflows may have raised (pmi_raised()). */
+	u64 raised;
 	/* pmu.lvtpc=fixed: the PMI vector's own, as an NMI may interrupt it. */
 	struct nmi_counts vector_counts;
+	u64 vector_last;
 	/* Set around an armed PMU; the handler only touches the PMU then. */
 	volatile bool pmu_armed;
 	/* The LVTPC value that the handler writes back (SDM: masked on each PMI). */
@@ -39,6 +44,12 @@ struct pmu_cpu {
 	u64 gap_outside; /* PMIs that interrupted something other than the loop */
 } __attribute__((aligned(64)));
 
+/*
+ * The PMIs that one entry's overflows may have raised: LVTPC masked at
+ * entry (by the host) or not, a PMU with global control or not, the
+ * overflows found and those found after the first look. Pure.
+ */
+u64 pmi_raised(bool masked, bool global_ctrl, u64 overflows, u64 late);
 /* Install the fixed-vector handler (the NMI source is always registered). */
 void pmi_init(void);
 struct pmu_cpu *pmu_cpu(u32 index);

@@ -239,6 +239,31 @@ bool pmu_pending(void)
 	return plan && overflowed_bits();
 }
 
+/*
+ * With a status register, an armed counter always holds its top bit
+ * (re-armed at 2^width - period plus less than half a period): one that
+ * has it clear and no status bit wrapped with no overflow recorded. KVM
+ * ignores a host PMI for a counter whose reprogramming is pending
+ * (kvm_perf_overflow(), "a PMI for the previous event races with KVM's
+ * handling of a related guest WRMSR"), and the counter then counts on
+ * from 0 with no status bit and no PMI.
+ */
+u64 pmu_silent_wraps(void)
+{
+	u64 status, lost = 0;
+
+	if (!pmu.global_ctrl || !plan)
+		return 0;
+	status = rdmsr(status_msr());
+	for (u32 i = 0; i < plan->narmed; i++) {
+		const struct pmu_counter *c = &plan->armed[i];
+
+		if (!(status & BIT(c->status_bit)) && pmu_counter_overflowed(pmu_read(c), c->width))
+			lost |= BIT(i);
+	}
+	return lost;
+}
+
 u32 pmu_leftover(void)
 {
 	u32 pending = bits_set(overflowed_bits() & ~(plan->has_reference ? BIT(plan->reference) : 0));
@@ -271,7 +296,7 @@ void pmu_resume(u64 ctrl)
 		wrmsr(global_ctrl_msr(), ctrl);
 }
 
-u32 pmu_service(u64 *per_counter, u64 *skid, const u64 *entry_value)
+u32 pmu_service(u64 *per_counter, u64 *skid)
 {
 	u64 status = overflowed_bits();
 	u32 serviced = 0;
@@ -286,7 +311,7 @@ u32 pmu_service(u64 *per_counter, u64 *skid, const u64 *entry_value)
 			continue;
 		since_wrap = pmu_read(c);
 		if (i == 0)
-			*skid = pmu_skid(entry_value ? *entry_value : since_wrap, c->width);
+			*skid = pmu_skid(since_wrap, c->width);
 		/*
 		 * What counted since the wrap belongs to the next period, as
 		 * Linux's x86_perf_event_set_period() carries it over: without

@@ -15,8 +15,12 @@
 
 #include "kernel/lib/types.h"
 
-/* Intel (SDM Vol 4 Table 2-2; full-width aliases SDM Vol 3B 21.2.6) */
-#define MSR_IA32_PMC0 0x000000c1
+/*
+ * Intel (SDM Vol 4 Table 2-2; full-width aliases SDM Vol 3B 21.2.6), named
+ * as Linux's msr-index.h names them: IA32_PMC0 at 0xc1 is MSR_IA32_PERFCTR0
+ * there, and MSR_IA32_PMC0 is the full-width alias IA32_A_PMC0 at 0x4c1.
+ */
+#define MSR_IA32_PERFCTR0 0x000000c1
 #define MSR_IA32_PERFEVTSEL0 0x00000186
 #define MSR_IA32_PERF_CAPABILITIES 0x00000345
 #define  PERF_CAP_FW_WRITE BIT(13)
@@ -26,7 +30,7 @@
 #define MSR_IA32_PERF_GLOBAL_CTRL 0x0000038f
 /* GLOBAL_OVF_CTRL in v2-v3, GLOBAL_STATUS_RESET in v4+: write 1 to clear. */
 #define MSR_IA32_PERF_GLOBAL_OVF_CTRL 0x00000390
-#define MSR_IA32_A_PMC0 0x000004c1
+#define MSR_IA32_PMC0 0x000004c1 /* IA32_A_PMC0: all bits written */
 #define PERF_GLOBAL_FIXED_SHIFT 32
 
 /* AMD (APM Vol 2 13.2; PerfMonV2 APM Vol 2 13.2.2) */
@@ -70,7 +74,7 @@ struct pmu_info {
 	u32 fixed_counters;
 	u32 fixed_width;
 	u32 events_unavailable; /* Intel EBX, with bits past the vector length set */
-	bool full_width_writes; /* IA32_A_PMCx takes all bits */
+	bool full_width_writes; /* MSR_IA32_PMC0 (IA32_A_PMCx) takes all bits */
 	bool global_ctrl;	/* Intel v2+ or AMD PerfMonV2 */
 	u32 evtsel_base, counter_base, msr_stride;
 	struct pmu_event instructions, cycles;
@@ -189,6 +193,12 @@ void pmu_disable(void);
  * serviced, counted; then everything cleared.
  */
 u32 pmu_leftover(void);
+/*
+ * Before pmu_leftover(), on a PMU with a status register: the armed
+ * counters (bit k for armed counter k) that wrapped with no status bit,
+ * overflows the host lost.
+ */
+u64 pmu_silent_wraps(void);
 /* A counter's value (GP or fixed), masked to its width. */
 u64 pmu_read(const struct pmu_counter *c);
 /* The free-running reference GP counter's value, 0 without one. */
@@ -206,10 +216,10 @@ void pmu_resume(u64 ctrl);
  * overflows into one PMI), re-arming each counter. Returns the overflows
  * serviced, 0 if the PMU did not cause this interrupt; each armed
  * counter's serviced overflows are added to per_counter, and counter 0's
- * skid (events past its wrap) goes to *skid: from entry_value, counter 0
- * as the NMI entry read it first thing, or read here when NULL.
+ * skid (events past its wrap, read here: after the pause and the handler's
+ * path to it) goes to *skid.
  */
-u32 pmu_service(u64 *per_counter, u64 *skid, const u64 *entry_value);
+u32 pmu_service(u64 *per_counter, u64 *skid);
 /* Any overflow waiting to be serviced (a status bit, or a wrapped counter). */
 bool pmu_pending(void);
 

@@ -31,7 +31,7 @@ bool pmu_decode_intel(const struct pmu_intel_cpuid *c, struct pmu_info *p)
 	p->global_ctrl = p->version >= 2;
 	p->full_width_writes = c->fw_write;
 	p->evtsel_base = MSR_IA32_PERFEVTSEL0;
-	p->counter_base = c->fw_write ? MSR_IA32_A_PMC0 : MSR_IA32_PMC0;
+	p->counter_base = c->fw_write ? MSR_IA32_PMC0 : MSR_IA32_PERFCTR0;
 	p->msr_stride = 1;
 	p->instructions = intel_instructions;
 	p->cycles = intel_cycles;

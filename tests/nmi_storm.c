@@ -11,7 +11,8 @@
  * to all (SDM Vol 3A 6.7.1: NMIs merge, they never multiply), every
  * posted IPI was seen by a handler that ran after it was posted, every
  * NMI that found nothing is explained by an earlier one that found
- * several, and the handler never nested.
+ * several IPIs (each raised an NMI of its own, which may have been left
+ * pending), and the handler never nested.
  */
 #include "apic/smp.h"
 #include "kernel/time/clock.h"
@@ -141,8 +142,9 @@ DEFINE_TEST(nmi_storm, "NMI IPIs between all CPUs are all accounted for", 0)
 	       "every NMI IPI was seen by a handler (%llu of %llu, %llu still posted)",
 	       total.ipis, sent,
 	       undrained);
-	report(!over, "NMIs with no source (%llu) are explained by merged ones (%llu) on every CPU",
-	       total.unknown, total.merged);
+	report(!over,
+	       "NMIs with no source (%llu) are explained by merged IPIs (credit %llu) on every CPU",
+	       total.unknown, total.credit);
 	report_eq(total.nested, 0, "nested NMI handler entries");
 
 	json_init(&j, buf, sizeof(buf));

@@ -21,7 +21,9 @@ static bool leaf_in_range(u32 leaf)
 
 bool cpu_has(struct cpu_feature f)
 {
-	struct cpu_property bit = { f.leaf, f.subleaf, f.reg, f.bit, f.bit };
+	/* One bit: low == high, known only at run time, so no CPU_PROPERTY(). */
+	struct cpu_property bit = { .leaf = f.leaf, .subleaf = f.subleaf, .reg = f.reg,
+				    .low = f.bit, .high = f.bit };
 
 	return cpu_property(bit);
 }

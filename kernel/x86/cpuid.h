@@ -4,8 +4,10 @@
  * APM Vol 3 Appendix E), as the KVM selftests' X86_FEATURE_* and
  * X86_PROPERTY_* are: a feature is a (leaf, subleaf, register, bit)
  * descriptor read through cpu_has(), a property a (leaf, subleaf,
- * register, bits h:l) one read through cpu_property(). The bare bit
- * numbers are asm-safe for the boot path.
+ * register, low bit, high bit) one read through cpu_property(), in the
+ * order KVM selftests' X86_PROPERTY() and kvm-unit-tests' take, so that a
+ * property pastes both ways. The bare bit numbers are asm-safe for the
+ * boot path.
  */
 #ifndef KERNEL_X86_CPUID_H
 #define KERNEL_X86_CPUID_H
@@ -67,38 +69,49 @@ struct cpu_property {
 	u32 leaf;
 	u32 subleaf;
 	enum cpuid_reg reg;
-	u8 hi, lo;
+	u8 low, high;
 };
 
-#define CPU_PROPERTY(l, s, r, h, lo_)                                                   \
-	((struct cpu_property){ .leaf = (l), .subleaf = (s), .reg = (r), .hi = (h),       \
-				.lo = (lo_) })
+/*
+ * A swapped pair would give GENMASK(low, high) = 0 and read nothing,
+ * silently: the build fails instead. The check is a constant expression,
+ * so a descriptor still works as a static initializer.
+ */
+#define CPU_PROPERTY_CHECK(lo, hi)                                                 \
+	(0 * sizeof(struct {                                                       \
+		_Static_assert((lo) <= (hi), "CPU_PROPERTY: low bit above high bit"); \
+		char c;                                                            \
+	}))
+
+#define CPU_PROPERTY(l, s, r, lo, hi)                                              \
+	((struct cpu_property){ .leaf = (l), .subleaf = (s), .reg = (r),           \
+				.low = (lo) + CPU_PROPERTY_CHECK(lo, hi), .high = (hi) })
 
 /* Leaf 1 EAX: the signature (SDM Vol 2A Figure 3-6) */
-#define X86_PROPERTY_STEPPING CPU_PROPERTY(CPUID_LEAF_FEATURES, 0, CPUID_EAX, 3, 0)
-#define X86_PROPERTY_MODEL CPU_PROPERTY(CPUID_LEAF_FEATURES, 0, CPUID_EAX, 7, 4)
-#define X86_PROPERTY_FAMILY CPU_PROPERTY(CPUID_LEAF_FEATURES, 0, CPUID_EAX, 11, 8)
-#define X86_PROPERTY_EXT_MODEL CPU_PROPERTY(CPUID_LEAF_FEATURES, 0, CPUID_EAX, 19, 16)
-#define X86_PROPERTY_EXT_FAMILY CPU_PROPERTY(CPUID_LEAF_FEATURES, 0, CPUID_EAX, 27, 20)
+#define X86_PROPERTY_STEPPING CPU_PROPERTY(CPUID_LEAF_FEATURES, 0, CPUID_EAX, 0, 3)
+#define X86_PROPERTY_MODEL CPU_PROPERTY(CPUID_LEAF_FEATURES, 0, CPUID_EAX, 4, 7)
+#define X86_PROPERTY_FAMILY CPU_PROPERTY(CPUID_LEAF_FEATURES, 0, CPUID_EAX, 8, 11)
+#define X86_PROPERTY_EXT_MODEL CPU_PROPERTY(CPUID_LEAF_FEATURES, 0, CPUID_EAX, 16, 19)
+#define X86_PROPERTY_EXT_FAMILY CPU_PROPERTY(CPUID_LEAF_FEATURES, 0, CPUID_EAX, 20, 27)
 /* Leaf 1 EBX[23:16]: addressable logical processors per package */
-#define X86_PROPERTY_MAX_LOGICAL_CPUS CPU_PROPERTY(CPUID_LEAF_FEATURES, 0, CPUID_EBX, 23, 16)
+#define X86_PROPERTY_MAX_LOGICAL_CPUS CPU_PROPERTY(CPUID_LEAF_FEATURES, 0, CPUID_EBX, 16, 23)
 /* Leaf 0BH, per level: the level's type and the APIC ID shift to the next */
-#define X86_PROPERTY_TOPOLOGY_SHIFT(level) CPU_PROPERTY(CPUID_LEAF_TOPOLOGY, level, CPUID_EAX, 4, 0)
-#define X86_PROPERTY_TOPOLOGY_TYPE(level) CPU_PROPERTY(CPUID_LEAF_TOPOLOGY, level, CPUID_ECX, 15, 8)
+#define X86_PROPERTY_TOPOLOGY_SHIFT(level) CPU_PROPERTY(CPUID_LEAF_TOPOLOGY, level, CPUID_EAX, 0, 4)
+#define X86_PROPERTY_TOPOLOGY_TYPE(level) CPU_PROPERTY(CPUID_LEAF_TOPOLOGY, level, CPUID_ECX, 8, 15)
 #define  CPUID_TOPOLOGY_TYPE_INVALID 0
 /* Leaf 0AH: architectural performance monitoring (SDM Vol 3B 21.2) */
-#define X86_PROPERTY_PMU_VERSION CPU_PROPERTY(CPUID_LEAF_ARCH_PERFMON, 0, CPUID_EAX, 7, 0)
-#define X86_PROPERTY_PMU_NR_GP_COUNTERS CPU_PROPERTY(CPUID_LEAF_ARCH_PERFMON, 0, CPUID_EAX, 15, 8)
+#define X86_PROPERTY_PMU_VERSION CPU_PROPERTY(CPUID_LEAF_ARCH_PERFMON, 0, CPUID_EAX, 0, 7)
+#define X86_PROPERTY_PMU_NR_GP_COUNTERS CPU_PROPERTY(CPUID_LEAF_ARCH_PERFMON, 0, CPUID_EAX, 8, 15)
 #define X86_PROPERTY_PMU_GP_COUNTERS_BIT_WIDTH \
-	CPU_PROPERTY(CPUID_LEAF_ARCH_PERFMON, 0, CPUID_EAX, 23, 16)
+	CPU_PROPERTY(CPUID_LEAF_ARCH_PERFMON, 0, CPUID_EAX, 16, 23)
 #define X86_PROPERTY_PMU_EBX_BIT_VECTOR_LENGTH \
-	CPU_PROPERTY(CPUID_LEAF_ARCH_PERFMON, 0, CPUID_EAX, 31, 24)
-#define X86_PROPERTY_PMU_EVENTS_MASK CPU_PROPERTY(CPUID_LEAF_ARCH_PERFMON, 0, CPUID_EBX, 31, 0)
-#define X86_PROPERTY_PMU_NR_FIXED_COUNTERS CPU_PROPERTY(CPUID_LEAF_ARCH_PERFMON, 0, CPUID_EDX, 4, 0)
+	CPU_PROPERTY(CPUID_LEAF_ARCH_PERFMON, 0, CPUID_EAX, 24, 31)
+#define X86_PROPERTY_PMU_EVENTS_MASK CPU_PROPERTY(CPUID_LEAF_ARCH_PERFMON, 0, CPUID_EBX, 0, 31)
+#define X86_PROPERTY_PMU_NR_FIXED_COUNTERS CPU_PROPERTY(CPUID_LEAF_ARCH_PERFMON, 0, CPUID_EDX, 0, 4)
 #define X86_PROPERTY_PMU_FIXED_COUNTERS_BIT_WIDTH \
-	CPU_PROPERTY(CPUID_LEAF_ARCH_PERFMON, 0, CPUID_EDX, 12, 5)
+	CPU_PROPERTY(CPUID_LEAF_ARCH_PERFMON, 0, CPUID_EDX, 5, 12)
 /* Leaf 80000022H EBX[3:0]: PerfMonV2's core counters (APM Vol 3 E.4.17) */
-#define X86_PROPERTY_NR_PERFCTR_CORE CPU_PROPERTY(CPUID_LEAF_AMD_PERFMON, 0, CPUID_EBX, 3, 0)
+#define X86_PROPERTY_NR_PERFCTR_CORE CPU_PROPERTY(CPUID_LEAF_AMD_PERFMON, 0, CPUID_EBX, 0, 3)
 
 /* The property's bits in a leaf already read: pure, for decoding tables too. */
 static inline u32 cpu_property_in(struct cpu_property p, const struct cpuid_regs *r)
@@ -106,7 +119,7 @@ static inline u32 cpu_property_in(struct cpu_property p, const struct cpuid_regs
 	u32 v = p.reg == CPUID_EAX ? r->eax : p.reg == CPUID_EBX ? r->ebx
 					 : p.reg == CPUID_ECX ? r->ecx : r->edx;
 
-	return (u32)FIELD_GET(GENMASK(p.hi, p.lo), v);
+	return (u32)FIELD_GET(GENMASK(p.high, p.low), v);
 }
 
 /* The leaf's maximum is checked first: out-of-range leaves read garbage. */

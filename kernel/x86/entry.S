@@ -4,13 +4,25 @@
  * (SDM Vol 3A 6.13 "Error Code"), push the vector, save the general
  * registers as struct trap_frame and call trap_dispatch().
  *
- * The NMI's reads a performance counter before anything else, when the
- * CPU asks for one (percpu nmi_pmc): a PMI's skid is then measured before
- * the handler's own instructions count. NMI_PMC_STUB_INSNS (trap.h)
- * counts what the stub retires before its RDPMC.
+ * The NMI stub reads nothing before the handler's TSC stamp: an RDPMC
+ * there exits to KVM on every NMI and would put a VM exit into the
+ * delivery gap that the fixed-vector baseline does not have.
+ *
+ * Exceptions return without IRET (TRAP_EXCEPTION_IRET): the
+ * interrupted RIP and RFLAGS go onto the interrupted stack, below its
+ * RSP (the kernel has no red zone), and POPF and RET resume there, as
+ * IRET would but leaving NMI blocking as it was. The NMI and interrupts
+ * return through IRET.
  */
+#include "kernel/x86/nmi.h"
 #include "kernel/x86/percpu.h"
 #include "kernel/x86/trap.h"
+
+/* struct trap_frame past the general registers, from the vector on. */
+#define FRAME_VECTOR 0
+#define FRAME_RIP 16
+#define FRAME_RFLAGS 32
+#define FRAME_RSP 40
 
 	.text
 	.code64
@@ -26,34 +38,15 @@ trap_stubs:
 	pushq $0
 	.endif
 	pushq $vec
-	.if vec == X86_TRAP_NMI
-	jmp nmi_common
-	.else
 	jmp trap_common
-	.endif
 	.set vec, vec + 1
 	.endr
-
-nmi_common:
-	pushq %rax
-	pushq %rbx
-	pushq %rcx
-	pushq %rdx
-	movl %gs:PERCPU_NMI_PMC, %ecx
-	testl %ecx, %ecx
-	jz trap_saved4
-	decl %ecx
-	rdpmc
-	movl %eax, %gs:PERCPU_NMI_PMC_VALUE
-	movl %edx, %gs:PERCPU_NMI_PMC_VALUE + 4
-	jmp trap_saved4
 
 trap_common:
 	pushq %rax
 	pushq %rbx
 	pushq %rcx
 	pushq %rdx
-trap_saved4:
 	pushq %rsi
 	pushq %rdi
 	pushq %rbp
@@ -84,5 +77,33 @@ trap_saved4:
 	popq %rcx
 	popq %rbx
 	popq %rax
+	.if !TRAP_EXCEPTION_IRET
+	cmpq $X86_NR_EXCEPTIONS, FRAME_VECTOR(%rsp)
+	jae 1f
+	cmpq $X86_TRAP_NMI, FRAME_VECTOR(%rsp)
+	jne exception_return
+1:
+	.endif
 	addq $16, %rsp
 	iretq
+
+/*
+ * RSP at the vector, every register restored. Build [RAX, RFLAGS, RIP]
+ * below the interrupted RSP, switch to it, and pop them back.
+ */
+exception_return:
+	pushq %rax
+	pushq %rbx
+	movq 16 + FRAME_RSP(%rsp), %rax
+	subq $24, %rax
+	movq 16 + FRAME_RIP(%rsp), %rbx
+	movq %rbx, 16(%rax)
+	movq 16 + FRAME_RFLAGS(%rsp), %rbx
+	movq %rbx, 8(%rax)
+	movq 8(%rsp), %rbx
+	movq %rbx, (%rax)
+	popq %rbx
+	movq %rax, %rsp
+	popq %rax
+	popfq
+	ret

@@ -64,7 +64,7 @@ static void fault_state_give_back(struct percpu *cpu, const struct fault_state *
 
 static void nmi_entry(struct trap_frame *f)
 {
-	u64 entry_tsc = rdtsc(), events = 0, mail;
+	u64 entry_tsc = rdtsc(), events = 0, raised = 0, mail;
 	struct percpu *cpu = this_cpu();
 	struct fault_state interrupted = fault_state_take(cpu);
 	struct nmi_cpu *n = &nmi_cpus[cpu->index];
@@ -75,11 +75,15 @@ static void nmi_entry(struct trap_frame *f)
 	if (n->in_handler)
 		n->counts.nested++;
 	n->in_handler = true;
-	table_for_each(s, hvprobe_nmi_sources)
-		events += s->poll(f, entry_tsc);
+	table_for_each(s, hvprobe_nmi_sources) {
+		u64 found = s->poll(f, entry_tsc);
+
+		events += found;
+		raised += s->raised ? s->raised(found) : found;
+	}
 	mail = __atomic_exchange_n(&n->mail, 0, __ATOMIC_ACQ_REL);
 	n->counts.nmis++;
-	nmi_account(&n->counts, events, mail);
+	nmi_account(&n->counts, &n->last_found, events, mail, raised);
 	n->in_handler = false;
 	fault_state_give_back(cpu, &interrupted);
 }

@@ -4,7 +4,7 @@
 
 #define NMI_COUNT_FIELDS (sizeof(struct nmi_counts) / sizeof(u64))
 
-void nmi_account(struct nmi_counts *c, u64 events, u64 mail)
+void nmi_account(struct nmi_counts *c, u64 *prev, u64 events, u64 mail, u64 raised)
 {
 	u64 found = events + mail;
 
@@ -19,10 +19,16 @@ void nmi_account(struct nmi_counts *c, u64 events, u64 mail)
 	}
 	if (!found) {
 		c->unknown++;
+		c->unknown_after_one += *prev == 1;
+		c->unknown_after_several += *prev > 1;
 	} else if (found > 1) {
 		c->multi++;
 		c->merged += found - 1;
 	}
+	raised += mail;
+	if (raised > 1)
+		c->credit += raised - 1;
+	*prev = mail ? 0 : events;
 }
 
 void nmi_counts_add(struct nmi_counts *sum, const struct nmi_counts *c)
@@ -46,5 +52,5 @@ void nmi_counts_sub(struct nmi_counts *diff, const struct nmi_counts *a,
 
 bool nmi_counts_explained(const struct nmi_counts *c)
 {
-	return c->unknown <= c->merged;
+	return c->unknown <= c->credit;
 }

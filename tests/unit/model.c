@@ -18,7 +18,7 @@
 #include "pmu/workload.h"
 #include "tests/unit/model.h"
 
-#define MAX_INJECTIONS 4
+#define MAX_INJECTIONS 8
 #define FIXED_SHIFT 32
 #define IDLE_STEP 64 /* model cycles an idle point or a wait step takes */
 
@@ -32,7 +32,13 @@ struct mcpu {
 	bool fn_done;
 	/* The APIC and NMI state. */
 	u32 lvtpc;
-	bool nmi_pending, in_nmi, irq_pending, in_irq, in_workload;
+	u32 nmis_pending; /* KVM's nmi_pending: up to 2 outside an NMI, 1 inside */
+	bool in_nmi, irq_pending, in_irq, in_workload;
+	/* In a VM exit, and whether it has delivered a PMI yet. */
+	bool in_exit, exit_pmi;
+	/* model_lose_overflow(): the status bit, and resumes to let by first. */
+	s32 lose_bit;
+	u32 lose_skip;
 	/* The PMU. */
 	u64 gp[MODEL_COUNTERS], evtsel[MODEL_COUNTERS], fixed[3];
 	u64 fixed_ctrl, global_ctrl, global_status, perf_capabilities;
@@ -55,6 +61,33 @@ static struct {
 } m = { .lock = PTHREAD_MUTEX_INITIALIZER, .turn = PTHREAD_COND_INITIALIZER };
 
 static __thread struct mcpu *self;
+
+/*
+ * The profiles. exit_cycles: a VM exit's round trip, longer where each
+ * emulated instruction reprograms the counters at once (6.1's
+ * kvm_pmu_incr_counter() calls __reprogram_counter()) than where
+ * kvm_pmu_handle_event() does it once at VM-entry.
+ */
+const struct model_host model_hosts[MODEL_HOSTS] = {
+	[MODEL_HOST_6_1_0] = { "6.1.0", "none of a16eb25b09c0 73554b29bd70 fad505b2cb83 49ff3b4aec51",
+			       false, false, false, false, false, 30 },
+	[MODEL_HOST_6_1_60] = { "6.1.60", "a16eb25b09c0 73554b29bd70", true, true, true, false,
+				false, 30 },
+	[MODEL_HOST_6_6] = { "6.6", "a16eb25b09c0 73554b29bd70", true, true, true, false, true, 20 },
+	[MODEL_HOST_6_7] = { "6.7", "a16eb25b09c0 73554b29bd70 fad505b2cb83", true, true, true,
+			     true, true, 20 },
+	[MODEL_HOST_6_9] = { "6.9", "a16eb25b09c0 73554b29bd70 fad505b2cb83 49ff3b4aec51", true,
+			     false, true, true, true, 20 },
+	[MODEL_HOST_STABLE] = { "stable", "a16eb25b09c0 73554b29bd70 49ff3b4aec51", true, false,
+				true, false, false, 30 },
+};
+
+const char *const model_pmu_names[MODEL_PMUS] = {
+	[MODEL_INTEL_V2] = "Intel v2",
+	[MODEL_INTEL_V5] = "Intel v5",
+	[MODEL_AMD_LEGACY] = "AMD legacy",
+	[MODEL_AMD_V2] = "AMD PerfMonV2",
+};
 
 /* The symbols the modelled sources need from outside them. */
 struct clock_state clock;
@@ -120,11 +153,19 @@ static bool any_select_on(const struct mcpu *c)
 	return (c->fixed_ctrl & 0x333) != 0;
 }
 
+/*
+ * KVM's process_nmi(): two NMIs may be pending when the vCPU is not in
+ * one (the first is injected at once, the second waits for its IRET),
+ * one when it is; the rest merge, as on bare metal (SDM Vol 3A 6.7.1).
+ */
 static void raise_nmi(struct mcpu *c)
 {
-	if (c->nmi_pending)
+	u32 limit = c->in_nmi ? 1 : 2;
+
+	if (c->nmis_pending >= limit)
 		c->truth.nmis_merged++;
-	c->nmi_pending = true;
+	else
+		c->nmis_pending++;
 }
 
 static void fire(struct model_injection *i)
@@ -138,6 +179,8 @@ static void fire(struct model_injection *i)
 	i->times--;
 	if (i->hook)
 		i->hook();
+	if (i->hook_only)
+		return;
 	t->truth.injected++;
 	if (!i->spurious)
 		__atomic_fetch_add(&nmi_cpu(i->target)->mail, 1, __ATOMIC_RELEASE);
@@ -152,14 +195,9 @@ static void injections_after_pmi(struct mcpu *c)
 			fire(&m.inject[k]);
 }
 
-/* An overflow: its status bit, and with INT a PMI through LVTPC, KVM's way. */
-static void overflow(struct mcpu *c, u32 bit, bool interrupt)
+/* kvm_pmu_deliver_pmi(): through LVTPC, masking it where the host does. */
+static void deliver_pmi(struct mcpu *c)
 {
-	c->truth.overflows[bit]++;
-	if (has_global())
-		c->global_status |= BIT(bit);
-	if (!interrupt)
-		return;
 	if (c->lvtpc & APIC_LVT_MASKED) {
 		c->truth.pmis_dropped++;
 		return;
@@ -169,10 +207,34 @@ static void overflow(struct mcpu *c, u32 bit, bool interrupt)
 		raise_nmi(c);
 	else
 		c->irq_pending = true;
-	/* KVM masks LVTPC on delivery to Intel-compatible guests only (since 6.9). */
-	if (intel())
+	if (intel() ? m.c.host->mask_intel : m.c.host->mask_amd)
 		c->lvtpc |= APIC_LVT_MASKED;
 	injections_after_pmi(c);
+}
+
+/*
+ * An overflow: its status bit, and with INT a PMI. In a VM exit, 73554b29bd70
+ * makes it one KVM_REQ_PMI for the whole exit; before it, the overflow is
+ * delivered twice, by irq_work and by the request.
+ */
+static void overflow(struct mcpu *c, u32 bit, bool interrupt)
+{
+	c->truth.overflows[bit]++;
+	if (has_global())
+		c->global_status |= BIT(bit);
+	if (!interrupt)
+		return;
+	if (!c->in_exit) {
+		deliver_pmi(c);
+	} else if (m.c.host->one_pmi_per_exit) {
+		if (!c->exit_pmi)
+			deliver_pmi(c);
+		c->exit_pmi = true;
+	} else {
+		c->truth.pmis_twice++;
+		deliver_pmi(c);
+		deliver_pmi(c);
+	}
 }
 
 static void count(struct mcpu *c, u64 *value, u32 width, u64 events, u32 bit, bool interrupt)
@@ -254,17 +316,14 @@ static void take_interrupts(struct mcpu *c)
 {
 	struct trap_frame f;
 
-	while ((c->nmi_pending && !c->in_nmi) || (c->irq_pending && !c->in_irq && !c->in_nmi)) {
+	while ((c->nmis_pending && !c->in_nmi) || (c->irq_pending && !c->in_irq && !c->in_nmi)) {
 		memset(&f, 0, sizeof(f));
 		f.rip = c->in_workload ? (u64)(uintptr_t)workload_loop + 8 : 0x1000;
-		if (c->nmi_pending && !c->in_nmi) {
-			c->nmi_pending = false;
+		if (c->nmis_pending && !c->in_nmi) {
+			c->nmis_pending--;
 			c->in_nmi = true;
 			c->truth.nmis_taken++;
-			retire(c, NMI_PMC_STUB_INSNS);
-			if (c->percpu.nmi_pmc)
-				c->percpu.nmi_pmc_value = c->gp[c->percpu.nmi_pmc - 1];
-			retire(c, m.c.entry_events - NMI_PMC_STUB_INSNS);
+			retire(c, m.c.entry_events);
 			f.vector = X86_TRAP_NMI;
 			if (m.handlers[X86_TRAP_NMI])
 				m.handlers[X86_TRAP_NMI](&f);
@@ -318,18 +377,39 @@ static void injections_after(struct mcpu *c, u32 msr, bool read)
 	}
 }
 
+/* ---- VM exits ---- */
+
+/*
+ * The guest instructions up to the exiting one retire in the guest; the
+ * exiting one retires in the exit, by KVM's emulation, after the access.
+ */
+static void exit_enter(struct mcpu *c, u32 events)
+{
+	retire(c, events - 1);
+	c->in_exit = true;
+	c->exit_pmi = false;
+	c->truth.exits++;
+	m.now += m.c.host->exit_cycles;
+}
+
+static void exit_leave(struct mcpu *c)
+{
+	retire(c, 1);
+	c->in_exit = false;
+}
+
 /* ---- MSRs ---- */
 
 static u64 *gp_counter(struct mcpu *c, u32 msr, bool *legacy)
 {
 	*legacy = false;
 	if (intel()) {
-		if (msr >= MSR_IA32_PMC0 && msr < MSR_IA32_PMC0 + m.c.gp_counters) {
+		if (msr >= MSR_IA32_PERFCTR0 && msr < MSR_IA32_PERFCTR0 + m.c.gp_counters) {
 			*legacy = true;
-			return &c->gp[msr - MSR_IA32_PMC0];
+			return &c->gp[msr - MSR_IA32_PERFCTR0];
 		}
-		if (m.c.fw_write && msr >= MSR_IA32_A_PMC0 && msr < MSR_IA32_A_PMC0 + m.c.gp_counters)
-			return &c->gp[msr - MSR_IA32_A_PMC0];
+		if (m.c.fw_write && msr >= MSR_IA32_PMC0 && msr < MSR_IA32_PMC0 + m.c.gp_counters)
+			return &c->gp[msr - MSR_IA32_PMC0];
 		if (msr >= MSR_IA32_FIXED_CTR0 && msr < MSR_IA32_FIXED_CTR0 + m.c.fixed_counters)
 			return &c->fixed[msr - MSR_IA32_FIXED_CTR0];
 		return NULL;
@@ -376,6 +456,19 @@ static u32 clear_msr(void)
 	return intel() ? MSR_IA32_PERF_GLOBAL_OVF_CTRL : MSR_AMD_PERF_CNTR_GLOBAL_STATUS_CLR;
 }
 
+/* model_lose_overflow(): the counter wraps, KVM records nothing. */
+static void lose_overflow(struct mcpu *c)
+{
+	u32 bit = (u32)c->lose_bit;
+
+	c->lose_bit = -1;
+	c->truth.lost[bit]++;
+	if (bit >= FIXED_SHIFT)
+		c->fixed[bit - FIXED_SHIFT] = 1;
+	else
+		c->gp[bit] = 1;
+}
+
 /* The MSR's value; false for one this machine does not have (#GP). */
 static bool msr_read(struct mcpu *c, u32 msr, u64 *val)
 {
@@ -420,6 +513,8 @@ static bool msr_write(struct mcpu *c, u32 msr, u64 val)
 		*p = val;
 	} else if (has_global() && msr == ctrl_msr()) {
 		c->global_ctrl = val;
+		if (val && c->lose_bit >= 0 && !c->lose_skip--)
+			lose_overflow(c);
 	} else if (has_global() && msr == clear_msr()) {
 		c->global_status &= ~val;
 	} else if (intel() && m.c.version >= 2 && msr == MSR_IA32_FIXED_CTR_CTRL) {
@@ -441,9 +536,10 @@ u64 rdmsr(u32 msr)
 	struct mcpu *c = me();
 	u64 val;
 
-	retire(c, m.c.access_events);
+	exit_enter(c, m.c.access_events);
 	if (!msr_read(c, msr, &val))
 		model_bug("rdmsr of an MSR the model does not have", msr);
+	exit_leave(c);
 	injections_after(c, msr, true);
 	point(c);
 	return val;
@@ -453,11 +549,23 @@ void wrmsr(u32 msr, u64 val)
 {
 	struct mcpu *c = me();
 
-	retire(c, m.c.access_events);
+	exit_enter(c, m.c.access_events);
 	if (!msr_write(c, msr, val))
 		model_bug("wrmsr of an MSR the model does not have", msr);
+	exit_leave(c);
 	injections_after(c, msr, false);
 	point(c);
+}
+
+/*
+ * The #GP KVM injects, taken and returned from as entry.S does: where
+ * exceptions return through IRET, that IRET ends NMI blocking.
+ */
+static void fault(struct mcpu *c)
+{
+	c->percpu.fault_vector = X86_TRAP_GP;
+	if (TRAP_EXCEPTION_IRET && c->in_nmi)
+		c->in_nmi = false;
 }
 
 /* As ASM_TRY does: the recovery point armed around the access, the vector recorded. */
@@ -466,13 +574,14 @@ int rdmsr_safe(u32 msr, u64 *val)
 	struct mcpu *c = me();
 	bool ok;
 
-	retire(c, m.c.access_events);
+	exit_enter(c, m.c.access_events);
 	c->percpu.fault_vector = -1;
 	ok = msr_read(c, msr, val);
 	if (!ok) {
 		*val = 0;
-		c->percpu.fault_vector = X86_TRAP_GP;
+		fault(c);
 	}
+	exit_leave(c);
 	point(c);
 	return ok ? 0 : X86_TRAP_GP;
 }
@@ -482,11 +591,12 @@ int wrmsr_safe(u32 msr, u64 val)
 	struct mcpu *c = me();
 	bool ok;
 
-	retire(c, m.c.access_events);
+	exit_enter(c, m.c.access_events);
 	c->percpu.fault_vector = -1;
 	ok = msr_write(c, msr, val);
 	if (!ok)
-		c->percpu.fault_vector = X86_TRAP_GP;
+		fault(c);
+	exit_leave(c);
 	point(c);
 	return ok ? 0 : X86_TRAP_GP;
 }
@@ -569,19 +679,23 @@ struct cpuid_regs cpuid_count(u32 leaf, u32 subleaf)
 u32 apic_read(u32 reg)
 {
 	struct mcpu *c = me();
+	u32 val;
 
-	retire(c, m.c.apic_events);
+	exit_enter(c, m.c.apic_events);
+	val = reg == APIC_LVT_PMC ? c->lvtpc : 0;
+	exit_leave(c);
 	point(c);
-	return reg == APIC_LVT_PMC ? c->lvtpc : 0;
+	return val;
 }
 
 void apic_write(u32 reg, u32 val)
 {
 	struct mcpu *c = me();
 
-	retire(c, m.c.apic_events);
+	exit_enter(c, m.c.apic_events);
 	if (reg == APIC_LVT_PMC)
 		c->lvtpc = val;
+	exit_leave(c);
 	point(c);
 }
 
@@ -600,10 +714,19 @@ struct percpu *this_cpu(void)
 	return &me()->percpu;
 }
 
+/* Boot memory is never freed: every block stays reachable, as in the kernel. */
 void *boot_alloc(u64 size, u64 align)
 {
+	static void *blocks[256];
+	static u32 nblocks;
+	void *b;
+
 	(void)align;
-	return calloc(1, size);
+	if (nblocks == ARRAY_SIZE(blocks))
+		model_bug("boot_alloc: too many blocks", nblocks);
+	b = calloc(1, size);
+	blocks[nblocks++] = b;
+	return b;
 }
 
 void udelay(u64 us)
@@ -708,11 +831,38 @@ bool smp_run_all(void (*fn)(void *arg), void *arg, u64 timeout_us)
 struct model_config model_intel_v2(u32 cpus, u64 seed)
 {
 	return (struct model_config){
-		.vendor = PMU_INTEL, .version = 2, .gp_counters = 4, .gp_width = 48,
-		.fixed_counters = 3, .fixed_width = 48, .fw_write = true, .cpus = cpus,
+		.host = &model_hosts[MODEL_HOST_6_9], .vendor = PMU_INTEL, .version = 2,
+		.gp_counters = 4, .gp_width = 48, .fixed_counters = 3, .fixed_width = 48, .fw_write = true, .cpus = cpus,
 		.tsc_hz = 1000000, .access_events = 5, .apic_events = 8, .entry_events = 40,
 		.switch_permille = 50, .seed = seed,
 	};
+}
+
+struct model_config model_pmu(enum model_pmu k, enum model_host_id h, u32 cpus, u64 seed)
+{
+	struct model_config c = model_intel_v2(cpus, seed);
+
+	c.host = &model_hosts[h];
+	switch (k) {
+	case MODEL_INTEL_V2: break;
+	case MODEL_INTEL_V5:
+		c.version = 5;
+		c.gp_counters = 8;
+		break;
+	case MODEL_AMD_LEGACY:
+		c.vendor = PMU_AMD;
+		c.version = 0;
+		c.fixed_counters = 0;
+		break;
+	case MODEL_AMD_V2:
+		c.vendor = PMU_AMD;
+		c.version = 2;
+		c.gp_counters = 6;
+		c.fixed_counters = 0;
+		break;
+	default: model_bug("no such PMU", k);
+	}
+	return c;
 }
 
 void model_start(const struct model_config *c)
@@ -725,6 +875,8 @@ void model_start(const struct model_config *c)
 		locked = true;
 	}
 	m.c = *c;
+	if (!m.c.host)
+		m.c.host = &model_hosts[MODEL_HOST_6_9];
 	m.ninject = 0;
 	m.overflow_at_stop = -1;
 	m.now = 0;
@@ -743,13 +895,14 @@ void model_start(const struct model_config *c)
 		cpu->fixed_ctrl = cpu->global_ctrl = cpu->global_status = 0;
 		cpu->perf_capabilities = c->fw_write ? PERF_CAP_FW_WRITE : 0;
 		cpu->lvtpc = APIC_LVT_MASKED;
-		cpu->nmi_pending = cpu->in_nmi = cpu->irq_pending = cpu->in_irq = false;
+		cpu->nmis_pending = 0;
+		cpu->in_nmi = cpu->irq_pending = cpu->in_irq = cpu->in_exit = false;
+		cpu->lose_bit = -1;
 		cpu->index = i;
 		cpu->stall_from = cpu->stall_until = 0;
 		cpu->percpu = saved;
 		cpu->percpu.fault_vector = -1;
 		cpu->percpu.fault_resume = 0;
-		cpu->percpu.nmi_pmc = 0;
 		cpu->percpu.apic_id = i;
 		cpu->percpu.state = i < c->cpus ? CPU_ONLINE : CPU_OFFLINE;
 		cpu->percpu.work = NULL;
@@ -773,6 +926,23 @@ void model_inject(const struct model_injection *i)
 void model_overflow_at_stop(u32 cpu)
 {
 	m.overflow_at_stop = (s32)cpu;
+}
+
+void model_overflow_now(u32 cpu, u32 bit)
+{
+	struct mcpu *c = &m.cpu[cpu];
+
+	if (bit >= FIXED_SHIFT)
+		c->fixed[bit - FIXED_SHIFT] = 0;
+	else
+		c->gp[bit] = 0;
+	overflow(c, bit, true);
+}
+
+void model_lose_overflow(u32 cpu, u32 bit, u32 skip)
+{
+	m.cpu[cpu].lose_bit = (s32)bit;
+	m.cpu[cpu].lose_skip = skip;
 }
 
 void model_spurious_nmi(u32 cpu)

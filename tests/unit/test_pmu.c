@@ -31,14 +31,16 @@ DEFINE_TEST(unit_pmu_intel, "CPUID 0AH decodes as the SDM describes", 0)
 	report_eq(p.fixed_counters, 3, "fixed counters");
 	report_eq(p.fixed_width, 48, "fixed width");
 	report(p.global_ctrl, "v2 has global control");
-	report_eq(p.counter_base, MSR_IA32_A_PMC0, "FW_WRITE: counters through IA32_A_PMCx");
+	report_eq(p.counter_base, MSR_IA32_PMC0, "FW_WRITE: counters through IA32_A_PMCx");
 	report_eq(p.evtsel_base, MSR_IA32_PERFEVTSEL0, "event selects at 0x186");
 	report_str_eq(p.event.name, "instructions", "instructions retired when available");
 	report_eq(p.events_unavailable, ~0u << 7, "bits past the 7-bit vector are unavailable");
 
+	report(MSR_IA32_PERFCTR0 == 0xc1 && MSR_IA32_PMC0 == 0x4c1,
+	       "Linux's names: MSR_IA32_PERFCTR0 is 0xc1, MSR_IA32_PMC0 the full-width 0x4c1");
 	c.fw_write = false;
 	pmu_decode_intel(&c, &p);
-	report_eq(p.counter_base, MSR_IA32_PMC0, "no FW_WRITE: legacy IA32_PMCx");
+	report_eq(p.counter_base, MSR_IA32_PERFCTR0, "no FW_WRITE: legacy IA32_PMCx");
 	report(!p.full_width_writes, "and no full-width writes");
 
 	/* EBX bit 1 set: instructions retired NOT available (inverted sense). */
