@@ -136,6 +136,9 @@ def load_runs(path):
                              "and an \"args\" list of strings")
         if not re.fullmatch(r"[\w.+-]+", run["name"]):
             raise UsageError(f"{path}: bad run name {run['name']!r}")
+        if run.get("tool", "run") not in TOOLS_RUN_BY_NAME:
+            raise UsageError(f"{path}: {run['name']}: tool must be one of "
+                             f"{', '.join(TOOLS_RUN_BY_NAME)}")
         if not isinstance(run.get("needs_kvm", False), bool):
             raise UsageError(f"{path}: {run['name']}: needs_kvm must be "
                              "true or false")
@@ -422,10 +425,12 @@ def referee_counts(folder, rc):
     return counts, "fail" if counts.failed else "pass", text
 
 
-def referee_row(log_dir):
-    """Linux 6.1 and 6.12 beside hvprobe's linux-6.1 and linux-6.5 under
-    TCG: 4 vCPUs on two packages."""
-    cmd = referee_command(log_dir, "--accel", "tcg")
+def referee_run(run, log_dir, seen):
+    """A catalogue entry with "tool": "linux-referee": Debian's Linux
+    beside hvprobe's policies of the same name (its args are
+    tools/linux-referee's), in log_dir/NAME."""
+    cmd = [sys.executable, str(TOOLS / "linux-referee"), "--no-build",
+           "--results", str(log_dir), "--name", run["name"], *run["args"]]
     try:
         done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True,
                               errors="replace", stdin=subprocess.DEVNULL,
@@ -433,8 +438,12 @@ def referee_row(log_dir):
         rc, said = done.returncode, done.stdout + done.stderr
     except subprocess.TimeoutExpired:
         rc, said = None, f"still running after {RUN_TIMEOUT_S} s\n"
-    counts, verdict, text = referee_counts(log_dir / REFEREE, rc)
+    counts, verdict, text = referee_counts(log_dir / run["name"], rc)
     return counts, verdict, text + (said if counts.failed else "")
+
+
+# How a catalogue entry runs, by its "tool" (default "run").
+TOOLS_RUN_BY_NAME = {"run": guest_run, "linux-referee": referee_run}
 
 
 def probe_row(share, rc):
@@ -597,7 +606,7 @@ def main_body(argv):
     names = [name for name, _ in ROWS + AFTER_RUNS] + \
         [r["name"] for r in plain] + \
         [f"{r['name']}@{k}" for k, runs in by_kernel.items() for r in runs] + \
-        [REFEREE] + [f"{n}@{k}" for k in by_kernel
+        [f"{n}@{k}" for k in by_kernel
                      for n in ("host-probe", REFEREE)]
     width = max(len(n) for n in names)
     total = results.Counts()
@@ -638,7 +647,8 @@ def main_body(argv):
         return [(*row, took) for row in rows]
 
     def one(run):
-        return [(run["name"], *timed(guest_run, run, log_dir, seen))]
+        step = TOOLS_RUN_BY_NAME[run.get("tool", "run")]
+        return [(run["name"], *timed(step, run, log_dir, seen))]
 
     pool = concurrent.futures.ThreadPoolExecutor(args.jobs)
     try:
@@ -646,9 +656,6 @@ def main_body(argv):
         futures = [pool.submit(leg, label, runs)
                    for label, runs in by_kernel.items()]
         futures += [pool.submit(one, run) for run in plain]
-        if chosen(args, REFEREE):
-            futures.append(pool.submit(lambda: [
-                (REFEREE, *timed(referee_row, log_dir))]))
         for future in concurrent.futures.as_completed(futures):
             for name, *row in future.result():
                 total += finished(name, *row)
