@@ -332,8 +332,10 @@ def nested_runs(label, runs, log_dir, seen):
     log_dir/on-LABEL/: [(row name, Counts, verdict, text)]. A kernel that
     cannot be had here skips its runs with the reason, except under
     CI=true, where .ci/run provides both series."""
+    referee = label == REFEREE_L1
     names = [f"{run['name']}@{label}" for run in runs] + \
-        [f"host-probe@{label}", f"linux-referee@{label}"]
+        [f"host-probe@{label}"] + \
+        ([f"{REFEREE}@{label}"] if referee else [])
 
     def all_rows(counts, verdict, text):
         return [(n, results.Counts(**vars(counts)), verdict, text)
@@ -356,15 +358,18 @@ def nested_runs(label, runs, log_dir, seen):
     # The host probe in kprobe mode on a real KVM: nmi_storm's NMI IPIs
     # against kvm_inject_nmi, and the VM-entries they cancelled.
     commands.append([sys.executable, "-m", "tools.lib.probecheck", str(share)])
-    # Linux itself beside hvprobe under this host's Hyper-V emulation,
-    # Hyper-V alone, no frequency MSRs, two packages.
-    commands.append(referee_command(share, "--accel", "kvm", "--cpu",
-                                    REFEREE_NESTED_CPU, "--smp", "2",
-                                    "--numa", "2", "--series", label))
+    if referee:
+        # Linux itself beside hvprobe under this host's Hyper-V
+        # emulation: Hyper-V alone, no frequency MSRs, two packages.
+        commands.append(referee_command(share, "--accel", "kvm", "--cpu",
+                                        REFEREE_NESTED_CPU, "--smp", "2",
+                                        "--numa", "2", "--series",
+                                        REFEREE_L2))
     l0 = nested.choose_l0(kvm.flavour()["module"], kvm_works()[0])
     try:
         outcome = nested.run(kernel, commands, share,
-                             NESTED_TIMEOUT_S * len(runs), l0, stream=None)
+                             NESTED_TIMEOUT_S * len(commands), l0,
+                             stream=None)
     except (nested.NestedError, OSError) as err:
         return all_rows(results.Counts(failed=1), "no L1", f"{err}\n")
     NESTED[label] = (outcome, [run["name"] for run in runs])
@@ -378,13 +383,18 @@ def nested_runs(label, runs, log_dir, seen):
         text = f"inside L1 ({kernel.describe()}): exit status {rc}; " \
             f"console {outcome.console}\n"
         rows.append((name, *judged(name, rc, text, doc, seen)))
-    rows.append((names[-2], *probe_row(share, outcome.statuses[-2])))
-    rows.append((names[-1], *referee_counts(share / REFEREE,
-                                            outcome.statuses[-1])))
+    rows.append((f"host-probe@{label}",
+                 *probe_row(share, outcome.statuses[len(runs)])))
+    if referee:
+        rows.append((names[-1], *referee_counts(share / REFEREE,
+                                                outcome.statuses[-1])))
     return rows
 
 
 REFEREE = "linux-referee"
+# The one nested referee scenario: Debian's 6.1 as L2 under L1 6.12 (a
+# Linux of one series judged under another's KVM).
+REFEREE_L1, REFEREE_L2 = "6.12", "6.1"
 REFEREE_NESTED_CPU = "host,-arch-capabilities,hv-relaxed,hv-vpindex," \
     "hv-time,kvm=off"
 
@@ -606,8 +616,7 @@ def main_body(argv):
     names = [name for name, _ in ROWS + AFTER_RUNS] + \
         [r["name"] for r in plain] + \
         [f"{r['name']}@{k}" for k, runs in by_kernel.items() for r in runs] + \
-        [f"{n}@{k}" for k in by_kernel
-                     for n in ("host-probe", REFEREE)]
+        [f"{n}@{k}" for k in by_kernel for n in ("host-probe", REFEREE)]
     width = max(len(n) for n in names)
     total = results.Counts()
 
@@ -652,9 +661,13 @@ def main_body(argv):
 
     pool = concurrent.futures.ThreadPoolExecutor(args.jobs)
     try:
-        # The L1 legs first: each is one long job.
-        futures = [pool.submit(leg, label, runs)
-                   for label, runs in by_kernel.items()]
+        # The L1 legs first, one after another in one job: two L1s at
+        # once share 2 cores four ways, and a starved L1 loses perf
+        # records. The other workers take the plain runs meanwhile.
+        futures = [pool.submit(lambda: [row for label, runs in
+                                        by_kernel.items()
+                                        for row in leg(label, runs)])] \
+            if by_kernel else []
         futures += [pool.submit(one, run) for run in plain]
         for future in concurrent.futures.as_completed(futures):
             for name, *row in future.result():

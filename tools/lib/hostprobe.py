@@ -506,7 +506,13 @@ class _ignored:
         return kind is not None and issubclass(kind, OSError)
 
 
-def record_argv(perf, out, tids, events, mmap="1M"):
+# perf record's ring buffer per CPU: a host that is itself a guest (an
+# L1 nested under TCG) drains it late, and 1 MiB lost thousands of
+# records of a one-second NMI storm there.
+RECORD_MMAP = "16M"
+
+
+def record_argv(perf, out, tids, events, mmap=RECORD_MMAP):
     """perf record of every event (period 1) on the threads tids; events
     are (name, filter or None)."""
     argv = [perf, "record", "-q", "-c", "1", "-m", mmap, "-o", str(out),
@@ -546,7 +552,7 @@ class Probe:
     kprobes: "auto" uses them where the kernel has kprobe events, "off"
     never (tracepoint mode everywhere)."""
 
-    def __init__(self, folder, perf="perf", kprobes="auto", mmap="1M",
+    def __init__(self, folder, perf="perf", kprobes="auto", mmap=RECORD_MMAP,
                  keep_data=False, discover=True):
         self.folder = Path(folder)
         self.discover = discover
