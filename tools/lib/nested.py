@@ -119,7 +119,7 @@ set -- $(cat /proc/cmdline)
 for word; do case "$word" in hvprobe.share=*) share=${word#*=} ;; esac; done
 o=trans=virtio,version=9p2000.L,msize=262144
 mkdir -p /host /share
-mount -t 9p -o $o,ro hostroot /host || say "cannot mount the host's root"
+mount -t 9p -o $o,ro,cache=loose hostroot /host || say "cannot mount the host's root"
 mount -t 9p -o $o share /share || say "cannot mount the share"
 for fs in proc:proc sysfs:sys devtmpfs:dev tmpfs:tmp tmpfs:run; do
 	mount -t "${fs%%:*}" "${fs%%:*}" "/host/${fs#*:}"
