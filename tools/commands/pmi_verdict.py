@@ -400,7 +400,7 @@ class Verdict:
         self.say(f"  {'PASS' if check['ok'] else 'FAIL'} {check['line']}")
         ok = check["ok"]
         if probecount.counted(result, "cancel"):
-            self.say(f"  cancelled VM-entries/s per vCPU under NMI IPIs: "
+            self.say("  cancelled VM-entries/s per vCPU under NMI IPIs: "
                      + ", ".join(rate_of(c["cancel"], w.seconds)
                                  for _, _, c in probecount.per_vcpu(result, w))
                      + " (NMI IPIs cancel entries on fixed hosts too: not "

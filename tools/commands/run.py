@@ -328,7 +328,6 @@ def main_body(argv):
         return run_nested(args, argv)
     if getattr(args, "specs", None) is not None:
         return run_many(args)
-    cmdline = " ".join(args.cmdline)
     machine = qemu.Machine(boot=args.boot, smp=args.smp, numa=args.numa,
                            mem_mib=args.mem_mib, accel=args.accel,
                            cpu=args.cpu, machine=args.machine,
