@@ -223,7 +223,7 @@ run: deps all
 # with perf on kvm: tracepoints. The nested leg boots Debian's kernels as
 # L1 with a busybox initramfs, and probes inside them with this perf.
 check: deps all $(BUILD)/unit/hvprobe-unit fuzz-build
-	@tools/deps perf:linux-perf /bin/busybox:busybox-static
+	@tools/deps perf:linux-perf /bin/busybox:busybox-static pyflakes3:python3-pyflakes
 	tools/check --no-build
 
 # The -kernel and ISO boots under LAVA's dispatcher; Debian's

@@ -503,11 +503,43 @@ def layering_row(log_dir):
     return counts, "fail" if counts.failed else "pass", text
 
 
+# The Python trees the lint row reads, and Debian's pyflakes (package
+# python3-pyflakes, which make check installs through tools/deps).
+LINT_TREES = ("tools", "bench")
+PYFLAKES = "pyflakes3"
+
+
+def lint_row(log_dir, root=ROOT):
+    """Debian's pyflakes over tools/ and bench/: one case per Python
+    file, failed by any finding (an unused import or variable, an
+    undefined name, an f-string without a placeholder)."""
+    files = sorted(str(p.relative_to(root)) for tree in LINT_TREES
+                   for p in (root / tree).rglob("*.py"))
+    try:
+        done = subprocess.run([PYFLAKES, *files], cwd=root, text=True,
+                              capture_output=True, stdin=subprocess.DEVNULL)
+    except OSError as err:
+        text = (f"cannot run {PYFLAKES} ({err}); make check installs it "
+                "(python3-pyflakes)\n")
+        (log_dir / "lint.log").write_text(text)
+        return results.Counts(failed=1), "fail", text
+    text = done.stdout + done.stderr
+    (log_dir / "lint.log").write_text(text or "no finding\n")
+    flagged = {line.split(":", 1)[0] for line in text.splitlines()}
+    counts = results.Counts()
+    for name in files:
+        counts.add("fail" if name in flagged else "pass")
+    if done.returncode and not flagged & set(files):
+        counts.add("fail")          # pyflakes itself broke, on no file
+    return counts, "fail" if counts.failed else "pass", text
+
+
 # The rows before the guest runs, in this order: a name and a function
 # of the log folder that returns (Counts, verdict, text shown when
 # something failed). A new row is one more line here.
 ROWS = (
     ("layering", layering_row),
+    ("lint", lint_row),
     ("unit", unit_binary),
     ("python", python_tests),
     ("fuzz", fuzz_targets),
