@@ -31,6 +31,7 @@ from tools.lib import (batch, cli, figures, guest, hostkernel, media, nested,
 from tools.lib import kvm as kvm_lib
 from tools.lib import scenario as scen
 from tools.lib.guest import CannotRun, shown
+from tools.lib.status import Status
 
 MATRICES = TOOLS / "matrices"
 TIMEOUTS = {"kernel": 60, "bios": 60, "uefi": 120}
@@ -410,7 +411,8 @@ def run_many(args):
     say(f"results: {shown(batch_dir)}")
     if tally.get("not run") and len(tally) == 1:
         return EXIT_CANNOT_RUN
-    bad = sum(n for v, n in tally.items() if v not in ("pass", "skip"))
+    bad = sum(n for v, n in tally.items()
+              if v not in (Status.PASS, Status.SKIP))
     return EXIT_FAIL if bad else EXIT_PASS
 
 

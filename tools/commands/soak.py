@@ -30,6 +30,7 @@ from tools import ROOT
 from tools.lib import (batch, buildinfo, cli, guest, hostinfo, jsonfile, qemu,
                        results, serial, signals)
 from tools.lib import kvm as kvm_lib
+from tools.lib.status import Status
 
 MAX_CPUS = 64
 MAX_BOOTS = 100000
@@ -205,8 +206,8 @@ def failures(doc, rc):
     for test in doc["tests"]:
         keys += [_norm(p) for p in _bad_paths(test, "")]
     keys += [f"host {c['name']}" for c in doc["host_checks"]
-             if c["status"] == "fail"]
-    if not keys and doc.get("verdict") != "pass":
+             if c["status"] == Status.FAIL]
+    if not keys and doc.get("verdict") != Status.PASS:
         keys.append(f"verdict {doc.get('verdict')}")
     if not keys and rc != 0:
         keys.append(f"tools/run exited {rc}")
