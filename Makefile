@@ -167,7 +167,7 @@ UNIT_CFLAGS := -std=gnu11 -O1 -g -I. -DHOST_TEST -pthread \
 	-fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer -Wall -Wextra -Werror
 
-.PHONY: all run check check-lava bench bench-quick unit deps clean soak
+.PHONY: all run check check-lava bench bench-quick unit info deps clean soak
 
 all: $(BUILD)/hvprobe.elf $(BUILD)/hvprobe.elf32 $(BUILD)/hvprobe.iso
 
@@ -197,12 +197,19 @@ $(BUILD)/hvprobe.iso: $(BUILD)/isodir/boot/hvprobe.elf boot/grub.cfg tools/comma
 		tools/lib/media.py $(wildcard tools/scenarios/*.toml)
 	tools/mkiso $(BUILD)/isodir $@
 
-$(BUILD)/unit/hvprobe-unit: $(LOGIC) $(MODELED) $(UNIT_TESTS) $(shell find apic boot hv kernel pmu tests -name '*.h')
+# TESTS reaches the unit binary's --list, the one export of the names the
+# build defines (options, guest tests, unit tests) that tools read.
+$(BUILD)/unit/hvprobe-unit: $(LOGIC) $(MODELED) $(UNIT_TESTS) Makefile $(shell find apic boot hv kernel pmu tests -name '*.h')
 	@mkdir -p $(dir $@)
-	$(CC) $(UNIT_CFLAGS) -o $@ $(LOGIC) $(MODELED) $(UNIT_TESTS)
+	$(CC) $(UNIT_CFLAGS) -DGUEST_TESTS='"$(TESTS)"' -o $@ $(LOGIC) $(MODELED) $(UNIT_TESTS)
+
+$(BUILD)/info.json: $(BUILD)/unit/hvprobe-unit
+	$< --list > $@.tmp && mv $@.tmp $@
 
 unit: $(BUILD)/unit/hvprobe-unit
 	$(BUILD)/unit/hvprobe-unit
+
+info: $(BUILD)/info.json
 
 deps:
 	@tools/deps
@@ -216,7 +223,7 @@ run: deps all
 # with perf on kvm: tracepoints. The nested leg boots Debian's kernels as
 # L1 with a busybox initramfs, and probes inside them with this perf.
 check: deps all $(BUILD)/unit/hvprobe-unit fuzz-build
-	@tools/deps perf:linux-perf /bin/busybox:busybox-static
+	@tools/deps perf:linux-perf /bin/busybox:busybox-static pyflakes3:python3-pyflakes
 	tools/check --no-build
 
 # The -kernel and ISO boots under LAVA's dispatcher; Debian's

@@ -141,18 +141,18 @@ static void send_nmi(const struct percpu *to)
 	apic_send_ipi(to->apic_id, APIC_ICR_DM_NMI);
 }
 
-bool apic_init_bsp(u32 choice, char *err, size_t errlen)
+bool apic_init_bsp(u32 choice, char *why, size_t whylen)
 {
 	u64 base = rdmsr(MSR_IA32_APIC_BASE);
 	bool have_x2apic = cpu_has(X86_FEATURE_X2APIC);
 
 	if (choice == APIC_X2APIC && !have_x2apic) {
-		snprintf(err, errlen, "apic=x2apic, but CPUID.1:ECX[21] (x2APIC) is clear");
+		snprintf(why, whylen, "apic=x2apic, but CPUID.1:ECX[21] (x2APIC) is clear");
 		return false;
 	}
 	/* Firmware that left x2APIC on cannot be undone without a reset. */
 	if (choice == APIC_XAPIC && (base & APIC_BASE_EXTD)) {
-		snprintf(err, errlen, "apic=xapic, but firmware left the APIC in x2APIC mode");
+		snprintf(why, whylen, "apic=xapic, but firmware left the APIC in x2APIC mode");
 		return false;
 	}
 	mode = (choice == APIC_X2APIC || (choice == APIC_AUTO && have_x2apic) ||

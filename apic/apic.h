@@ -88,7 +88,7 @@ enum apic_mode { APIC_MODE_XAPIC, APIC_MODE_X2APIC };
  * BSP's APIC up. Returns false with a message when the choice cannot be
  * honoured (x2apic asked on a CPU without it).
  */
-bool apic_init_bsp(u32 choice, char *err, size_t errlen);
+bool apic_init_bsp(u32 choice, char *why, size_t whylen);
 /* On every other CPU: the BSP's mode, software-enabled, LVTs masked. */
 void apic_init_ap(void);
 enum apic_mode apic_mode(void);

@@ -103,7 +103,7 @@ static struct percpu *new_ap(u32 apic_id)
 	return cpu;
 }
 
-static bool place_trampoline(char *err, size_t errlen)
+static bool place_trampoline(char *why, size_t whylen)
 {
 	u64 page = alloc_low_page(boot_info);
 	u8 *p = (u8 *)(uintptr_t)page;
@@ -112,7 +112,7 @@ static bool place_trampoline(char *err, size_t errlen)
 	u32 cr3 = (u32)read_cr3();
 
 	if (!page) {
-		snprintf(err, errlen, "no free page below 640 KiB for the AP trampoline");
+		snprintf(why, whylen, "no free page below 640 KiB for the AP trampoline");
 		return false;
 	}
 	memcpy(p, trampoline_start, trampoline_end - trampoline_start);
@@ -123,7 +123,7 @@ static bool place_trampoline(char *err, size_t errlen)
 	return true;
 }
 
-bool smp_init(char *err, size_t errlen)
+bool smp_init(char *why, size_t whylen)
 {
 	const struct acpi_header *madt = acpi_ok ? acpi_find(&acpi, "APIC", 0) : NULL;
 	const struct acpi_header *srat = acpi_ok ? acpi_find(&acpi, "SRAT", 0) : NULL;
@@ -169,7 +169,7 @@ bool smp_init(char *err, size_t errlen)
 		}
 		cpu_add(cpu);
 	}
-	return cpu_count() == 1 || place_trampoline(err, errlen);
+	return cpu_count() == 1 || place_trampoline(why, whylen);
 }
 
 static bool withheld(const struct percpu *cpu)

@@ -16,8 +16,8 @@
 
 struct json;
 
-/* Tables, per-CPU data and the trampoline; false with err on failure. */
-bool smp_init(char *err, size_t errlen);
+/* Tables, per-CPU data and the trampoline; false with why on failure. */
+bool smp_init(char *why, size_t whylen);
 /* Start the APs (all but cpus= of them are left alone). */
 void smp_boot(void);
 

@@ -75,19 +75,19 @@ static const char *next_key(const char *prev)
 }
 
 /* Every key, sorted: the table's order is the linker's. */
-static void list_keys(char *err, size_t errlen)
+static void list_keys(char *why, size_t whylen)
 {
-	str_append(err, " (accepted: ", errlen);
+	str_append(why, " (accepted: ", whylen);
 	for (const char *k = next_key(NULL); k; k = next_key(k)) {
-		str_append(err, k, errlen);
+		str_append(why, k, whylen);
 		if (next_key(k))
-			str_append(err, ", ", errlen);
+			str_append(why, ", ", whylen);
 	}
-	str_append(err, ")", errlen);
+	str_append(why, ")", whylen);
 }
 
-static bool set_value(const struct option *d, const char *val, size_t len, char *err,
-		      size_t errlen)
+static bool set_value(const struct option *d, const char *val, size_t len, char *why,
+		      size_t whylen)
 {
 	void *field = d->value;
 	u64 v;
@@ -95,7 +95,7 @@ static bool set_value(const struct option *d, const char *val, size_t len, char 
 	switch (d->kind) {
 	case OPTION_STRING:
 		if (!len || len >= d->count) {
-			snprintf(err, errlen, "%s: value must be 1..%llu characters", d->key,
+			snprintf(why, whylen, "%s: value must be 1..%llu characters", d->key,
 				 d->count - 1);
 			return false;
 		}
@@ -109,14 +109,14 @@ static bool set_value(const struct option *d, const char *val, size_t len, char 
 				return true;
 			}
 		}
-		snprintf(err, errlen, "%s: '%.*s' is not accepted (accepted: ", d->key, (int)len,
+		snprintf(why, whylen, "%s: '%.*s' is not accepted (accepted: ", d->key, (int)len,
 			 val);
 		for (u32 i = 0; i < d->count; i++) {
 			if (i)
-				str_append(err, ", ", errlen);
-			str_append(err, d->names[i], errlen);
+				str_append(why, ", ", whylen);
+			str_append(why, d->names[i], whylen);
 		}
-		str_append(err, ")", errlen);
+		str_append(why, ")", whylen);
 		return false;
 	case OPTION_U64_AUTO:
 		if (len == 4 && !strncmp(val, "auto", 4)) {
@@ -124,7 +124,7 @@ static bool set_value(const struct option *d, const char *val, size_t len, char 
 			return true;
 		}
 		if (!parse_u64(val, len, &v) || v < d->min || v > d->max) {
-			snprintf(err, errlen,
+			snprintf(why, whylen,
 				 "%s: '%.*s' is not accepted (accepted: auto, %llu..%llu)", d->key,
 				 (int)len, val, d->min, d->max);
 			return false;
@@ -134,7 +134,7 @@ static bool set_value(const struct option *d, const char *val, size_t len, char 
 	case OPTION_U32:
 	case OPTION_U64:
 		if (!parse_u64(val, len, &v) || v < d->min || v > d->max) {
-			snprintf(err, errlen, "%s: '%.*s' is not accepted (accepted: %llu..%llu)",
+			snprintf(why, whylen, "%s: '%.*s' is not accepted (accepted: %llu..%llu)",
 				 d->key, (int)len, val, d->min,
 				 d->max);
 			return false;
@@ -148,12 +148,12 @@ static bool set_value(const struct option *d, const char *val, size_t len, char 
 	return false;
 }
 
-bool cmdline_parse(const char *line, char *err, size_t errlen)
+bool cmdline_parse(const char *line, char *why, size_t whylen)
 {
 	const char *p = line;
 
-	if (errlen)
-		err[0] = '\0';
+	if (whylen)
+		why[0] = '\0';
 	for (;;) {
 		const char *word, *eq = NULL;
 		size_t len, key_len;
@@ -171,8 +171,8 @@ bool cmdline_parse(const char *line, char *err, size_t errlen)
 			if (word[i] == '=')
 				eq = word + i;
 		if (!eq) {
-			snprintf(err, errlen, "'%.*s' is not key=value", (int)len, word);
-			list_keys(err, errlen);
+			snprintf(why, whylen, "'%.*s' is not key=value", (int)len, word);
+			list_keys(why, whylen);
 			return false;
 		}
 		key_len = eq - word;
@@ -180,11 +180,11 @@ bool cmdline_parse(const char *line, char *err, size_t errlen)
 			if (!d && strlen(o->key) == key_len && !strncmp(o->key, word, key_len))
 				d = o;
 		if (!d) {
-			snprintf(err, errlen, "unknown key '%.*s'", (int)key_len, word);
-			list_keys(err, errlen);
+			snprintf(why, whylen, "unknown key '%.*s'", (int)key_len, word);
+			list_keys(why, whylen);
 			return false;
 		}
-		if (!set_value(d, eq + 1, len - key_len - 1, err, errlen))
+		if (!set_value(d, eq + 1, len - key_len - 1, why, whylen))
 			return false;
 	}
 }

@@ -17,9 +17,9 @@ const struct option *options_end(void);
 void options_reset(void);
 /*
  * Parse line into the registered options. Returns false on the first bad
- * word, with a message in err naming the key and the accepted values;
+ * word, with a message in why naming the key and the accepted values;
  * the words before it have been applied.
  */
-bool cmdline_parse(const char *line, char *err, size_t errlen);
+bool cmdline_parse(const char *line, char *why, size_t whylen);
 
 #endif

@@ -36,19 +36,19 @@ const struct boot_info *boot_info;
 
 static struct percpu bsp;
 
-static bool setup(char *err, size_t errlen)
+static bool setup(char *why, size_t whylen)
 {
 	hv_init();				/* Hyper-V, KVM: what they offer */
 	pmu_discover();				/* the counters CPUID describes */
 	pmi_init();				/* the fixed-vector PMI handler */
-	if (!apic_init_bsp(apic_options.mode, err, errlen)) /* xAPIC or x2APIC, tick */
+	if (!apic_init_bsp(apic_options.mode, why, whylen)) /* xAPIC or x2APIC, tick */
 		return false;
 	if (kernel_options.fault == FAULT_EARLY_NMI) /* before timers and SMP */
 		apic_send_ipi(apic_id(), APIC_ICR_DM_NMI);
-	if (!clock_init(time_options.timer, time_options.hz, err, errlen)) /* TSC Hz */
+	if (!clock_init(time_options.timer, time_options.hz, why, whylen)) /* TSC Hz */
 		return false;
 	delay_init_bsp();			/* the BSP's lpj */
-	if (!smp_init(err, errlen))		/* CPU list, trampoline */
+	if (!smp_init(why, whylen))		/* CPU list, trampoline */
 		return false;
 	smp_boot();				/* the APs */
 	return true;
@@ -56,7 +56,7 @@ static bool setup(char *err, size_t errlen)
 
 __noreturn void kmain(const struct boot_info *bi)
 {
-	char err[KTAP_REASON_MAX * 2], banner[160];
+	char why[KTAP_REASON_MAX * 2], banner[160];
 
 	boot_info = bi;
 	cpu_tables_init(&bsp, 0);		/* GS, GDT, TSS, IDT: faults report */
@@ -72,16 +72,16 @@ __noreturn void kmain(const struct boot_info *bi)
 	alloc_init(bi);				/* memory above the kernel */
 	options_reset();			/* every key at its default */
 
-	if (!cmdline_parse(bi->cmdline, err, sizeof(err)) ||
-	    !tests_check_selection("test", test_options.test, err, sizeof(err)) ||
-	    !tests_check_selection("skip", test_options.skip, err, sizeof(err)))
-		power_exit(tests_fail_setup("cmdline", err));
+	if (!cmdline_parse(bi->cmdline, why, sizeof(why)) ||
+	    !tests_check_selection("test", test_options.test, why, sizeof(why)) ||
+	    !tests_check_selection("skip", test_options.skip, why, sizeof(why)))
+		power_exit(tests_fail_setup("cmdline", why));
 	power_init(kernel_options.exit, fadt_ok ? &fadt : NULL);
 
 	snprintf(banner, sizeof(banner), "hvprobe %s: %s, loader \"%s\"", HVPROBE_VERSION,
 		 bi->protocol, bi->loader);
 	tests_start(test_options.test, test_options.skip, banner);
-	if (!setup(err, sizeof(err)))
-		power_exit(tests_abort_setup(err));
+	if (!setup(why, sizeof(why)))
+		power_exit(tests_abort_setup(why));
 	power_exit(tests_run());
 }

@@ -78,7 +78,7 @@ static bool selected(const struct test *t, const char *selection)
 	return list_has(selection, "all") && !(t->flags & TEST_EXPLICIT);
 }
 
-bool tests_check_selection(const char *key, const char *selection, char *err, size_t errlen)
+bool tests_check_selection(const char *key, const char *selection, char *why, size_t whylen)
 {
 	for (const char *p = selection; *p;) {
 		const char *end = strchr(p, ',');
@@ -88,13 +88,13 @@ bool tests_check_selection(const char *key, const char *selection, char *err, si
 		for (u32 i = 0; !known && tests_at(i); i++)
 			known = strlen(tests_at(i)->name) == len && !strncmp(p, tests_at(i)->name, len);
 		if (!known) {
-			snprintf(err, errlen, "%s: unknown test '%.*s' (accepted: all", key,
+			snprintf(why, whylen, "%s: unknown test '%.*s' (accepted: all", key,
 				 (int)len, p);
 			for (u32 i = 0; tests_at(i); i++) {
-				str_append(err, ", ", errlen);
-				str_append(err, tests_at(i)->name, errlen);
+				str_append(why, ", ", whylen);
+				str_append(why, tests_at(i)->name, whylen);
 			}
-			str_append(err, ")", errlen);
+			str_append(why, ")", whylen);
 			return false;
 		}
 		if (!end)

@@ -57,7 +57,7 @@ void tests_init(void (*write_line)(const char *line), __noreturn void (*exit)(en
  * Check a comma-separated selection ("all" or names) given as key=. On an
  * unknown name, writes a message listing the tests and returns false.
  */
-bool tests_check_selection(const char *key, const char *selection, char *err, size_t errlen);
+bool tests_check_selection(const char *key, const char *selection, char *why, size_t whylen);
 /*
  * Print the plan for the selection; set-up diagnostics may follow. The
  * tests skip names stay in the plan, each a SKIP that is not run: a host

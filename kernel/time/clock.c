@@ -245,7 +245,7 @@ static void probe_refclocks(void)
 			d->probe(&clock.refs[d->choice]);
 }
 
-bool clock_init(u32 choice, u32 hz, char *err, size_t errlen)
+bool clock_init(u32 choice, u32 hz, char *why, size_t whylen)
 {
 	static const u32 auto_order[] = { TIMER_HPET, TIMER_PMTMR, TIMER_PIT, TIMER_HV,
 					  TIMER_APIC };
@@ -265,14 +265,14 @@ bool clock_init(u32 choice, u32 hz, char *err, size_t errlen)
 			/* Legacy-free and no reference counter: the stated rate must do. */
 			clock.ref_why = "auto: no reference timer; the TSC rate is stated";
 		} else if (clock.ref == TIMER_AUTO) {
-			snprintf(err, errlen, "timer=auto: no reference timer (%s; %s; %s; %s)",
+			snprintf(why, whylen, "timer=auto: no reference timer (%s; %s; %s; %s)",
 				 refs[TIMER_HPET].absent, refs[TIMER_PMTMR].absent,
 				 refs[TIMER_PIT].absent, refs[TIMER_HV].absent);
 			return false;
 		}
 	} else {
 		if (!refs[choice].present) {
-			snprintf(err, errlen, "timer=%s: %s", timer_names[choice],
+			snprintf(why, whylen, "timer=%s: %s", timer_names[choice],
 				 refs[choice].absent);
 			return false;
 		}
@@ -286,7 +286,7 @@ bool clock_init(u32 choice, u32 hz, char *err, size_t errlen)
 		clock.tsc_hz_measured = true;
 	}
 	if (!tick_device) {
-		snprintf(err, errlen, "no tick device: the local APIC timer was not set up");
+		snprintf(why, whylen, "no tick device: the local APIC timer was not set up");
 		return false;
 	}
 	clock.apic_timer_hz = tick_device->rate(&clock.apic_timer_hz_source);

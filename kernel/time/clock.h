@@ -110,10 +110,10 @@ void clock_on_tick(void (*hook)(const struct trap_frame *f));
 /*
  * Probe the references, pick one (choice is an enum timer_choice), measure
  * the TSC against it, learn the tick device's rate and start the jiffy
- * tick on this CPU. False with a message in err when the chosen reference
+ * tick on this CPU. False with a message in why when the chosen reference
  * is absent.
  */
-bool clock_init(u32 choice, u32 hz, char *err, size_t errlen);
+bool clock_init(u32 choice, u32 hz, char *why, size_t whylen);
 /* From the tick device's interrupt: one jiffy, or a catch-up. */
 void clock_tick(const struct trap_frame *f);
 /* (Re)start the jiffy tick on this CPU. */

@@ -33,6 +33,7 @@ from tools import ROOT, TOOLS
 from tools.lib import (batch, cli, coverage, hostinfo, hostkernel, ktap,
                        jsonfile, kunit, kvm, layering, nested, probecheck,
                        results, serial, signals)
+from tools.lib.status import Status
 
 UNIT = ROOT / "build" / "unit" / "hvprobe-unit"
 RUNS = TOOLS / "check-runs.json"
@@ -189,14 +190,15 @@ def unit_binary(log_dir):
     except subprocess.TimeoutExpired as timeout:
         out, err, rc = timeout.stdout or b"", timeout.stderr or b"", None
     except OSError as error:
-        return results.Counts(failed=1), "error", f"cannot run it: {error}\n"
+        return results.Counts(failed=1), Status.ERROR, \
+            f"cannot run it: {error}\n"
     (log_dir / "unit.log").write_bytes(out + err)
     report = ktap.parse(out.splitlines())
     counts = results.count_unit(report, -1 if rc is None else rc)
     status = f"timed out after {UNIT_TIMEOUT_S} s" if rc is None \
         else f"exit status {rc}"
     text = f"{status}\n{(out + err).decode(errors='replace')}"
-    return counts, "fail" if counts.failed else "pass", text
+    return counts, Status.FAIL if counts.failed else Status.PASS, text
 
 
 def fuzz_targets(log_dir):
@@ -210,7 +212,7 @@ def fuzz_targets(log_dir):
     (log_dir / "fuzz.log").write_bytes(out)
     counts = results.count_unit(ktap.parse(out.splitlines()),
                                 done.returncode)
-    return counts, "fail" if counts.failed else "pass", \
+    return counts, Status.FAIL if counts.failed else Status.PASS, \
         out.decode(errors="replace")
 
 
@@ -256,7 +258,8 @@ def python_tests(log_dir):
                                          verbosity=2).run(suite)
     (log_dir / "python.log").write_text(stream.getvalue())
     counts = results.count_unittest(result)
-    return counts, "fail" if counts.failed else "pass", stream.getvalue()
+    return counts, Status.FAIL if counts.failed else Status.PASS, \
+        stream.getvalue()
 
 
 @functools.lru_cache(maxsize=None)
@@ -298,7 +301,7 @@ def guest_run(run, log_dir, seen):
                     f"CI=true and this run cannot take place: {missing}\n")
     if missing:
         seen[run["name"]] = missing
-        return results.Counts(skipped=1), "skip", missing + "\n"
+        return results.Counts(skipped=1), Status.SKIP, missing + "\n"
     try:
         rc, text, doc = batch.run_process(run["args"], log_dir, run["name"],
                                           RUN_TIMEOUT_S)
@@ -352,7 +355,7 @@ def nested_runs(label, runs, log_dir, seen):
         if os.environ.get("CI") == "true":
             return all_rows(results.Counts(failed=1), "lost",
                             f"CI=true and {why}\n")
-        return all_rows(results.Counts(skipped=1), "skip", why + "\n")
+        return all_rows(results.Counts(skipped=1), Status.SKIP, why + "\n")
     share = log_dir / f"on-{label}"
     commands = [[sys.executable, str(TOOLS / "run"), "--no-build", "--quiet",
                  "--results", str(share), "--name", run["name"], *run["args"]]
@@ -421,13 +424,14 @@ def referee_counts(folder, rc):
     if doc is None:
         why = f"tools/linux-referee exited {rc} and wrote no referee.json"
         if rc == 3 and os.environ.get("CI") != "true":
-            return results.Counts(skipped=1), "skip", why + "\n"
+            return results.Counts(skipped=1), Status.SKIP, why + "\n"
         return results.Counts(failed=1), "no result", why + "\n"
     counts, text = results.Counts(), ""
     for row in doc["rows"]:
         linux, ours = row["linux"] or {}, row["hvprobe"]
         for ok, what in (
-                (ours["verdict"] == "pass", f"hvprobe {row['policy']} passed"),
+                (ours["verdict"] == Status.PASS,
+                 f"hvprobe {row['policy']} passed"),
                 (linux.get("calibrations") == ours["calibrations"],
                  f"APs that calibrated: Linux {row['release']} "
                  f"{linux.get('calibrations')}, hvprobe {row['policy']} "
@@ -435,9 +439,9 @@ def referee_counts(folder, rc):
                 (linux.get("bsp_lpj_source") == ours["bsp_lpj_source"],
                  f"boot CPU's lpj: Linux {linux.get('bsp_lpj_source')}, "
                  f"hvprobe {ours['bsp_lpj_source']}")):
-            counts.add("pass" if ok else "fail")
+            counts.add(Status.PASS if ok else Status.FAIL)
             text += f"{'PASS' if ok else 'FAIL'} {what}\n"
-    return counts, "fail" if counts.failed else "pass", text
+    return counts, Status.FAIL if counts.failed else Status.PASS, text
 
 
 def referee_run(run, log_dir, seen):
@@ -498,9 +502,40 @@ def layering_row(log_dir):
     text += "".join(f"include cycle: {loop}\n" for loop in loops)
     (log_dir / "layering.log").write_text(text or "the plan holds\n")
     counts = results.Counts()
-    counts.add("fail" if bad else "pass")
-    counts.add("fail" if loops else "pass")
-    return counts, "fail" if counts.failed else "pass", text
+    counts.add(Status.FAIL if bad else Status.PASS)
+    counts.add(Status.FAIL if loops else Status.PASS)
+    return counts, Status.FAIL if counts.failed else Status.PASS, text
+
+
+# The Python trees the lint row reads, and Debian's pyflakes (package
+# python3-pyflakes, which make check installs through tools/deps).
+LINT_TREES = ("tools", "bench")
+PYFLAKES = "pyflakes3"
+
+
+def lint_row(log_dir, root=ROOT):
+    """Debian's pyflakes over tools/ and bench/: one case per Python
+    file, failed by any finding (an unused import or variable, an
+    undefined name, an f-string without a placeholder)."""
+    files = sorted(str(p.relative_to(root)) for tree in LINT_TREES
+                   for p in (root / tree).rglob("*.py"))
+    try:
+        done = subprocess.run([PYFLAKES, *files], cwd=root, text=True,
+                              capture_output=True, stdin=subprocess.DEVNULL)
+    except OSError as err:
+        text = (f"cannot run {PYFLAKES} ({err}); make check installs it "
+                "(python3-pyflakes)\n")
+        (log_dir / "lint.log").write_text(text)
+        return results.Counts(failed=1), Status.FAIL, text
+    text = done.stdout + done.stderr
+    (log_dir / "lint.log").write_text(text or "no finding\n")
+    flagged = {line.split(":", 1)[0] for line in text.splitlines()}
+    counts = results.Counts()
+    for name in files:
+        counts.add(Status.FAIL if name in flagged else Status.PASS)
+    if done.returncode and not flagged & set(files):
+        counts.add(Status.FAIL)     # pyflakes itself broke, on no file
+    return counts, Status.FAIL if counts.failed else Status.PASS, text
 
 
 # The rows before the guest runs, in this order: a name and a function
@@ -508,6 +543,7 @@ def layering_row(log_dir):
 # something failed). A new row is one more line here.
 ROWS = (
     ("layering", layering_row),
+    ("lint", lint_row),
     ("unit", unit_binary),
     ("python", python_tests),
     ("fuzz", fuzz_targets),
@@ -531,22 +567,22 @@ def kunit_row(log_dir):
         try:
             kunit_py = kunit.fetch(KUNIT_CACHE, package)
         except kunit.Unavailable as err:
-            counts.add("skip")
+            counts.add(Status.SKIP)
             lines.append(f"{package}: SKIP {err}")
             continue
         for log in logs:
             doc = json.loads((log.parent / "results.json").read_text())
             verdict = kunit.parse(kunit_py, log)
             problems = kunit.judge(verdict, kunit.report_of(log),
-                                   doc["verdict"] == "pass")
-            counts.add("fail" if problems else "pass")
+                                   doc["verdict"] == Status.PASS)
+            counts.add(Status.FAIL if problems else Status.PASS)
             lines.append(f"{package} {log.parent.relative_to(log_dir)}: "
                          f"{verdict.summary or 'no summary'}, exit "
                          f"{verdict.exit_status}, {verdict.seconds:.2f} s")
             text += "".join(f"{package} {log.parent.relative_to(log_dir)}: {p}\n"
                             for p in problems)
     (log_dir / "kunit.log").write_text("".join(f"{x}\n" for x in lines))
-    return counts, "fail" if counts.failed else "pass", text
+    return counts, Status.FAIL if counts.failed else Status.PASS, text
 
 
 # The rows after the guest runs, over what they wrote.

@@ -20,6 +20,7 @@ import sys
 from tools import ROOT
 from tools.lib import (cli, figures, guest, hostkernel, qemu, referee,
                        results)
+from tools.lib.status import Status
 
 # hvprobe's policy and bring-up that claim to be each Linux's.
 POLICIES = {"6.1": ("linux-6.1", "serial"), "6.12": ("linux-6.5", "linux-6.5")}
@@ -107,7 +108,7 @@ def main(argv):
                "linux": linux.to_json() if linux else None,
                "hvprobe": {"calibrations": ours[0], "bsp_lpj_source": ours[1],
                            "verdict": ours[2]}}
-        row["agree"] = bool(linux and ours[2] == "pass" and
+        row["agree"] = bool(linux and ours[2] == Status.PASS and
                             linux.calibrations == ours[0] and
                             linux.bsp_source == ours[1])
         agree &= row["agree"]

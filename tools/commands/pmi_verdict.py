@@ -37,6 +37,7 @@ from tools import ROOT
 from tools.lib import (cli, guest, hostinfo, hostkernel, hostprobe, jsonfile,
                        kvm, nested, probecount, probedrun, qemu, results,
                        signals)
+from tools.lib.status import Status
 
 EXIT_VERDICT, EXIT_FAILED, EXIT_USAGE, EXIT_CANNOT, EXIT_NO_VERDICT = \
     0, 1, 2, 3, 4
@@ -400,7 +401,7 @@ class Verdict:
         self.say(f"  {'PASS' if check['ok'] else 'FAIL'} {check['line']}")
         ok = check["ok"]
         if probecount.counted(result, "cancel"):
-            self.say(f"  cancelled VM-entries/s per vCPU under NMI IPIs: "
+            self.say("  cancelled VM-entries/s per vCPU under NMI IPIs: "
                      + ", ".join(rate_of(c["cancel"], w.seconds)
                                  for _, _, c in probecount.per_vcpu(result, w))
                      + " (NMI IPIs cancel entries on fixed hosts too: not "
@@ -448,7 +449,7 @@ class Verdict:
         self.header("calibration: pmi_stress, LVTPC on a fixed vector, "
                     f"pmu.period={CAL_PERIOD}, 1 s")
         test, data, rec = self.stress("calibrate", "fixed", CAL_PERIOD, 1)
-        if test is None or test["status"] == "skip" or not data or \
+        if test is None or test["status"] == Status.SKIP or not data or \
                 "skipped" in data:
             why = (data or {}).get("skipped") or \
                 (test or {}).get("reason") or "the guest ran no pmi_stress"
@@ -482,7 +483,7 @@ class Verdict:
             rec[1]["figures"] = fig
             figures[lvtpc] = fig
             self.say(*mode_lines(fig))
-            if test and test["status"] not in ("pass", "skip"):
+            if test and test["status"] not in (Status.PASS, Status.SKIP):
                 self.say(f"    guest pmi_stress {test['status']}: "
                          f"{test['reason'] or 'see its serial.log'}")
         self.doc["figures"] = figures

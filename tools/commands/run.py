@@ -31,6 +31,7 @@ from tools.lib import (batch, cli, figures, guest, hostkernel, media, nested,
 from tools.lib import kvm as kvm_lib
 from tools.lib import scenario as scen
 from tools.lib.guest import CannotRun, shown
+from tools.lib.status import Status
 
 MATRICES = TOOLS / "matrices"
 TIMEOUTS = {"kernel": 60, "bios": 60, "uefi": 120}
@@ -328,7 +329,6 @@ def main_body(argv):
         return run_nested(args, argv)
     if getattr(args, "specs", None) is not None:
         return run_many(args)
-    cmdline = " ".join(args.cmdline)
     machine = qemu.Machine(boot=args.boot, smp=args.smp, numa=args.numa,
                            mem_mib=args.mem_mib, accel=args.accel,
                            cpu=args.cpu, machine=args.machine,
@@ -411,7 +411,8 @@ def run_many(args):
     say(f"results: {shown(batch_dir)}")
     if tally.get("not run") and len(tally) == 1:
         return EXIT_CANNOT_RUN
-    bad = sum(n for v, n in tally.items() if v not in ("pass", "skip"))
+    bad = sum(n for v, n in tally.items()
+              if v not in (Status.PASS, Status.SKIP))
     return EXIT_FAIL if bad else EXIT_PASS
 
 

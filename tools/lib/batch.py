@@ -28,6 +28,7 @@ from pathlib import Path
 from . import guest, hostinfo, jsonfile, media, qemu, results, serial
 from . import kvm as kvm_lib
 from .progress import Progress
+from .status import Status
 
 INDEX = "index.json"
 TOOLS_RUN = Path(__file__).resolve().parent.parent / "run"
@@ -60,7 +61,7 @@ def run_one(spec, batch_dir, kvm, resume=False):
     if resume and (done := earlier(spec, batch_dir)):
         return done, None
     if spec.needs_kvm and not kvm["usable"]:
-        record["verdict"] = "skip"
+        record["verdict"] = Status.SKIP
         record["reason"] = f"needs KVM: {kvm['reason']}"
         return record, None
     start = time.monotonic()
@@ -153,7 +154,7 @@ def run_all(specs, batch_dir, jobs, about, stream=None, live=None,
         def one(i, spec):
             progress.started()
             record, outcome = run_one(spec, batch_dir, kvm, resume)
-            bad = record["verdict"] not in ("pass", "skip")
+            bad = record["verdict"] not in (Status.PASS, Status.SKIP)
             took = f" ({record['wall_s']:.1f} s)" if record["wall_s"] else ""
             line = f"{record['verdict'].upper():7} {record['run']}{took}"
             if record["reason"]:
@@ -161,7 +162,7 @@ def run_all(specs, batch_dir, jobs, about, stream=None, live=None,
             if record.get("resumed"):
                 line += " (from an earlier pass)"
             progress.finished(line, failed=bad,
-                              skipped=record["verdict"] == "skip")
+                              skipped=record["verdict"] == Status.SKIP)
             if bad and outcome is not None:
                 # The lines that say why, as a single run prints them.
                 detail = [f"    {x}" for x in outcome.lines

@@ -13,6 +13,7 @@ import fnmatch
 from dataclasses import dataclass
 
 from . import figures, resultset, stats
+from .status import Status
 
 
 @dataclass
@@ -29,9 +30,9 @@ class Row:
 def passing(docs):
     """(the runs that passed, {verdict: count} of the others): a crashed
     or failed run's figures are not measurements of the same thing."""
-    good = [d for d in docs if d.get("verdict") == "pass"]
+    good = [d for d in docs if d.get("verdict") == Status.PASS]
     others = collections.Counter(str(d.get("verdict")) for d in docs
-                                 if d.get("verdict") != "pass")
+                                 if d.get("verdict") != Status.PASS)
     return good, dict(others)
 
 

@@ -12,6 +12,8 @@ listed too.
 
 import collections
 
+from .status import Status
+
 REASONS_SHOWN = 2
 # The reason of a test the kernel's skip= left out: on request, or a
 # flavour's limit, which not_runnable states.
@@ -56,7 +58,7 @@ def lines(docs, skipped_runs=()):
         notes = doc.get("host_notes") or {}
         for test in doc["tests"]:
             for path, leaf in _leaves(test):
-                if leaf["status"] != "skip":
+                if leaf["status"] != Status.SKIP:
                     ran.add(path)
                     continue
                 why = (leaf["reason"] or "no reason given",

@@ -16,6 +16,7 @@ from pathlib import Path
 
 from . import (cli, hostinfo, jsonfile, ktap, kvm, media, qemu, results,
                serial)
+from .status import Status
 
 ROOT = Path(__file__).resolve().parent.parent.parent
 BUILD = ROOT / "build"
@@ -245,7 +246,7 @@ def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
             expect_status)
     doc["verdict"] = results.verdict(doc)
 
-    ok = doc["verdict"] == "pass"
+    ok = doc["verdict"] == Status.PASS
     verdict = doc["verdict"].upper()
     lines = results.summary(doc, guest.tail if crash else ())
     if expect_fail is not None:
@@ -255,7 +256,8 @@ def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
         asked = [c for c in doc["host_checks"]
                  if c["name"] in ("exit_status", "expect_line")]
         ok = doc["expected"] = bool(matched and not crash and
-                                    all(c["status"] == "pass" for c in asked))
+                                    all(c["status"] == Status.PASS
+                                        for c in asked))
         lines.append(f"expected failure: {matched}" if ok else
                      f"UNEXPECTED: wanted a complete run with a not-ok "
                      f"line matching {expect_fail!r}")

@@ -19,14 +19,17 @@ import json
 import re
 from dataclasses import dataclass, field
 
+from .status import Status
+
 # Ranked for the worst of several: a skip above a pass, an error above a
 # skip, a fail above all. A test's own result follows ktap.rst instead
 # (rollup()): a skipped case lowers nothing.
-STATUSES = ("pass", "skip", "error", "fail")
+STATUSES = (Status.PASS, Status.SKIP, Status.ERROR, Status.FAIL)
 _RANK = {status: rank for rank, status in enumerate(STATUSES)}
-BAD = ("error", "fail")
+BAD = (Status.ERROR, Status.FAIL)
 # A directive's status; TIMEOUT (the watchdog) is an error with its reason.
-_DIRECTIVE_STATUS = {"skip": "skip", "error": "error", "timeout": "error"}
+_DIRECTIVE_STATUS = {"skip": Status.SKIP, "error": Status.ERROR,
+                     "timeout": Status.ERROR}
 
 # Serial logs are capped so that a guest printing garbage in a loop cannot
 # grow results.json without bound: problems, subtest nesting (every walk
@@ -57,7 +60,7 @@ _ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|[@-_])"
 
 def worst(*statuses):
     """The worst of the given statuses, "pass" for none."""
-    return max(statuses, key=_RANK.__getitem__, default="pass")
+    return max(statuses, key=_RANK.__getitem__, default=Status.PASS)
 
 
 def rollup(own, cases):
@@ -70,7 +73,7 @@ def rollup(own, cases):
     if bad:
         return worst(*bad)
     if cases:
-        return "pass" if "pass" in cases else "skip"
+        return Status.PASS if Status.PASS in cases else Status.SKIP
     return own
 
 
@@ -287,9 +290,9 @@ class Parser:
             self._cap("result lines", MAX_RESULTS)
             return
         number = int(match.group(2))
-        name, status, reason = match.group(3), "pass", ""
+        name, status, reason = match.group(3), Status.PASS, ""
         if match.group(1) == "not ok":
-            status = "fail"
+            status = Status.FAIL
         directive = _DIRECTIVE.search(name)
         if directive:
             status = _DIRECTIVE_STATUS[directive.group(1).lower()]
@@ -388,7 +391,7 @@ class Parser:
             if not name and self._data:
                 name = self._data[0].get("test")
             test = Test(number=len(root.results) + 1,
-                        name=str(name or "(unnamed)"), status="error",
+                        name=str(name or "(unnamed)"), status=Status.ERROR,
                         reason="unfinished: no result line",
                         cases=root.pending, data=self._data)
             root.results.append(test)
@@ -410,7 +413,7 @@ class Parser:
             self._problem(f"plan is 1..{report.plan} but "
                           f"{len(report.tests)} tests reported",
                           structural=True)
-        if not {"pass", "fail", "skip", "error"} <= totals.keys():
+        if not set(Status) <= totals.keys():
             self._problem(f"totals line lacks counts: {totals}",
                           structural=True)
             return

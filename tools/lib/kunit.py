@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import aptdeb, ktap
+from .status import Status
 
 PACKAGES = ("linux-source-6.1", "linux-source-6.12")
 TIMEOUT_S = 5
@@ -129,7 +130,8 @@ def leaf_counts(report):
     """What kunit.py should count in a ktap.Report: its leaves (a test
     with no cases is one), an error or timeout being a failure to it."""
     counts = {"passed": 0, "failed": 0, "skipped": 0}
-    name = {"pass": "passed", "skip": "skipped", "fail": "failed", "error": "failed"}
+    name = {Status.PASS: "passed", Status.SKIP: "skipped",
+            Status.FAIL: "failed", Status.ERROR: "failed"}
     for test in report.tests:
         for leaf in test.walk():
             if not leaf.cases:

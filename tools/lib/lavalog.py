@@ -26,6 +26,8 @@ import difflib
 import json
 from dataclasses import dataclass, field
 
+from .status import Status
+
 # One LAVA test case per KTAP result line, at any depth. Written for
 # pexpect, which LAVA hands the pattern to (compiled with re.DOTALL and
 # searched over a buffer of whatever arrived so far):
@@ -53,8 +55,8 @@ MONITOR_PATTERN = (
 # do its job) is a failure to anyone reading a LAVA dashboard.
 FIXUPDICT = {"ok": "pass", "not ok": "fail", "# SKIP": "skip",
              "# ERROR": "fail"}
-KTAP_TO_LAVA = {"pass": "pass", "fail": "fail", "skip": "skip",
-                "error": "fail"}
+KTAP_TO_LAVA = {Status.PASS: "pass", Status.FAIL: "fail", Status.SKIP: "skip",
+                Status.ERROR: "fail"}
 
 MONITOR_START = "KTAP version 1"
 MONITOR_END = "# Totals:"

@@ -19,6 +19,7 @@ import shutil
 
 from . import (guest, hostinfo, hostprobe, jsonfile, kvm, probecount,
                probedrun, qemu, results)
+from .status import Status
 
 SMP = 2
 TIMEOUT_S = 60
@@ -72,14 +73,14 @@ def judge(outcome, result):
     cases = []
 
     def case(ok, text, skip=None):
-        status = "skip" if skip else "pass" if ok else "fail"
+        status = Status.SKIP if skip else Status.PASS if ok else Status.FAIL
         cases.append((status, f"{text}" + (f" # SKIP {skip}" if skip else
                                            "")))
 
     storm = probedrun.guest_test(outcome.doc, WINDOW)
     data = probedrun.guest_data(outcome.doc, WINDOW) or {}
-    case(outcome.doc["verdict"] == "pass" and storm is not None
-         and storm["status"] == "pass",
+    case(outcome.doc["verdict"] == Status.PASS and storm is not None
+         and storm["status"] == Status.PASS,
          "guest run passed, nmi_storm "
          f"{storm['status'] if storm else 'missing'}")
     named = sorted(i for i in result.vcpus.values() if i >= 0)
@@ -150,7 +151,7 @@ def row(log_dir, perf="perf", kprobes="auto"):
     (host-probe.json's "nmi_cancels": nmi_cancel_counts()), "off" never."""
     why = cannot(perf)
     if why:
-        return results.Counts(skipped=1), "skip", f"SKIP {why}\n"
+        return results.Counts(skipped=1), Status.SKIP, f"SKIP {why}\n"
     run_dir = results.new_dir(log_dir, "host-probe")
     machine = qemu.Machine(boot="kernel", smp=SMP, accel="kvm",
                            cpu=qemu.KVM_CPU)
@@ -163,7 +164,7 @@ def row(log_dir, perf="perf", kprobes="auto"):
             probedrun.QMPError, OSError) as err:
         text = f"the probed run could not take place: {err}\n"
         (run_dir / "probe.txt").write_text(text)
-        return results.Counts(failed=1), "error", text
+        return results.Counts(failed=1), Status.ERROR, text
     counts = results.Counts()
     for status, line in judge(outcome, result):
         counts.add(status)
@@ -181,9 +182,9 @@ def row(log_dir, perf="perf", kprobes="auto"):
                        {**result.to_json(),
                         "nmi_cancels": nmi_cancel_counts(result)})
     except OSError as err:
-        counts.add("fail")
+        counts.add(Status.FAIL)
         text += f"FAIL cannot write host-probe.json: {err.strerror or err}\n"
-    return counts, "fail" if counts.failed else "pass", text
+    return counts, Status.FAIL if counts.failed else Status.PASS, text
 
 
 EXIT_PASS, EXIT_FAIL, EXIT_SKIP = 0, 1, 4
@@ -224,7 +225,8 @@ def main(argv):
     jsonfile.write(Path(args.log_dir) / "host-probe-row.json",
                    {"passed": counts.passed, "failed": counts.failed,
                     "skipped": counts.skipped, "verdict": verdict})
-    return {"pass": EXIT_PASS, "skip": EXIT_SKIP}.get(verdict, EXIT_FAIL)
+    return {Status.PASS: EXIT_PASS,
+            Status.SKIP: EXIT_SKIP}.get(verdict, EXIT_FAIL)
 
 
 if __name__ == "__main__":

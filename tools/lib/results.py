@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import ktap
+from .status import Status
 from .qemu import EXIT_FAILED, EXIT_PASSED
 
 SCHEMA = 2
@@ -83,24 +84,24 @@ def check_memory(reported_kib, expected_kib):
     diff = abs(reported_kib - expected_kib)
     detail = (f"kernel sees {reported_kib} KiB, --mem is {expected_kib} KiB"
               f" (off by {diff} KiB, {MEM_TOLERANCE_KIB} allowed)")
-    return ("pass" if diff <= MEM_TOLERANCE_KIB else "fail"), detail
+    return (Status.PASS if diff <= MEM_TOLERANCE_KIB else Status.FAIL), detail
 
 
 def check_cmdline(reported, expected, boot):
     if reported == expected:
-        return "pass", f"{expected!r}"
+        return Status.PASS, f"{expected!r}"
     detail = f"kernel saw {reported!r}, host passed {expected!r}"
     if boot != "kernel" and re.search(r"['\"\\ ]", expected):
         detail += " (GRUB escapes quotes and backslashes, and quotes words " \
                   "with spaces)"
-    return "fail", detail
+    return Status.FAIL, detail
 
 
 def host_checks(tests, cmdline, mem_kib, boot):
     """Checks only the host can make, from the boot test's DATA line; none
     when the boot test did not run or was skipped."""
     boot_test = next((t for t in tests if t["name"] == "boot"), None)
-    if boot_test is None or boot_test["status"] == "skip":
+    if boot_test is None or boot_test["status"] == Status.SKIP:
         return []
     data = next((d for t in tests for d in t["data"]
                  if d.get("test") == "boot"), None)
@@ -108,13 +109,13 @@ def host_checks(tests, cmdline, mem_kib, boot):
     for name, key in (("cmdline", "cmdline"), ("memory", "mem_extent_kib")):
         value = None if data is None else data.get(key)
         if data is None:
-            status, detail = "fail", "the boot test printed no DATA line"
+            status, detail = Status.FAIL, "the boot test printed no DATA line"
         elif name == "cmdline" and isinstance(value, str):
             status, detail = check_cmdline(value, cmdline, boot)
         elif name == "memory" and type(value) is int:
             status, detail = check_memory(value, mem_kib)
         else:
-            status, detail = "fail", f"boot DATA has no usable {key!r}"
+            status, detail = Status.FAIL, f"boot DATA has no usable {key!r}"
         checks.append({"name": name, "status": status, "detail": detail})
     return checks
 
@@ -130,11 +131,11 @@ def smp_checks(tests, cmdline, smp, numa):
     if not re.search(r"(^| )cpus=", cmdline):
         cpus = data.get("cpus")
         checks.append({"name": "smp_cpus",
-                       "status": "pass" if cpus == smp else "fail",
+                       "status": Status.PASS if cpus == smp else Status.FAIL,
                        "detail": f"kernel brought up {cpus} CPUs, -smp is {smp}"})
     nodes, want = data.get("nodes"), max(numa, 1)
     checks.append({"name": "smp_nodes",
-                   "status": "pass" if nodes == want else "fail",
+                   "status": Status.PASS if nodes == want else Status.FAIL,
                    "detail": f"kernel sees {nodes} nodes, --numa gave {want}"})
     return checks
 
@@ -144,14 +145,14 @@ def exit_check(exit_status, ktap_verdict, expected_status=None):
     with what it printed. Other statuses (ACPI power-off) carry none,
     unless the run names the status it expects (exit=acpi gives 0)."""
     if expected_status is not None:
-        status = "pass" if exit_status == expected_status else "fail"
+        status = Status.PASS if exit_status == expected_status else Status.FAIL
         return [{"name": "exit_status", "status": status,
                  "detail": f"QEMU exit status {exit_status}, expected "
                            f"{expected_status}"}]
     if exit_status not in (EXIT_PASSED, EXIT_FAILED):
         return []
-    said = "pass" if exit_status == EXIT_PASSED else "fail"
-    status = "pass" if said == ktap_verdict else "fail"
+    said = Status.PASS if exit_status == EXIT_PASSED else Status.FAIL
+    status = Status.PASS if said == ktap_verdict else Status.FAIL
     return [{"name": "exit_status", "status": status,
              "detail": f"QEMU exit status {exit_status} ({said}), "
                        f"KTAP says {ktap_verdict}"}]
@@ -165,7 +166,7 @@ def line_checks(log_text, patterns):
         found = next((line.strip() for line in log_text.splitlines()
                       if re.search(pattern, line)), None)
         checks.append({"name": "expect_line",
-                       "status": "pass" if found else "fail",
+                       "status": Status.PASS if found else Status.FAIL,
                        "detail": f"{found!r} matches {pattern!r}" if found
                        else f"no line matches {pattern!r}"})
     return checks
@@ -173,7 +174,7 @@ def line_checks(log_text, patterns):
 
 def ktap_verdict(tests):
     bad = any(effective(t) in BAD for t in tests)
-    return "fail" if bad else "pass"
+    return Status.FAIL if bad else Status.PASS
 
 
 def ktap_checks(report):
@@ -182,7 +183,7 @@ def ktap_checks(report):
     if report.crashed:
         return []
     errors = report.errors
-    return [{"name": "ktap", "status": "error" if errors else "pass",
+    return [{"name": "ktap", "status": Status.ERROR if errors else Status.PASS,
              "detail": "; ".join(errors[:5]) + (
                  f" (and {len(errors) - 5} more)" if len(errors) > 5 else "")
              if errors else "the plan, the numbering and the totals agree"}]
@@ -191,13 +192,13 @@ def ktap_checks(report):
 def verdict(doc):
     if doc["crash"]:
         return "crash"
-    if any(c["status"] == "error" for c in doc["host_checks"]):
-        return "error"
-    if ktap_verdict(doc["tests"]) == "fail":
-        return "fail"
-    if any(c["status"] == "fail" for c in doc["host_checks"]):
-        return "fail"
-    return "pass"
+    if any(c["status"] == Status.ERROR for c in doc["host_checks"]):
+        return Status.ERROR
+    if ktap_verdict(doc["tests"]) == Status.FAIL:
+        return Status.FAIL
+    if any(c["status"] == Status.FAIL for c in doc["host_checks"]):
+        return Status.FAIL
+    return Status.PASS
 
 
 def expect_fail_match(report, pattern):
@@ -226,9 +227,9 @@ class Counts:
     skipped: int = 0
 
     def add(self, status):
-        if status == "pass":
+        if status == Status.PASS:
             self.passed += 1
-        elif status == "skip":
+        elif status == Status.SKIP:
             self.skipped += 1
         else:
             self.failed += 1
@@ -285,7 +286,7 @@ def count_run(doc):
     one case per host check; a negative run is one case."""
     counts = Counts()
     if doc.get("expect_fail") is not None:
-        counts.add("pass" if doc.get("expected") else "fail")
+        counts.add(Status.PASS if doc.get("expected") else Status.FAIL)
         return counts
     for test in doc["tests"]:
         count_test(test, counts)
@@ -296,7 +297,7 @@ def count_run(doc):
     return counts
 
 
-_LABEL = {"pass": "PASS", "skip": "SKIP", "error": "ERROR", "fail": "FAIL"}
+_LABEL = {status: status.upper() for status in Status}
 
 
 def summary(doc, log_tail=()):
@@ -306,16 +307,17 @@ def summary(doc, log_tail=()):
     for test in doc["tests"]:
         status = effective(test)
         n = sum(1 for _ in leaves(test))
-        skipped = sum(1 for leaf in leaves(test) if leaf["status"] == "skip")
+        skipped = sum(1 for leaf in leaves(test)
+                      if leaf["status"] == Status.SKIP)
         line = f"{_LABEL[status]:5} {test['name']}"
         if test["reason"]:
             line += f": {test['reason']}"
-        if status == "skip" and test["name"] in notes:
+        if status == Status.SKIP and test["name"] in notes:
             line += f" (host: {notes[test['name']]})"
         if test["cases"]:
             line += f"  ({n} case{'s' * (n != 1)}"
             # A skipped case lowers nothing, but is no pass either: say so.
-            if skipped and status != "skip":
+            if skipped and status != Status.SKIP:
                 line += f", {skipped} skipped"
             line += ")"
         out.append(line.rstrip())

@@ -4,6 +4,7 @@ and its rows."""
 
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 import unittest
@@ -84,7 +85,7 @@ class RunList(unittest.TestCase):
 class Rows(unittest.TestCase):
     def test_rows_before_the_guest_runs(self):
         self.assertEqual([name for name, _ in check.ROWS],
-                         ["layering", "unit", "python", "fuzz",
+                         ["layering", "lint", "unit", "python", "fuzz",
                           "host-probe"])
         self.assertTrue(all(callable(step) for _, step in check.ROWS))
         self.assertEqual([name for name, _ in check.AFTER_RUNS], ["kunit"])
@@ -102,6 +103,39 @@ class Rows(unittest.TestCase):
         self.assertIn("bench.test_smp", found)
         self.assertFalse([i for i in ids(check.python_suite())
                           if "_FailedTest" in i or "ModuleImportFailure" in i])
+
+
+@unittest.skipUnless(shutil.which(check.PYFLAKES),
+                     "Debian's pyflakes (python3-pyflakes) is not installed")
+class LintRow(unittest.TestCase):
+    def lint(self, files):
+        with tempfile.TemporaryDirectory() as tmp:
+            root = Path(tmp)
+            for name, text in files.items():
+                (root / name).parent.mkdir(parents=True, exist_ok=True)
+                (root / name).write_text(text)
+            (root / "log").mkdir()
+            return check.lint_row(root / "log", root)
+
+    def test_unused_import_fails_its_file(self):
+        counts, verdict, text = self.lint({
+            "tools/good.py": "import os\nprint(os.sep)\n",
+            "bench/bad.py": "import os\n"})
+        self.assertEqual(verdict, "fail")
+        self.assertEqual((counts.passed, counts.failed), (1, 1))
+        self.assertIn("bench/bad.py:1:", text)
+        self.assertIn("'os' imported but unused", text)
+
+    def test_clean_tree_passes(self):
+        counts, verdict, _ = self.lint({"tools/a.py": "x = 1\n",
+                                        "bench/b.py": "print(1)\n"})
+        self.assertEqual((verdict, counts.passed, counts.failed),
+                         ("pass", 2, 0))
+
+    def test_this_tree_is_clean(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            counts, verdict, text = check.lint_row(Path(tmp))
+        self.assertEqual(verdict, "pass", text)
 
 
 class QuietChild(unittest.TestCase):

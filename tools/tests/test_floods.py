@@ -14,7 +14,7 @@ from unittest import mock
 
 from tools.commands import report as report_cmd
 from tools.commands import run, soak
-from tools.lib import guest, ktap, results, resultset, scenario, serial
+from tools.lib import guest, ktap, results, scenario, serial
 
 
 def nested(levels, indent=" "):

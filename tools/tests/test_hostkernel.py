@@ -8,7 +8,6 @@ import hashlib
 import io
 import lzma
 import os
-import stat
 import tempfile
 import unittest
 from pathlib import Path

@@ -6,24 +6,21 @@ import re
 import unittest
 
 from tools.commands import run, soak
-from tools.lib import qemu
+from tools.lib import buildinfo, qemu
 
-# What the kernel's command line accepts for the keys the soak draws
-# (kernel/cmdline.c), written out again so that a drift shows here.
-ACCEPTED = {
-    "bringup": {"serial", "parallel"},
-    "calibrate": {"linux", "fast"},
-    "lpj_source": {"auto", "hyperv", "kvm", "kvmclock", "cpuid", "cmdline",
-                   "calibrate"},
-    "lpj_reuse": {"node", "package", "none"},
-    "timer": {"auto", "pit", "hpet", "pmtmr", "apic", "hv"},
-    "apic": {"auto", "xapic", "x2apic"},
-    "lpj_policy": {"hvprobe", "linux-6.1", "linux-6.5"},
-    "parallel_calibrate": {"auto", "serialize", "concurrent"},
-}
-RANGES = {"hz": (10, 10000), "init_udelay": (0, 1000000),
-          "lpj": (0, 2 ** 64 - 1)}
 N = 500
+
+
+def accepts(key, value):
+    """Whether the kernel's option table, as the build exports it, takes
+    key=value."""
+    o = buildinfo.options()[key]
+    if o["kind"] == "enum":
+        return value in o["values"]
+    if o["kind"] == "u64_or_auto" and value == "auto":
+        return True
+    return bool(re.fullmatch(r"\d+", value)) and \
+        o["min"] <= int(value) <= o["max"]
 
 
 class Draws(unittest.TestCase):
@@ -46,16 +43,8 @@ class Draws(unittest.TestCase):
             for word in p.cmdline:
                 key, _, value = word.partition("=")
                 keys.append(key)
-                if key in ACCEPTED:
-                    self.assertIn(value, ACCEPTED[key], word)
-                elif key == "init_udelay" and value == "auto":
-                    continue
-                elif word == "lpj=host":
-                    continue        # tools/run resolves it per host
-                else:
-                    lo, hi = RANGES[key]
-                    self.assertTrue(re.fullmatch(r"\d+", value), word)
-                    self.assertTrue(lo <= int(value) <= hi, word)
+                if word != "lpj=host":      # tools/run resolves it
+                    self.assertTrue(accepts(key, value), word)
             self.assertEqual(len(keys), len(set(keys)), p)
             # lpj_source=cmdline without lpj= is an error by design.
             self.assertEqual("lpj_source=cmdline" in p.cmdline,
@@ -64,7 +53,7 @@ class Draws(unittest.TestCase):
     def test_every_value_drawn(self):
         plans = [soak.plan(1, i) for i in range(N)]
         words = {w for p in plans for w in p.cmdline}
-        for key, values in soak.CHOICES.items():
+        for key, values in soak.choices().items():
             for value in values:
                 self.assertIn(f"{key}={value}", words)
         self.assertEqual({p.boot for p in plans}, set(qemu.BOOTS))
@@ -73,6 +62,18 @@ class Draws(unittest.TestCase):
         self.assertIn(soak.MAX_CPUS, {p.smp for p in plans})
         boots = [p.boot for p in plans]
         self.assertLess(boots.count("uefi"), boots.count("bios"))
+
+    def test_choices_are_the_kernels_words(self):
+        # Every enum word the kernel states is drawn or excluded by name:
+        # a new word is drawn without an edit here or in the soak.
+        for key, values in soak.choices().items():
+            if key in soak.NUMBERS:
+                continue
+            self.assertEqual(set(values) | soak.EXCLUDED.get(key, set()),
+                             set(buildinfo.words(key)), key)
+            self.assertLessEqual(soak.EXCLUDED.get(key, set()),
+                                 set(buildinfo.words(key)), key)
+        self.assertLessEqual(set(soak.EXCLUDED), set(soak.KEYS))
 
     def test_lpj_preset_matches_hz(self):
         for i in range(N):
