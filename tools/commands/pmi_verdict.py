@@ -706,18 +706,27 @@ def main(argv):
         return verdict_main(args)
 
 
-def host_kernels_main(args, argv):
-    """This command inside each --host-kernel as L1, one after another,
-    then their outcomes side by side."""
+def build(args):
     failed = None if args.no_build else cli.build(ROOT)
     if failed:
         raise CannotRun(failed)
+
+
+def results_folder(args):
+    """The results folder: --name, else pmi-verdict-<date-time>."""
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     try:
-        folder = results.new_dir(args.results,
-                                 args.name or f"pmi-verdict-{stamp}")
+        return results.new_dir(args.results,
+                               args.name or f"pmi-verdict-{stamp}")
     except OSError as err:
         raise CannotRun(f"cannot make the results folder: {err}") from None
+
+
+def host_kernels_main(args, argv):
+    """This command inside each --host-kernel as L1, one after another,
+    then their outcomes side by side."""
+    build(args)
+    folder = results_folder(args)
     inner = cli.without_options(
         argv, ("--host-kernel", "--results", "--name"), ("--no-build",))
     l0 = nested.choose_l0(*kvm.flavour_works(ROOT))
@@ -762,18 +771,11 @@ def verdict_main(args):
     if hostprobe.geteuid() != 0:
         raise CannotRun("needs root: the host probe runs perf on kvm: "
                         "tracepoints (and kprobes)")
-    failed = None if args.no_build else cli.build(ROOT)
-    if failed:
-        raise CannotRun(failed)
+    build(args)
     ok, why = kvm.works(str(ROOT), hostinfo.qemu_version())
     if not ok:
         raise CannotRun(f"needs KVM: {why}")
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    try:
-        folder = results.new_dir(args.results,
-                                 args.name or f"pmi-verdict-{stamp}")
-    except OSError as err:
-        raise CannotRun(f"cannot make the results folder: {err}") from None
+    folder = results_folder(args)
     verdict = Verdict(args, folder)
     try:
         return verdict.main()
