@@ -15,19 +15,24 @@ A command module has main(argv), which returns the exit status. What it
 raises is turned into one here: an exception class the module lists in
 EXITS ({CannotRun: 3}) prints "PROG: message" and exits with its status;
 Ctrl-C prints "PROG: interrupted" and exits 130; a reader that went away
-(tools/report | head) ends it quietly with 0. PROG is the module's PROG,
-else the command's path (tools/run).
+(tools/report | head) ends it quietly with 0; anything else is a bug in the tools: its
+traceback, "PROG: internal error" and exit 70 (EX_SOFTWARE), never 1,
+which means a run failed. PROG is the module's PROG, else the command's
+path (tools/run).
 """
 
 import importlib
 import os
 import sys
+import traceback
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 # The folders whose links name commands: D/NAME runs D.commands.NAME.
 PACKAGES = ("tools", "bench")
 INTERRUPTED = 130
+# sysexits.h's EX_SOFTWARE: an internal software error.
+INTERNAL_ERROR = 70
 
 
 class NoCommand(Exception):
@@ -93,6 +98,13 @@ def call(module, command, argv):
         # Nobody reads what is left; say nothing more on the way out.
         sys.stdout = open(os.devnull, "w")
         return 0
+    except Exception:  # noqa: BLE001 - every other exception is our bug
+        # A bug, not a verdict: its own status, so that "a run failed"
+        # (1) never hides one.
+        traceback.print_exc()
+        print(f"{prog}: internal error (a bug in hvprobe's tools; the "
+              "traceback above says where)", file=sys.stderr)
+        return INTERNAL_ERROR
 
 
 def run(argv):

@@ -116,8 +116,14 @@ class Call(unittest.TestCase):
                          (3, "tools/x: no QEMU\n"))
         self.assertEqual(self.call(Command(KeyboardInterrupt(), "probe")),
                          (130, "probe: interrupted\n"))
-        with self.assertRaises(ValueError):
-            self.call(Command(ValueError("a bug is a traceback")))
+        # A bug: its traceback and its own status, never 1 ("a run
+        # failed").
+        status, said = self.call(Command(ValueError("a bug")))
+        self.assertEqual(status, entry.INTERNAL_ERROR)
+        self.assertIn("ValueError: a bug", said)
+        self.assertTrue(said.endswith("tools/x: internal error (a bug in "
+                                      "hvprobe's tools; the traceback "
+                                      "above says where)\n"), said)
 
     def test_reader_gone(self):
         saved = sys.stdout
