@@ -9,7 +9,8 @@ modules), two 9p shares (the root, read-only; a results folder,
 read-write, mounted over the same path inside, so what L2 runs write
 lands where the host reads it), tmpfs over /tmp, /run and /dev/shm
 (QEMU's 9p server cannot open sockets or FIFOs: QMP sockets live there),
-proc, sysfs, devtmpfs and tracefs. The commands run chrooted into the
+proc, sysfs, devtmpfs and tracefs; a checkout under /tmp or /run (a CI
+clone) is bound back in over the tmpfs. The commands run chrooted into the
 shared root, in this checkout, with this Python.
 
 L0 is TCG (`-cpu max`, an AMD CPU with SVM and nested paging) unless
@@ -116,11 +117,19 @@ while read -r kind file; do
 	insmod "/modules/$file" 2>/tmp/insmod || say "insmod $file: $(cat /tmp/insmod)"
 done < /modules/order
 set -- $(cat /proc/cmdline)
-for word; do case "$word" in hvprobe.share=*) share=${word#*=} ;; esac; done
+for word; do
+	case "$word" in
+	hvprobe.share=*) share=${word#*=} ;;
+	hvprobe.checkout=*) checkout=${word#*=} ;;
+	esac
+done
 o=trans=virtio,version=9p2000.L,msize=262144
-mkdir -p /host /share
+mkdir -p /host /share /rootfs
 mount -t 9p -o $o,ro,cache=loose hostroot /host || say "cannot mount the host's root"
 mount -t 9p -o $o share /share || say "cannot mount the share"
+# The root as it is, before tmpfs covers its /tmp and /run: a checkout
+# there is bound back in below.
+mount --bind /host /rootfs
 for fs in proc:proc sysfs:sys devtmpfs:dev tmpfs:tmp tmpfs:run; do
 	mount -t "${fs%%:*}" "${fs%%:*}" "/host/${fs#*:}"
 done
@@ -128,7 +137,9 @@ mkdir -p /host/dev/shm /host/dev/pts
 mount -t tmpfs shm /host/dev/shm
 mount -t devpts devpts /host/dev/pts
 mount -t tracefs nodev /host/sys/kernel/tracing 2>/dev/null
-mount --bind /share "/host$share"
+mkdir -p "/host$checkout" "/host$share" 2>/dev/null
+mount --bind "/rootfs$checkout" "/host$checkout" || say "cannot see the checkout"
+mount --bind /share "/host$share" || say "cannot mount the share at $share"
 module=none
 for m in kvm_amd kvm_intel; do [ -d /sys/module/$m ] && module=$m; done
 pmu=$(cat /sys/module/kvm/parameters/enable_pmu 2>/dev/null)
@@ -184,7 +195,7 @@ def job_script(commands, share, env):
 
 def qemu_argv(kernel, initrd, share, l0, binary="qemu-system-x86_64"):
     cmdline = ("console=ttyS0 panic=-1 quiet loglevel=4 "
-               f"hvprobe.share={share}")
+               f"hvprobe.share={share} hvprobe.checkout={ROOT}")
     root = "local,path=/,mount_tag=hostroot,security_model=none," \
         "multidevs=remap,readonly=on"
     out = f"local,path={share},mount_tag=share,security_model=none"
@@ -234,9 +245,10 @@ def run(kernel, commands, share, timeout, l0, stream=sys.stdout, env=None):
     folder they write into (it must be inside this machine's root).
     Returns an Outcome; NestedError when L1 never got to them."""
     share = Path(share).resolve()
-    if any(c.isspace() for c in str(share)):
-        raise NestedError(f"{share}: L1 takes the share's path on its "
-                          "kernel command line, which splits at spaces")
+    if any(c.isspace() for c in str(share) + str(ROOT)):
+        raise NestedError(f"{share}: L1 takes the share's and the "
+                          "checkout's paths on its kernel command line, "
+                          "which splits at spaces")
     own = share / L1_DIR
     own.mkdir(parents=True, exist_ok=True)
     for stale in (STATUS, STATUS + ".each", INFO):

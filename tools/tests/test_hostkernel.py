@@ -240,6 +240,8 @@ class L1(unittest.TestCase):
             "multidevs=remap,readonly=on",
             "local,path=/s,mount_tag=share,security_model=none"])
         self.assertIn("hvprobe.share=/s", argv[argv.index("-append") + 1])
+        self.assertIn(f"hvprobe.checkout={nested.ROOT}",
+                      argv[argv.index("-append") + 1])
 
     def test_a_share_with_spaces_is_refused(self):
         kernel = hostkernel.HostKernel("6.12", Path("/k/vmlinuz"), None, "r")
