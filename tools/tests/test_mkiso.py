@@ -25,7 +25,7 @@ class GrubCfg(unittest.TestCase):
         # lpj=host becomes the build host's lpj: the kernel takes numbers.
         self.assertRegex(cfg, "menuentry 'lpj-numa-32.preset' --id "
                          "'lpj-numa-32.preset' {\n\tmultiboot2 /boot/hvprobe.elf"
-                         " 'test=smp,lpj' 'lpj_reuse=node' 'lpj=[1-9][0-9]*'\n")
+                         " 'test=smp,lpj' 'lpj_reuse=node' 'hz=1000' 'lpj=[1-9][0-9]*'\n")
         self.assertNotIn("lpj=host", cfg)
         # The default entry boots the kernel's defaults.
         self.assertIn('menuentry "hvprobe" --id hvprobe {\n\tmultiboot2 '
