@@ -39,6 +39,13 @@ u64 lpj_delay_lasts_us(u64 lpj, u32 hz, u64 tsc_hz, u64 us)
 	return cycles / (tsc_hz / US_PER_SECOND ?: 1);
 }
 
+bool lpj_delay_within(u64 took_us, u64 read_cost_us, u64 expected_us, u32 pct)
+{
+	u64 low = expected_us * (100 - pct) / 100, high = expected_us * (100 + pct) / 100;
+
+	return took_us >= low && took_us - MIN(took_us, read_cost_us) <= high;
+}
+
 /*
  * The mean once the samples agree within 1/8, dropping the one farthest
  * from the mean until they do; 0 unless at least two agree. A jiffy that

@@ -19,6 +19,13 @@ u64 lpj_delay_cycles(u64 lpj, u32 hz, u64 us);
  * proportion when lpj= on the command line states another machine's.
  */
 u64 lpj_delay_lasts_us(u64 lpj, u32 hz, u64 tsc_hz, u64 us);
+/*
+ * Whether a delay timed at took_us against a reference, one read of
+ * which costs read_cost_us, lasted expected_us within pct: reading only
+ * ever adds time, so the raw time judges a short delay and the time less
+ * one read a long one.
+ */
+bool lpj_delay_within(u64 took_us, u64 read_cost_us, u64 expected_us, u32 pct);
 
 /*
  * Linux's calibrate_delay_direct() verdict (init/calibrate.c): each sample

@@ -57,6 +57,24 @@ DEFINE_TEST(unit_lpj_delay_lasts, "how long udelay lasts under an lpj= preset", 
 		  "ten hours: cycles times 10^6 would pass 64 bits");
 }
 
+/*
+ * The udelay check against a reference that is slow to read (an HPET
+ * read is a VM exit, up to a millisecond inside an L1 nested under
+ * TCG): the read's cost may excuse a long time, never a short one.
+ */
+DEFINE_TEST(unit_lpj_delay_within, "a delay judged against a slow reference", 0)
+{
+	report(lpj_delay_within(2001, 5, 2000, 10), "on time, a cheap read");
+	report(lpj_delay_within(2379, 990, 2000, 10),
+	       "long by about one read: a nested host's HPET (seen in make check)");
+	report(lpj_delay_within(2150, 990, 2000, 10),
+	       "a read dearer than the delay's excess does not make it short");
+	report(!lpj_delay_within(1799, 0, 2000, 10), "short: a real defect");
+	report(!lpj_delay_within(1799, 990, 2000, 10), "short whatever a read costs");
+	report(!lpj_delay_within(2600, 100, 2000, 10), "long beyond what a read costs");
+	report(lpj_delay_within(2337, 0, 2337, 10), "as a foreign preset implies");
+}
+
 DEFINE_TEST(unit_lpj_direct, "the direct method's verdict on its samples", 0)
 {
 	/*
