@@ -229,15 +229,6 @@ class Outcome:
     wall_s: float
     console: Path           # L1's serial log
 
-    def nested_json(self):
-        """What a results.json says of how its host was nested."""
-        return {"host_kernel": self.kernel.label,
-                "release": self.info.get("release"),
-                "package": self.kernel.package,
-                "version": self.kernel.version,
-                "l0": self.l0.to_json(), "l1_vcpus": L1_VCPUS,
-                "l1_mem_mib": L1_MEM_MIB}
-
 
 def run(kernel, commands, share, timeout, l0, stream=sys.stdout, env=None):
     """Boot kernel as L1 under l0 and run commands (argv lists, run in
