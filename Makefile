@@ -80,11 +80,11 @@ MODELED := \
 KERNEL := \
 	$(MODELED) \
 	apic/apic.c \
-	apic/parallel.c \
-	apic/smp.c \
-	apic/smp_json.c \
+	apic/smp/parallel.c \
+	apic/smp/smp.c \
+	apic/smp/smp_json.c \
 	apic/timer.c \
-	apic/trampoline.S \
+	apic/smp/trampoline.S \
 	boot/boot.c \
 	boot/entry.S \
 	hv/hv_init.c \

@@ -19,7 +19,7 @@
  * ignores the preset.
  */
 #include "apic/options.h"
-#include "apic/smp.h"
+#include "apic/smp/smp.h"
 #include "kernel/time/clock.h"
 #include "kernel/time/delay.h"
 #include "kernel/time/lpj.h"

@@ -14,7 +14,7 @@
  */
 #include "apic/apic.h"
 #include "apic/options.h"
-#include "apic/smp.h"
+#include "apic/smp/smp.h"
 #include "kernel/lib/json.h"
 #include "kernel/time/delay.h"
 #include "kernel/test/test.h"

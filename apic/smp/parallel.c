@@ -5,8 +5,8 @@
  * BSP's kick, grants and wait. See smp.h.
  */
 #include "apic/options.h"
-#include "apic/smp.h"
-#include "apic/smp_internal.h"
+#include "apic/smp/smp.h"
+#include "apic/smp/smp_internal.h"
 #include "kernel/lib/printf.h"
 #include "kernel/time/clock.h"
 #include "kernel/time/delay.h"

@@ -5,8 +5,8 @@
  * calibration line, the calls between the two, and what smp_json.c reads
  * of both for the smp DATA.
  */
-#ifndef APIC_SMP_INTERNAL_H
-#define APIC_SMP_INTERNAL_H
+#ifndef APIC_SMP_SMP_INTERNAL_H
+#define APIC_SMP_SMP_INTERNAL_H
 
 #include "kernel/acpi/madt.h"
 #include "apic/turns.h"

@@ -9,8 +9,8 @@
  * has a value, and calibrating APs take turns, as many at once as a probe
  * of the host allows. Waiting CPUs PAUSE briefly, then HLT.
  */
-#ifndef APIC_SMP_H
-#define APIC_SMP_H
+#ifndef APIC_SMP_SMP_H
+#define APIC_SMP_SMP_H
 
 #include "kernel/x86/percpu.h"
 

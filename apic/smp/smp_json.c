@@ -2,8 +2,8 @@
 /* The smp DATA: the bring-up's settings and totals, and each AP's timeline. */
 #include "apic/apic.h"
 #include "apic/options.h"
-#include "apic/smp.h"
-#include "apic/smp_internal.h"
+#include "apic/smp/smp.h"
+#include "apic/smp/smp_internal.h"
 #include "kernel/lib/json.h"
 #include "kernel/lib/option.h"
 #include "kernel/lib/stats.h"
