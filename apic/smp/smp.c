@@ -10,6 +10,7 @@
 #include "apic/options.h"
 #include "apic/smp/smp.h"
 #include "apic/smp/smp_internal.h"
+#include "apic/smp/tsc_sync.h"
 #include "kernel/acpi/acpi.h"
 #include "kernel/acpi/madt.h"
 #include "kernel/acpi/srat.h"
@@ -21,6 +22,7 @@
 #include "kernel/test/ktap.h"
 #include "kernel/time/clock.h"
 #include "kernel/time/delay.h"
+#include "kernel/time/options.h"
 #include "kernel/x86/alloc.h"
 #include "kernel/x86/cpuid.h"
 #include "kernel/x86/trap.h"
@@ -324,8 +326,10 @@ bool smp_seen_online(struct percpu *cpu)
 	return true;
 }
 
+/* Serving, meanwhile, the TSC-sync check the AP may ask for. */
 static bool is_online(void *arg)
 {
+	smp_tsc_sync_serve();
 	return smp_seen_online(arg);
 }
 
@@ -483,6 +487,7 @@ bool smp_run_all(void (*fn)(void *arg), void *arg, u64 timeout_us)
 void smp_ap_main(struct percpu *cpu)
 {
 	struct smp_cpu *s = smp_cpu(cpu->index);
+	u32 sync = smp_tsc_sync_mode(apic_options.bringup, time_options.lpj_policy);
 
 	cpu_tables_init(cpu, cpu->index);
 	s->tsc_alive = rdtsc();
@@ -496,12 +501,18 @@ void smp_ap_main(struct percpu *cpu)
 		while (!__atomic_load_n(&released[cpu->index], __ATOMIC_ACQUIRE))
 			pause();
 	/*
-	 * check_tsc_warp()'s question, cheaply: an AP whose TSC reads
-	 * earlier than the BSP's stamp before its SIPI is not in step.
+	 * check_tsc_warp()'s question: cheaply, whether the AP's TSC reads
+	 * earlier than the BSP's stamp before its SIPI; or Linux's check, 6.5's
+	 * before the AP calibrates, 6.1's after.
 	 */
-	delay_tsc_sync(s->tsc_alive >= s->tsc_sipi);
+	if (sync == SMP_TSC_SYNC_STAMPS)
+		delay_tsc_sync(s->tsc_alive >= s->tsc_sipi);
+	else if (sync == SMP_TSC_SYNC_LINUX_6_5)
+		delay_tsc_sync(smp_tsc_sync_ap(cpu));
 	smp_ap_lpj(cpu);
 	s->tsc_calibrated = rdtsc();
+	if (sync == SMP_TSC_SYNC_LINUX_6_1)
+		delay_tsc_sync(smp_tsc_sync_ap(cpu));
 	s->tsc_online = rdtsc();
 	__atomic_store_n(&cpu->state, CPU_ONLINE, __ATOMIC_RELEASE);
 	smp_wake(cpu_at(0));

@@ -33,6 +33,12 @@ struct smp_cpu {
 	/* The host-parallelism probe: the round this CPU ran, its count. */
 	volatile u32 probe_round;
 	volatile u64 probe_loops;
+	/*
+	 * The TSC-sync check (tsc_sync.h): its timeout in ms (0: none ran),
+	 * its cost on the AP, and the largest warp the BSP saw in it.
+	 */
+	u32 tsc_sync_ms;
+	u64 tsc_sync_cycles, tsc_warp_cycles;
 	/* Work it has run for smp_run_on() and smp_run_all(). */
 	volatile u64 work_done;
 };

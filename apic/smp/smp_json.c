@@ -4,6 +4,7 @@
 #include "apic/options.h"
 #include "apic/smp/smp.h"
 #include "apic/smp/smp_internal.h"
+#include "apic/smp/tsc_sync.h"
 #include "kernel/lib/json.h"
 #include "kernel/lib/option.h"
 #include "kernel/lib/stats.h"
@@ -57,6 +58,11 @@ void smp_ap_json(struct json *j, u32 index)
 		json_string(j, "cal_method", delay_cal_method(c));
 	if (smp_in_probe(c))
 		json_u64(j, "probe_loops", s->probe_loops);
+	/* Linux's TSC-sync check: its timeout (0: none ran) and its cost here. */
+	json_u64(j, "tsc_sync_ms", s->tsc_sync_ms);
+	json_u64(j, "tsc_sync_us", tsc_to_us(s->tsc_sync_cycles));
+	if (s->tsc_warp_cycles)
+		json_u64(j, "tsc_warp_cycles", s->tsc_warp_cycles);
 }
 
 static void spread_json(struct json *j, const char *key, u64 *v, u32 n)
@@ -122,6 +128,16 @@ void smp_json(struct json *j)
 	json_object_end(j);
 	/* APs whose TSC stamps were out of step with the BSP's: timed by the BSP alone. */
 	json_u64(j, "per_ap_tsc_offset", offset_aps);
+	/*
+	 * The TSC-sync check: which, how many ran, how many saw a warp, and
+	 * the control CPU's time in them, all inside total_us as in Linux.
+	 */
+	json_string(j, "tsc_sync",
+		    smp_tsc_sync_mode_names[smp_tsc_sync_mode(apic_options.bringup,
+							      time_options.lpj_policy)]);
+	json_u64(j, "tsc_sync_checks", smp_tsc_sync_checks());
+	json_u64(j, "tsc_warps", smp_tsc_sync_warps());
+	json_u64(j, "tsc_sync_us", tsc_to_us(smp_tsc_sync_source_cycles()));
 	/*
 	 * Each calibration's cost in µs, in jiffies elapsed, and in ticks:
 	 * the edges it waited through, which is what Linux's count for the

@@ -25,6 +25,7 @@ static struct {
 	bool tsc_unstable;
 	/* What Linux's Hyper-V platform code did to the TSC; NULL for nothing. */
 	const char *hyperv_tsc;
+	bool tsc_reliable;
 } delay;
 
 static struct delay_cpu delay_cpus[MAX_CPUS];
@@ -305,6 +306,11 @@ bool delay_tsc_synchronized(void)
 	return !tsc_unstable();
 }
 
+bool delay_tsc_reliable(void)
+{
+	return delay.tsc_reliable;
+}
+
 const char *delay_policy_rule(void)
 {
 	switch (time_options.lpj_policy) {
@@ -388,6 +394,7 @@ static void hyperv_tsc(void)
 	if (action == LPJ_HV_TSC_EXPOSE_INVARIANT && clock_offers.hyperv_expose_invariant_tsc &&
 	    clock_offers.hyperv_expose_invariant_tsc()) {
 		delay.hyperv_tsc = "HV_X64_MSR_TSC_INVARIANT_CONTROL: invariant TSC exposed";
+		delay.tsc_reliable = true;
 		return;
 	}
 	delay.hyperv_tsc = "running on Hyper-V: TSC marked unstable";

@@ -86,6 +86,11 @@ const char *delay_problem(void);
 bool delay_same_domain(const struct percpu *a, const struct percpu *b);
 /* Whether the TSC counts as synchronized (no AP saw it behind the BSP's). */
 bool delay_tsc_synchronized(void);
+/*
+ * Whether the TSC counts as reliable (Linux's X86_FEATURE_TSC_RELIABLE,
+ * which ms_hyperv_init_platform() sets once it exposes the invariant TSC).
+ */
+bool delay_tsc_reliable(void);
 /* The policy's name and what it does here, for the DATA. */
 const char *delay_policy_rule(void);
 /* The method cpu's own calibration took its value from ("direct", "converge", "fast"), or NULL. */
