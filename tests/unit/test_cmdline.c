@@ -66,9 +66,9 @@ static const char *enum_refusal(const char *key, const char *word)
 	static char buf[ERR_MAX];
 
 	snprintf(buf, sizeof(buf), "%s: '%s' is not accepted (accepted: ", key, word);
-	for (u64 i = 0; o && i < o->count; i++) {
-		strcat(buf, o->names[i]);
-		strcat(buf, i + 1 < o->count ? ", " : ")");
+	for (u64 i = 0; o && option_word(o, i); i++) {
+		strcat(buf, option_word(o, i));
+		strcat(buf, option_word(o, i + 1) ? ", " : ")");
 	}
 	return buf;
 }
@@ -287,8 +287,8 @@ DEFINE_TEST(unit_cmdline_table, "every key of the table with each value it state
 
 		switch (o->kind) {
 		case OPTION_ENUM:
-			for (u64 i = 0; i < o->count; i++) {
-				snprintf(line, sizeof(line), "%s=%s", o->key, o->names[i]);
+			for (u64 i = 0; option_word(o, i); i++) {
+				snprintf(line, sizeof(line), "%s=%s", o->key, option_word(o, i));
 				parse_ok(line);
 				report_eq(*(u32 *)o->value, i, line);
 			}
