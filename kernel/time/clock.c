@@ -12,6 +12,7 @@
 #include "kernel/lib/printf.h"
 #include "kernel/lib/string.h"
 #include "kernel/time/clock.h"
+#include "kernel/time/rates.h"
 #include "kernel/x86/cpuid.h"
 #include "kernel/x86/x86.h"
 
@@ -22,7 +23,6 @@
 TABLE_DECLARE(struct refclock_driver, hvprobe_refclocks);
 
 struct clock_state clock;
-struct clock_offers clock_offers;
 volatile u64 jiffies;
 
 static const struct tick_device *tick_device;
@@ -208,27 +208,14 @@ u64 tsc_to_us(u64 cycles)
 }
 
 /*
- * A TSC rate the platform states, in the order Linux's x86_platform
- * calibrate_tsc hooks take it: Hyper-V's MSR, kvmclock, the KVM timing
- * leaf, then CPUID.15H.
+ * A TSC rate someone states, the first in rank order (rates.h): the
+ * order Linux's x86_platform calibrate_tsc hooks take the paravirtual
+ * interfaces' rates, then CPUID.15H.
  */
 static void tsc_hz_stated(void)
 {
-	const struct clock_offers *o = &clock_offers;
-
-	if (o->hyperv_tsc_hz) {
-		clock.tsc_hz = o->hyperv_tsc_hz;
-		clock.tsc_hz_source = "hyperv";
-	} else if (o->kvmclock_tsc_khz) {
-		clock.tsc_hz = o->kvmclock_tsc_khz * 1000;
-		clock.tsc_hz_source = "kvmclock";
-	} else if (o->kvm_timing_tsc_khz) {
-		clock.tsc_hz = o->kvm_timing_tsc_khz * 1000;
-		clock.tsc_hz_source = "kvm";
-	} else if (clock_tsc_hz_cpuid()) {
-		clock.tsc_hz = clock_tsc_hz_cpuid();
-		clock.tsc_hz_source = "cpuid";
-	}
+	rate_cpuid.tsc_hz = clock_tsc_hz_cpuid();
+	clock.tsc_hz = rate_tsc_hz(&clock.tsc_hz_source);
 }
 
 /* Every registered reference, probed; a choice with no driver is absent. */

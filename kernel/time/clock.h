@@ -8,8 +8,8 @@
  * that drives it with DEFINE_REFCLOCK (the PIT, HPET and ACPI PM timer
  * here, the APIC timer in apic/, Hyper-V's reference counter in hv/).
  * The tick comes from a tick device that its driver installs (the BSP's
- * local APIC timer); what hypervisors state about rates reaches this file
- * as data, in clock_offers.
+ * local APIC timer); rates someone states instead come from the table of
+ * stated rates (rates.h).
  */
 #ifndef KERNEL_TIME_CLOCK_H
 #define KERNEL_TIME_CLOCK_H
@@ -42,28 +42,6 @@ struct refclock_driver {
 #define DEFINE_REFCLOCK(rchoice, rprobe)                                         \
 	static const struct refclock_driver TABLE_UNIQUE(refclock_)              \
 		TABLE_ENTRY(hvprobe_refclocks) = { .choice = (rchoice), .probe = (rprobe) }
-
-/*
- * What the platform states about its clocks, filled in by hv/ before
- * clock_init(); 0 where it states nothing.
- */
-struct clock_offers {
-	bool hyperv, kvm;	 /* which interfaces are there, to say why one offers nothing */
-	u64 hyperv_tsc_hz;	 /* HV_X64_MSR_TSC_FREQUENCY */
-	u64 hyperv_apic_hz;	 /* HV_X64_MSR_APIC_FREQUENCY */
-	u64 kvmclock_tsc_khz;	 /* from kvmclock's mul and shift */
-	u64 kvm_timing_tsc_khz;	 /* KVM's timing leaf, EAX */
-	u64 kvm_timing_apic_khz; /* and EBX, the APIC bus */
-	/*
-	 * Hyper-V's TSC-invariant control: whether the partition may write
-	 * it (HV_ACCESS_TSC_INVARIANT), and the write itself, true once the
-	 * invariant-TSC bit is exposed (see lpj_hyperv_tsc()).
-	 */
-	bool hyperv_tsc_invariant_access;
-	bool (*hyperv_expose_invariant_tsc)(void);
-};
-
-extern struct clock_offers clock_offers;
 
 /*
  * The device that raises the jiffy tick on the BSP: its input rate (with

@@ -5,6 +5,7 @@
  */
 #include "kernel/lib/option.h"
 #include "kernel/time/options.h"
+#include "kernel/time/rates.h"
 
 struct time_options time_options;
 
@@ -14,13 +15,25 @@ const char *const timer_names[] = {
 };
 _Static_assert(ARRAY_SIZE(timer_names) == TIMER_COUNT, "timer_names");
 
-const char *const lpj_source_names[] = {
-	[LPJ_SOURCE_AUTO] = "auto",	      [LPJ_SOURCE_HYPERV] = "hyperv",
-	[LPJ_SOURCE_KVM] = "kvm",	      [LPJ_SOURCE_KVMCLOCK] = "kvmclock",
-	[LPJ_SOURCE_CPUID] = "cpuid",	      [LPJ_SOURCE_CMDLINE] = "cmdline",
-	[LPJ_SOURCE_CALIBRATE] = "calibrate",
-};
-_Static_assert(ARRAY_SIZE(lpj_source_names) == LPJ_SOURCE_COUNT, "lpj_source_names");
+const char *lpj_source_word(u32 i)
+{
+	const struct rate_source *s;
+
+	switch (i) {
+	case LPJ_SOURCE_AUTO: return "auto";
+	case LPJ_SOURCE_CALIBRATE: return "calibrate";
+	default:
+		s = rate_source_at(i - LPJ_SOURCE_RATES);
+		return s ? s->name : NULL;
+	}
+}
+
+const struct rate_source *lpj_source_rate(void)
+{
+	if (time_options.lpj_source < LPJ_SOURCE_RATES)
+		return NULL;
+	return rate_source_at(time_options.lpj_source - LPJ_SOURCE_RATES);
+}
 
 const char *const calibrate_names[] = {
 	[CALIBRATE_LINUX] = "linux",
@@ -47,7 +60,7 @@ DEFINE_OPTION_ENUM("timer", time_options.timer, timer_names, TIMER_AUTO);
 /* Debian's CONFIG_HZ. */
 DEFINE_OPTION_U64("hz", time_options.hz, 10, 10000, 250);
 DEFINE_OPTION_U64("lpj", time_options.lpj, 0, UINT64_MAX, 0);
-DEFINE_OPTION_ENUM("lpj_source", time_options.lpj_source, lpj_source_names, LPJ_SOURCE_AUTO);
+DEFINE_OPTION_WORDS("lpj_source", time_options.lpj_source, lpj_source_word, LPJ_SOURCE_AUTO);
 DEFINE_OPTION_ENUM("calibrate", time_options.calibrate, calibrate_names, CALIBRATE_LINUX);
 DEFINE_OPTION_ENUM("lpj_reuse", time_options.lpj_reuse, lpj_reuse_names, LPJ_REUSE_NODE);
 DEFINE_OPTION_ENUM("lpj_policy", time_options.lpj_policy, lpj_policy_names, LPJ_POLICY_HVPROBE);

@@ -8,6 +8,8 @@
 
 #include "kernel/lib/types.h"
 
+struct rate_source;
+
 enum timer_choice {
 	TIMER_AUTO,
 	TIMER_PIT,
@@ -18,16 +20,11 @@ enum timer_choice {
 	TIMER_COUNT,
 };
 
-enum lpj_source {
-	LPJ_SOURCE_AUTO,
-	LPJ_SOURCE_HYPERV,
-	LPJ_SOURCE_KVM,
-	LPJ_SOURCE_KVMCLOCK,
-	LPJ_SOURCE_CPUID,
-	LPJ_SOURCE_CMDLINE,
-	LPJ_SOURCE_CALIBRATE,
-	LPJ_SOURCE_COUNT,
-};
+/*
+ * lpj_source=: auto, calibrate, or the word of a registered stated rate
+ * (rates.h), LPJ_SOURCE_RATES + its place in rank order.
+ */
+enum lpj_source { LPJ_SOURCE_AUTO, LPJ_SOURCE_CALIBRATE, LPJ_SOURCE_RATES };
 
 enum calibrate_method { CALIBRATE_LINUX, CALIBRATE_FAST, CALIBRATE_COUNT };
 enum lpj_reuse { LPJ_REUSE_NODE, LPJ_REUSE_PACKAGE, LPJ_REUSE_NONE, LPJ_REUSE_COUNT };
@@ -36,9 +33,10 @@ enum lpj_reuse { LPJ_REUSE_NODE, LPJ_REUSE_PACKAGE, LPJ_REUSE_NONE, LPJ_REUSE_CO
  * fastest stated rate as a preset (lpj_source=auto) and lpj_reuse='s copy
  * rule. linux-6.1 (Linux 6.1 up to 6.4) and linux-6.5 (6.5 and later):
  * calibrate_delay() and what feeds it, exactly: presets only from lpj=
- * and kvmclock, Hyper-V's TSC-invariant control, and the version's
+ * and the sources Linux presets from (RATE_LPJ_LINUX), what the
+ * platform's code does to the TSC first, and the version's
  * calibrate_delay_is_known(). hv-preset: linux-6.5 with the lpj thread's
- * patch, Hyper-V's frequency MSR as a preset on every CPU. See lpj.c.
+ * patch, which adds the RATE_LPJ_HV_PRESET sources (a frequency MSR) as a preset on every CPU. See lpj.c.
  */
 enum lpj_policy {
 	LPJ_POLICY_HVPROBE,
@@ -52,7 +50,7 @@ struct time_options {
 	u32 timer;	/* timer=: an enum timer_choice */
 	u64 hz;		/* hz=: jiffies per second */
 	u64 lpj;	/* lpj=: a preset for every CPU, 0 for none */
-	u32 lpj_source; /* lpj_source=: an enum lpj_source */
+	u32 lpj_source; /* lpj_source=: an enum lpj_source, or a rate's place */
 	u32 calibrate;	/* calibrate=: an enum calibrate_method */
 	u32 lpj_reuse;	/* lpj_reuse=: an enum lpj_reuse */
 	u32 lpj_policy; /* lpj_policy=: an enum lpj_policy */
@@ -60,7 +58,10 @@ struct time_options {
 
 extern struct time_options time_options;
 extern const char *const timer_names[TIMER_COUNT];
-extern const char *const lpj_source_names[LPJ_SOURCE_COUNT];
+/* lpj_source='s i-th word, or NULL past the last. */
+const char *lpj_source_word(u32 i);
+/* The rate source lpj_source= names, or NULL for auto and calibrate. */
+const struct rate_source *lpj_source_rate(void);
 extern const char *const calibrate_names[CALIBRATE_COUNT];
 extern const char *const lpj_reuse_names[LPJ_REUSE_COUNT];
 extern const char *const lpj_policy_names[LPJ_POLICY_COUNT];
