@@ -66,6 +66,7 @@ LOGIC := \
 	kernel/time/lpj.c \
 	kernel/time/options.c \
 	kernel/time/rates.c \
+	kernel/time/refclock_names.c \
 	kernel/x86/nmi_account.c \
 	kernel/x86/percpu.c \
 	pmu/options.c \

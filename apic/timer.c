@@ -93,7 +93,7 @@ static bool apic_ref_probe(struct refclock *r)
 	return true;
 }
 
-DEFINE_REFCLOCK(TIMER_APIC, apic_ref_probe);
+DEFINE_REFCLOCK("apic", apic_ref_probe);
 
 static u64 measure_rate(void)
 {

@@ -4,10 +4,12 @@
  * (kernel/time/rates.h): the TSC and APIC rates of its frequency MSRs
  * (TLFS 2.4.x: HV_X64_MSR_TSC_FREQUENCY, HV_X64_MSR_APIC_FREQUENCY), and
  * what Linux's Hyper-V platform code does to the TSC. hv_init() fills
- * them; pure, so the host tests see the same table.
+ * them; pure, so the host tests see the same table. And timer=hv, the
+ * partition reference counter (hyperv.c drives it).
  */
 #include "hv/hv.h"
 #include "hv/hyperv.h"
+#include "kernel/time/options.h"
 #include "kernel/time/rates.h"
 
 struct hyperv_tsc_control hyperv_tsc_control;
@@ -44,3 +46,6 @@ struct rate_platform hyperv_platform = {
 DEFINE_RATE_SOURCE(hyperv_rate, .name = "hyperv", .rank = 100,
 		   .lpj_flags = RATE_LPJ_HVPROBE | RATE_LPJ_HV_PRESET,
 		   .platform = &hyperv_platform, .absent = "no Hyper-V leaves");
+
+/* After the HPET and the PM timer for auto, before the APIC timer. */
+DEFINE_REFCLOCK_NAME("hv", 50, 40);

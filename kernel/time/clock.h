@@ -32,16 +32,19 @@ struct refclock {
 	void (*stop)(void);
 };
 
-/* A driver for the reference timer= calls choice (an enum timer_choice). */
+/*
+ * A driver for the reference timer= calls name (registered with
+ * DEFINE_REFCLOCK_NAME, kernel/time/options.h).
+ */
 struct refclock_driver {
-	u32 choice;
+	const char *name;
 	/* Fill r; false (with r->absent saying why) when the timer is missing. */
 	bool (*probe)(struct refclock *r);
 };
 
-#define DEFINE_REFCLOCK(rchoice, rprobe)                                         \
+#define DEFINE_REFCLOCK(rname, rprobe)                                           \
 	static const struct refclock_driver TABLE_UNIQUE(refclock_)              \
-		TABLE_ENTRY(hvprobe_refclocks) = { .choice = (rchoice), .probe = (rprobe) }
+		TABLE_ENTRY(hvprobe_refclocks) = { .name = (rname), .probe = (rprobe) }
 
 /*
  * The device that raises the jiffy tick on the BSP: its input rate (with
@@ -66,7 +69,7 @@ bool refclock_counts(struct refclock *r, const char *why_not);
 #endif
 
 struct clock_state {
-	struct refclock refs[TIMER_COUNT]; /* indexed by enum timer_choice */
+	struct refclock refs[TIMER_MAX];   /* indexed by choice (timer_word()) */
 	u32 ref;			   /* the reference in use */
 	const char *ref_why;		   /* why that one (auto's choice) */
 	u64 tsc_hz;
@@ -86,7 +89,7 @@ void clock_set_tick_device(const struct tick_device *d);
 /* Called on every tick (the watchdog); one hook. */
 void clock_on_tick(void (*hook)(const struct trap_frame *f));
 /*
- * Probe the references, pick one (choice is an enum timer_choice), measure
+ * Probe the references, pick one (choice is timer='s), measure
  * the TSC against it, learn the tick device's rate and start the jiffy
  * tick on this CPU. False with a message in why when the chosen reference
  * is absent.

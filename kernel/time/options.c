@@ -9,11 +9,14 @@
 
 struct time_options time_options;
 
-const char *const timer_names[] = {
-	[TIMER_AUTO] = "auto", [TIMER_PIT] = "pit",   [TIMER_HPET] = "hpet",
-	[TIMER_PMTMR] = "pmtmr", [TIMER_APIC] = "apic", [TIMER_HV] = "hv",
-};
-_Static_assert(ARRAY_SIZE(timer_names) == TIMER_COUNT, "timer_names");
+/*
+ * The references kernel/time drives (pit.c, hpet.c, pmtimer.c). timer=
+ * lists the legacy PIT first; auto prefers the HPET and the PM timer,
+ * which do not wrap in milliseconds.
+ */
+DEFINE_REFCLOCK_NAME("pit", 10, 30);
+DEFINE_REFCLOCK_NAME("hpet", 20, 10);
+DEFINE_REFCLOCK_NAME("pmtmr", 30, 20);
 
 const char *lpj_source_word(u32 i)
 {
@@ -56,7 +59,7 @@ const char *const lpj_policy_names[] = {
 };
 _Static_assert(ARRAY_SIZE(lpj_policy_names) == LPJ_POLICY_COUNT, "lpj_policy_names");
 
-DEFINE_OPTION_ENUM("timer", time_options.timer, timer_names, TIMER_AUTO);
+DEFINE_OPTION_WORDS("timer", time_options.timer, timer_word, TIMER_AUTO);
 /* Debian's CONFIG_HZ. */
 DEFINE_OPTION_U64("hz", time_options.hz, 10, 10000, 250);
 DEFINE_OPTION_U64("lpj", time_options.lpj, 0, UINT64_MAX, 0);

@@ -6,19 +6,38 @@
 #ifndef KERNEL_TIME_OPTIONS_H
 #define KERNEL_TIME_OPTIONS_H
 
+#include "kernel/lib/table.h"
 #include "kernel/lib/types.h"
 
 struct rate_source;
 
-enum timer_choice {
-	TIMER_AUTO,
-	TIMER_PIT,
-	TIMER_HPET,
-	TIMER_PMTMR,
-	TIMER_APIC,
-	TIMER_HV,
-	TIMER_COUNT,
+/*
+ * timer=: auto, or a reference timer by the word it registers with
+ * DEFINE_REFCLOCK_NAME, from the folder that drives it, in a file the
+ * host tests link too (its options.c), so that the command line knows
+ * every word even where the driver (DEFINE_REFCLOCK, kernel/time/clock.h)
+ * is not linked. A choice is auto (0) or 1 + the word's place in rank
+ * order; TIMER_MAX bounds them.
+ */
+struct refclock_name {
+	const char *name;
+	u32 rank;      /* where timer= lists it, and the timers test reports it */
+	u32 auto_rank; /* where timer=auto tries it: lower first */
 };
+
+#define DEFINE_REFCLOCK_NAME(rname, rrank, rauto)                        \
+	static const struct refclock_name TABLE_UNIQUE(refclock_name_)   \
+		TABLE_ENTRY(hvprobe_refclock_names) = { .name = (rname), .rank = (rrank), \
+						       .auto_rank = (rauto) }
+
+#define TIMER_AUTO 0
+#define TIMER_MAX 8
+/* timer='s i-th word (a choice's), or NULL past the last. */
+const char *timer_word(u32 choice);
+/* The choice name is, or TIMER_AUTO when no reference has that name. */
+u32 timer_choice(const char *name);
+/* The n-th choice timer=auto tries, from 0, or TIMER_AUTO past the last. */
+u32 timer_auto_choice(u32 n);
 
 /*
  * lpj_source=: auto, calibrate, or the word of a registered stated rate
@@ -47,7 +66,7 @@ enum lpj_policy {
 };
 
 struct time_options {
-	u32 timer;	/* timer=: an enum timer_choice */
+	u32 timer;	/* timer=: a choice (timer_word()) */
 	u64 hz;		/* hz=: jiffies per second */
 	u64 lpj;	/* lpj=: a preset for every CPU, 0 for none */
 	u32 lpj_source; /* lpj_source=: an enum lpj_source, or a rate's place */
@@ -57,7 +76,6 @@ struct time_options {
 };
 
 extern struct time_options time_options;
-extern const char *const timer_names[TIMER_COUNT];
 /* lpj_source='s i-th word, or NULL past the last. */
 const char *lpj_source_word(u32 i);
 /* The rate source lpj_source= names, or NULL for auto and calibrate. */

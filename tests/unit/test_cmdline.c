@@ -198,7 +198,7 @@ DEFINE_TEST(unit_cmdline_keys, "every key with a good value", 0)
 	report_eq(time_options.calibrate, CALIBRATE_FAST, "calibrate=fast");
 	report_eq(apic_options.bringup, BRINGUP_PARALLEL, "bringup=parallel");
 	report_eq(apic_options.cpus, 3, "cpus=3");
-	report_eq(time_options.timer, TIMER_PMTMR, "timer=pmtmr");
+	report_str_eq(timer_word(time_options.timer), "pmtmr", "timer=pmtmr");
 	report_eq(pmu_options.period, 100000, "pmu.period=100000");
 	report_eq(pmu_options.seconds, 3600, "pmu.seconds=3600");
 	report_eq(pmu_options.nmi_ipi, 1000000, "pmu.nmi_ipi=1000000");
@@ -244,12 +244,12 @@ DEFINE_TEST(unit_cmdline_keys, "every key with a good value", 0)
 		parse_ok(line);
 		report_eq(time_options.lpj_source, i, lpj_source_word(i));
 	}
-	for (u32 i = 0; i < TIMER_COUNT; i++) {
+	for (u32 i = 0; timer_word(i); i++) {
 		char line[64];
 
-		snprintf(line, sizeof(line), "timer=%s", timer_names[i]);
+		snprintf(line, sizeof(line), "timer=%s", timer_word(i));
 		parse_ok(line);
-		report_eq(time_options.timer, i, timer_names[i]);
+		report_eq(time_options.timer, i, timer_word(i));
 	}
 	for (u32 i = 0; i < EXIT_COUNT; i++) {
 		char line[64];

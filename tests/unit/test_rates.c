@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
- * The table of stated rates as the build registers it (kernel/time/rates.h):
- * its rank order, which decides whose TSC and APIC rates win and the order
- * each lpj policy takes presets in; the words lpj_source= accepts, which
- * the DATA and the tools spell; and each policy's preset_rule line.
+ * The tables the time keys read, as the build registers them: the stated
+ * rates (kernel/time/rates.h), whose rank order decides whose TSC and APIC
+ * rates win and the order each lpj policy takes presets in, the words
+ * lpj_source= accepts, which the DATA and the tools spell, and each
+ * policy's preset_rule line; and the reference timers' names
+ * (DEFINE_REFCLOCK_NAME), timer='s words and auto's order.
  */
 #include "hv/hyperv.h"
 #include "hv/kvm.h"
@@ -104,4 +106,30 @@ DEFINE_TEST(unit_rates_preset_rule, "each lpj policy's preset_rule, from the tab
 	report_str_eq(rule, "Linux's: lpj=, kvmclock", "linux-6.1");
 	lpj_preset_rule(LPJ_POLICY_LINUX_6_5, rule, sizeof(rule));
 	report_str_eq(rule, "Linux's: lpj=, kvmclock", "linux-6.5");
+}
+
+/* timer='s words, or auto's order (choices by name), comma-separated. */
+static const char *timer_list(bool by_auto)
+{
+	static char buf[LIST_MAX];
+	u32 c;
+
+	buf[0] = '\0';
+	for (u32 i = 0; by_auto ? (c = timer_auto_choice(i)) != TIMER_AUTO : !!timer_word(i); i++) {
+		if (i)
+			str_append(buf, ",", sizeof(buf));
+		str_append(buf, timer_word(by_auto ? c : i), sizeof(buf));
+	}
+	return buf;
+}
+
+DEFINE_TEST(unit_timer_names, "reference timers: timer='s words and auto's order", 0)
+{
+	report_str_eq(timer_list(false), "auto,pit,hpet,pmtmr,apic,hv",
+		      "timer= takes auto and every registered reference, in rank order");
+	report_str_eq(timer_list(true), "hpet,pmtmr,pit,hv,apic",
+		      "auto tries the HPET, the PM timer, the PIT, Hyper-V's counter, the APIC timer");
+	report_eq(timer_choice("pmtmr"), 3, "a choice is its word's place");
+	report_eq(timer_choice("tsc"), TIMER_AUTO, "an unregistered name is no choice");
+	report(!timer_word(TIMER_MAX), "no choice at or past TIMER_MAX");
 }
