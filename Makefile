@@ -47,6 +47,8 @@ LOGIC := \
 	boot/boot_info.c \
 	hv/hv.c \
 	hv/hyperv_math.c \
+	hv/hyperv_rates.c \
+	hv/kvm_rates.c \
 	hv/pvclock.c \
 	kernel/acpi/acpi.c \
 	kernel/acpi/fadt.c \
@@ -64,6 +66,8 @@ LOGIC := \
 	kernel/test/runner.c \
 	kernel/time/lpj.c \
 	kernel/time/options.c \
+	kernel/time/rates.c \
+	kernel/time/refclock_names.c \
 	kernel/x86/nmi_account.c \
 	kernel/x86/percpu.c \
 	pmu/options.c \
@@ -162,6 +166,7 @@ UNIT_TESTS := \
 	tests/unit/test_pmu.c \
 	tests/unit/test_printf.c \
 	tests/unit/test_pvclock.c \
+	tests/unit/test_rates.c \
 	tests/unit/test_srat.c \
 	tests/unit/test_stats.c
 

@@ -6,6 +6,7 @@
 #include "apic/options.h"
 #include "kernel/lib/option.h"
 #include "kernel/lib/string.h"
+#include "kernel/time/options.h"
 
 struct apic_options apic_options;
 
@@ -88,3 +89,9 @@ void bringup_order(const u32 *apic_ids, u32 n, u32 smt_shift, u32 *order)
 			if (!!(apic_ids[i] & mask) == secondary)
 				order[k++] = i;
 }
+
+/*
+ * timer=apic: the APIC timer as a reference (apic/timer.c), auto's last
+ * resort, since only a stated rate makes it one.
+ */
+DEFINE_REFCLOCK_NAME("apic", 40, 50);

@@ -11,6 +11,7 @@
 #include "apic/apic.h"
 #include "kernel/lib/string.h"
 #include "kernel/time/clock.h"
+#include "kernel/time/rates.h"
 #include "kernel/x86/cpuid.h"
 #include "kernel/x86/percpu.h"
 #include "kernel/x86/trap.h"
@@ -59,20 +60,17 @@ static void apic_ref_stop(void)
 		apic_timer_stop();
 }
 
-/* The rate someone states, in the order Linux trusts them; 0 for none. */
+/*
+ * The rate someone states, in the order Linux trusts them (rank order in
+ * kernel/time/rates.h), then the core crystal; 0 for none.
+ */
 static u64 stated_rate(const char **source)
 {
-	const struct clock_offers *o = &clock_offers;
 	u32 crystal = cpuid_max_leaf(0) >= CPUID_LEAF_TSC ? cpuid(CPUID_LEAF_TSC).ecx : 0;
+	u64 hz = rate_apic_hz(source);
 
-	if (o->hyperv_apic_hz) {
-		*source = "hyperv";
-		return o->hyperv_apic_hz;
-	}
-	if (o->kvm_timing_apic_khz) {
-		*source = "kvm";
-		return o->kvm_timing_apic_khz * 1000;
-	}
+	if (hz)
+		return hz;
 	*source = "cpuid";
 	return crystal;
 }
@@ -95,7 +93,7 @@ static bool apic_ref_probe(struct refclock *r)
 	return true;
 }
 
-DEFINE_REFCLOCK(TIMER_APIC, apic_ref_probe);
+DEFINE_REFCLOCK("apic", apic_ref_probe);
 
 static u64 measure_rate(void)
 {

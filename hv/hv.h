@@ -58,7 +58,7 @@ struct json;
 
 /*
  * Detect on this CPU and initialise the Hyper-V and KVM interfaces found;
- * what they state about clocks goes to clock_offers.
+ * what they state about clocks goes to the table of stated rates.
  */
 void hv_init(void);
 /* The hv DATA: every leaf block, and what Hyper-V and KVM offered. */

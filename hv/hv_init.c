@@ -4,12 +4,44 @@
 #include "hv/hyperv.h"
 #include "hv/kvm.h"
 #include "kernel/lib/json.h"
-#include "kernel/time/clock.h"
+#include "kernel/time/rates.h"
 #include "kernel/x86/cpuid.h"
 
 static struct cpuid_regs leaf(u32 l)
 {
 	return cpuid(l);
+}
+
+/* What the clocks may take as stated instead of measuring (kernel/time/rates.h). */
+static void offer_rates(void)
+{
+	if (hyperv.present) {
+		hyperv_platform.present = true;
+		hyperv_rate = (struct rate_offer){
+			.tsc_hz = hyperv.tsc_hz,
+			.apic_hz = hyperv.apic_hz,
+			.absent = "Hyper-V grants no frequency MSRs (CPUID 0x40000003 EAX[11] and "
+				  "EDX[8])",
+		};
+		hyperv_tsc_control = (struct hyperv_tsc_control){
+			.access = hyperv.privileges_low & HV_ACCESS_TSC_INVARIANT,
+			.expose = hyperv_expose_invariant_tsc,
+		};
+	}
+	if (kvm.present) {
+		kvm_platform.present = true;
+		kvm_platform.detect = kvm.base;
+		kvmclock_rate = (struct rate_offer){
+			.tsc_hz = kvm.kvmclock ? kvm.kvmclock_tsc_khz * 1000 : 0,
+			.absent = "kvmclock not available (KVM_FEATURE_CLOCKSOURCE2 and CLOCKSOURCE "
+				  "clear)",
+		};
+		kvm_timing_rate = (struct rate_offer){
+			.tsc_hz = kvm.timing_leaf ? (u64)kvm.timing_tsc_khz * 1000 : 0,
+			.apic_hz = kvm.timing_leaf ? (u64)kvm.timing_apic_khz * 1000 : 0,
+			.absent = "no KVM timing leaf (base + 0x10)",
+		};
+	}
 }
 
 void hv_init(void)
@@ -23,19 +55,7 @@ void hv_init(void)
 	b = hv_find(&hv, HV_KIND_KVM);
 	if (b)
 		kvm_init(b->base);
-	/* What the clocks may take as stated instead of measuring. */
-	clock_offers = (struct clock_offers){
-		.hyperv = hyperv.present,
-		.kvm = kvm.present,
-		.hyperv_tsc_hz = hyperv.tsc_hz,
-		.hyperv_apic_hz = hyperv.apic_hz,
-		.kvmclock_tsc_khz = kvm.kvmclock ? kvm.kvmclock_tsc_khz : 0,
-		.kvm_timing_tsc_khz = kvm.timing_leaf ? kvm.timing_tsc_khz : 0,
-		.kvm_timing_apic_khz = kvm.timing_leaf ? kvm.timing_apic_khz : 0,
-		.hyperv_tsc_invariant_access =
-			hyperv.present && (hyperv.privileges_low & HV_ACCESS_TSC_INVARIANT),
-		.hyperv_expose_invariant_tsc = hyperv.present ? hyperv_expose_invariant_tsc : NULL,
-	};
+	offer_rates();
 }
 
 void hv_json(struct json *j)

@@ -255,4 +255,4 @@ static bool hv_ref_probe(struct refclock *r)
 	return true;
 }
 
-DEFINE_REFCLOCK(TIMER_HV, hv_ref_probe);
+DEFINE_REFCLOCK("hv", hv_ref_probe);

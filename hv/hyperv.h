@@ -96,6 +96,17 @@ void hyperv_init(u32 base);
  * when the write faults.
  */
 bool hyperv_expose_invariant_tsc(void);
+/*
+ * Its stated rates (hv/hyperv_rates.c), and what the platform code's TSC
+ * step needs: the privilege and the write.
+ */
+struct hyperv_tsc_control {
+	bool access; /* HV_ACCESS_TSC_INVARIANT */
+	bool (*expose)(void);
+};
+extern struct hyperv_tsc_control hyperv_tsc_control;
+extern struct rate_platform hyperv_platform;
+extern struct rate_offer hyperv_rate;
 /* Partition reference time in 100 ns units: the TSC page, else the MSR. */
 u64 hyperv_ref_time(void);
 

@@ -57,6 +57,9 @@ extern struct kvm_state kvm;
 
 /* Read the KVM block at base and enable kvmclock on this CPU (the BSP). */
 void kvm_init(u32 base);
+/* Its stated rates (hv/kvm_rates.c). */
+extern struct rate_platform kvm_platform;
+extern struct rate_offer kvmclock_rate, kvm_timing_rate;
 /* kvmclock nanoseconds on the BSP, under the version protocol. */
 u64 kvm_clock_ns(void);
 

@@ -103,18 +103,18 @@ static bool set_value(const struct option *d, const char *val, size_t len, char 
 		((char *)field)[len] = '\0';
 		return true;
 	case OPTION_ENUM:
-		for (u32 i = 0; i < d->count; i++) {
-			if (strlen(d->names[i]) == len && !strncmp(d->names[i], val, len)) {
+		for (u32 i = 0; option_word(d, i); i++) {
+			if (strlen(option_word(d, i)) == len && !strncmp(option_word(d, i), val, len)) {
 				*(u32 *)field = i;
 				return true;
 			}
 		}
 		snprintf(why, whylen, "%s: '%.*s' is not accepted (accepted: ", d->key, (int)len,
 			 val);
-		for (u32 i = 0; i < d->count; i++) {
+		for (u32 i = 0; option_word(d, i); i++) {
 			if (i)
 				str_append(why, ", ", whylen);
-			str_append(why, d->names[i], whylen);
+			str_append(why, option_word(d, i), whylen);
 		}
 		str_append(why, ")", whylen);
 		return false;

@@ -24,6 +24,7 @@
 #include "kernel/time/delay.h"
 #include "kernel/time/lpj.h"
 #include "kernel/time/options.h"
+#include "kernel/time/rates.h"
 #include "kernel/lib/json.h"
 #include "kernel/kernel.h"
 #include "kernel/lib/stats.h"
@@ -216,7 +217,7 @@ DEFINE_TEST(lpj, "loops-per-jiffy comes from the right source and delays are rig
 	/* A source the platform lacks is a SKIP; lpj_source=cmdline without lpj= is ours. */
 	if (delay_problem()[0]) {
 		report_prefix_push("lpj_source");
-		if (time_options.lpj_source == LPJ_SOURCE_CMDLINE)
+		if (lpj_source_rate() == rate_source_named("cmdline"))
 			report_error("%s", delay_problem());
 		else
 			report_skip("%s", delay_problem());

@@ -23,7 +23,7 @@
 #define TICK_TOLERANCE_PCT 10
 #define TICK_TRIES 5
 
-static u64 measured[TIMER_COUNT];
+static u64 measured[TIMER_MAX];
 
 /* The median of RUNS measurements against r. */
 static u64 measure(const struct refclock *r)
@@ -86,12 +86,15 @@ static u64 tick_rate(void)
 
 DEFINE_TEST(timers, "every reference timer agrees on the TSC frequency", 0)
 {
-	static const u32 order[] = { TIMER_PIT, TIMER_HPET, TIMER_PMTMR, TIMER_APIC, TIMER_HV };
+	u32 order[TIMER_MAX], n = 0;
 	char buf[1024];
 	struct json j;
 	u64 rate;
 
-	for (u32 i = 0; i < ARRAY_SIZE(order); i++) {
+	/* Every reference timer= names, in the order it lists them. */
+	for (u32 c = TIMER_AUTO + 1; timer_word(c); c++)
+		order[n++] = c;
+	for (u32 i = 0; i < n; i++) {
 		const struct refclock *r = clock_refclock(order[i]);
 
 		report_prefix_push(r->name);
@@ -105,8 +108,8 @@ DEFINE_TEST(timers, "every reference timer agrees on the TSC frequency", 0)
 		}
 		report_prefix_pop();
 	}
-	for (u32 a = 0; a < ARRAY_SIZE(order); a++)
-		for (u32 b = a + 1; b < ARRAY_SIZE(order); b++) {
+	for (u32 a = 0; a < n; a++)
+		for (u32 b = a + 1; b < n; b++) {
 			u64 x = measured[order[a]], y = measured[order[b]];
 
 			if (x && y)
@@ -135,7 +138,7 @@ DEFINE_TEST(timers, "every reference timer agrees on the TSC frequency", 0)
 	clock_json(&j);
 	json_u64(&j, "tick_hz_measured", rate);
 	json_object_begin(&j, "timers");
-	for (u32 i = 0; i < ARRAY_SIZE(order); i++) {
+	for (u32 i = 0; i < n; i++) {
 		const struct refclock *r = clock_refclock(order[i]);
 
 		json_object_begin(&j, r->name);

@@ -25,6 +25,8 @@ struct option {
 	u64 def;		  /* numbers and enums: the default */
 	const char *const *names; /* enums: the accepted words, by value */
 	u64 count;		  /* enums: how many words; strings: the buffer's size */
+	/* enums without names: the word for a value, NULL past the last */
+	const char *(*word)(u32 value);
 	const char *def_string;	  /* strings: the default */
 };
 
@@ -50,8 +52,24 @@ struct option {
 	_Static_assert(sizeof(var) == sizeof(u32), k ": an enum option is a u32");    \
 	DEFINE_OPTION_(.key = (k), .kind = OPTION_ENUM, .value = &(var), .names = (table), \
 		       .count = ARRAY_SIZE(table), .def = (d))
+/*
+ * word(i) is the word for value i, NULL past the last: for words another
+ * table registers, unknown until link time.
+ */
+#define DEFINE_OPTION_WORDS(k, var, wordfn, d)                                       \
+	_Static_assert(sizeof(var) == sizeof(u32), k ": an enum option is a u32");    \
+	DEFINE_OPTION_(.key = (k), .kind = OPTION_ENUM, .value = &(var), .word = (wordfn), \
+		       .def = (d))
 #define DEFINE_OPTION_STRING(k, buf, d) \
 	DEFINE_OPTION_(.key = (k), .kind = OPTION_STRING, .value = (buf), .count = sizeof(buf), \
 		       .def_string = (d))
+
+/* An enum's word for value i, or NULL past the last. */
+static inline const char *option_word(const struct option *o, u64 i)
+{
+	if (o->word)
+		return i <= UINT32_MAX ? o->word((u32)i) : NULL;
+	return i < o->count ? o->names[i] : NULL;
+}
 
 #endif

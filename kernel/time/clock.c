@@ -12,6 +12,7 @@
 #include "kernel/lib/printf.h"
 #include "kernel/lib/string.h"
 #include "kernel/time/clock.h"
+#include "kernel/time/rates.h"
 #include "kernel/x86/cpuid.h"
 #include "kernel/x86/x86.h"
 
@@ -22,7 +23,6 @@
 TABLE_DECLARE(struct refclock_driver, hvprobe_refclocks);
 
 struct clock_state clock;
-struct clock_offers clock_offers;
 volatile u64 jiffies;
 
 static const struct tick_device *tick_device;
@@ -208,27 +208,14 @@ u64 tsc_to_us(u64 cycles)
 }
 
 /*
- * A TSC rate the platform states, in the order Linux's x86_platform
- * calibrate_tsc hooks take it: Hyper-V's MSR, kvmclock, the KVM timing
- * leaf, then CPUID.15H.
+ * A TSC rate someone states, the first in rank order (rates.h): the
+ * order Linux's x86_platform calibrate_tsc hooks take the paravirtual
+ * interfaces' rates, then CPUID.15H.
  */
 static void tsc_hz_stated(void)
 {
-	const struct clock_offers *o = &clock_offers;
-
-	if (o->hyperv_tsc_hz) {
-		clock.tsc_hz = o->hyperv_tsc_hz;
-		clock.tsc_hz_source = "hyperv";
-	} else if (o->kvmclock_tsc_khz) {
-		clock.tsc_hz = o->kvmclock_tsc_khz * 1000;
-		clock.tsc_hz_source = "kvmclock";
-	} else if (o->kvm_timing_tsc_khz) {
-		clock.tsc_hz = o->kvm_timing_tsc_khz * 1000;
-		clock.tsc_hz_source = "kvm";
-	} else if (clock_tsc_hz_cpuid()) {
-		clock.tsc_hz = clock_tsc_hz_cpuid();
-		clock.tsc_hz_source = "cpuid";
-	}
+	rate_cpuid.tsc_hz = clock_tsc_hz_cpuid();
+	clock.tsc_hz = rate_tsc_hz(&clock.tsc_hz_source);
 }
 
 /* Every registered reference, probed; a choice with no driver is absent. */
@@ -236,20 +223,51 @@ static void probe_refclocks(void)
 {
 	const struct refclock_driver *d;
 
-	for (u32 i = 0; i < TIMER_COUNT; i++)
+	for (u32 i = 0; i < TIMER_MAX; i++)
 		snprintf(clock.refs[i].absent, sizeof(clock.refs[i].absent), "%s",
 			 i == TIMER_AUTO ? "auto is a choice, not a timer"
 					 : "no driver for this timer in the build");
-	table_for_each(d, hvprobe_refclocks)
-		if (d->choice > TIMER_AUTO && d->choice < TIMER_COUNT)
-			d->probe(&clock.refs[d->choice]);
+	table_for_each(d, hvprobe_refclocks) {
+		u32 choice = timer_choice(d->name);
+
+		if (choice != TIMER_AUTO)
+			d->probe(&clock.refs[choice]);
+	}
+}
+
+/* The references auto tries, by name, in its order. */
+static const char *auto_order(void)
+{
+	static char buf[96];
+	u32 c;
+
+	str_copy(buf, "auto: first present of ", sizeof(buf));
+	for (u32 i = 0; (c = timer_auto_choice(i)) != TIMER_AUTO; i++) {
+		if (i)
+			str_append(buf, ", ", sizeof(buf));
+		str_append(buf, timer_word(c), sizeof(buf));
+	}
+	return buf;
+}
+
+/* Why auto found none: each reference's absence, in auto's order. */
+static void none_present(char *why, size_t whylen)
+{
+	u32 c;
+
+	snprintf(why, whylen, "timer=auto: no reference timer (");
+	for (u32 i = 0; (c = timer_auto_choice(i)) != TIMER_AUTO; i++) {
+		if (i)
+			str_append(why, "; ", whylen);
+		str_append(why, clock.refs[c].absent, whylen);
+	}
+	str_append(why, ")", whylen);
 }
 
 bool clock_init(u32 choice, u32 hz, char *why, size_t whylen)
 {
-	static const u32 auto_order[] = { TIMER_HPET, TIMER_PMTMR, TIMER_PIT, TIMER_HV,
-					  TIMER_APIC };
 	struct refclock *refs = clock.refs;
+	u32 c;
 
 	clock.hz = hz;
 	clock.ref = TIMER_AUTO;
@@ -257,23 +275,21 @@ bool clock_init(u32 choice, u32 hz, char *why, size_t whylen)
 
 	tsc_hz_stated();
 	if (choice == TIMER_AUTO) {
-		for (u32 i = 0; i < ARRAY_SIZE(auto_order) && clock.ref == TIMER_AUTO; i++)
-			if (refs[auto_order[i]].present)
-				clock.ref = auto_order[i];
-		clock.ref_why = "auto: first present of hpet, pmtmr, pit, hv, apic";
+		for (u32 i = 0; (c = timer_auto_choice(i)) != TIMER_AUTO && clock.ref == TIMER_AUTO;
+		     i++)
+			if (refs[c].present)
+				clock.ref = c;
+		clock.ref_why = auto_order();
 		if (clock.ref == TIMER_AUTO && clock.tsc_hz) {
 			/* Legacy-free and no reference counter: the stated rate must do. */
 			clock.ref_why = "auto: no reference timer; the TSC rate is stated";
 		} else if (clock.ref == TIMER_AUTO) {
-			snprintf(why, whylen, "timer=auto: no reference timer (%s; %s; %s; %s)",
-				 refs[TIMER_HPET].absent, refs[TIMER_PMTMR].absent,
-				 refs[TIMER_PIT].absent, refs[TIMER_HV].absent);
+			none_present(why, whylen);
 			return false;
 		}
 	} else {
 		if (!refs[choice].present) {
-			snprintf(why, whylen, "timer=%s: %s", timer_names[choice],
-				 refs[choice].absent);
+			snprintf(why, whylen, "timer=%s: %s", timer_word(choice), refs[choice].absent);
 			return false;
 		}
 		clock.ref = choice;

@@ -8,8 +8,8 @@
  * that drives it with DEFINE_REFCLOCK (the PIT, HPET and ACPI PM timer
  * here, the APIC timer in apic/, Hyper-V's reference counter in hv/).
  * The tick comes from a tick device that its driver installs (the BSP's
- * local APIC timer); what hypervisors state about rates reaches this file
- * as data, in clock_offers.
+ * local APIC timer); rates someone states instead come from the table of
+ * stated rates (rates.h).
  */
 #ifndef KERNEL_TIME_CLOCK_H
 #define KERNEL_TIME_CLOCK_H
@@ -32,38 +32,19 @@ struct refclock {
 	void (*stop)(void);
 };
 
-/* A driver for the reference timer= calls choice (an enum timer_choice). */
+/*
+ * A driver for the reference timer= calls name (registered with
+ * DEFINE_REFCLOCK_NAME, kernel/time/options.h).
+ */
 struct refclock_driver {
-	u32 choice;
+	const char *name;
 	/* Fill r; false (with r->absent saying why) when the timer is missing. */
 	bool (*probe)(struct refclock *r);
 };
 
-#define DEFINE_REFCLOCK(rchoice, rprobe)                                         \
+#define DEFINE_REFCLOCK(rname, rprobe)                                           \
 	static const struct refclock_driver TABLE_UNIQUE(refclock_)              \
-		TABLE_ENTRY(hvprobe_refclocks) = { .choice = (rchoice), .probe = (rprobe) }
-
-/*
- * What the platform states about its clocks, filled in by hv/ before
- * clock_init(); 0 where it states nothing.
- */
-struct clock_offers {
-	bool hyperv, kvm;	 /* which interfaces are there, to say why one offers nothing */
-	u64 hyperv_tsc_hz;	 /* HV_X64_MSR_TSC_FREQUENCY */
-	u64 hyperv_apic_hz;	 /* HV_X64_MSR_APIC_FREQUENCY */
-	u64 kvmclock_tsc_khz;	 /* from kvmclock's mul and shift */
-	u64 kvm_timing_tsc_khz;	 /* KVM's timing leaf, EAX */
-	u64 kvm_timing_apic_khz; /* and EBX, the APIC bus */
-	/*
-	 * Hyper-V's TSC-invariant control: whether the partition may write
-	 * it (HV_ACCESS_TSC_INVARIANT), and the write itself, true once the
-	 * invariant-TSC bit is exposed (see lpj_hyperv_tsc()).
-	 */
-	bool hyperv_tsc_invariant_access;
-	bool (*hyperv_expose_invariant_tsc)(void);
-};
-
-extern struct clock_offers clock_offers;
+		TABLE_ENTRY(hvprobe_refclocks) = { .name = (rname), .probe = (rprobe) }
 
 /*
  * The device that raises the jiffy tick on the BSP: its input rate (with
@@ -88,7 +69,7 @@ bool refclock_counts(struct refclock *r, const char *why_not);
 #endif
 
 struct clock_state {
-	struct refclock refs[TIMER_COUNT]; /* indexed by enum timer_choice */
+	struct refclock refs[TIMER_MAX];   /* indexed by choice (timer_word()) */
 	u32 ref;			   /* the reference in use */
 	const char *ref_why;		   /* why that one (auto's choice) */
 	u64 tsc_hz;
@@ -108,7 +89,7 @@ void clock_set_tick_device(const struct tick_device *d);
 /* Called on every tick (the watchdog); one hook. */
 void clock_on_tick(void (*hook)(const struct trap_frame *f));
 /*
- * Probe the references, pick one (choice is an enum timer_choice), measure
+ * Probe the references, pick one (choice is timer='s), measure
  * the TSC against it, learn the tick device's rate and start the jiffy
  * tick on this CPU. False with a message in why when the chosen reference
  * is absent.

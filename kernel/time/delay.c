@@ -5,6 +5,7 @@
 #include "kernel/time/delay.h"
 #include "kernel/time/options.h"
 #include "kernel/time/lpj.h"
+#include "kernel/time/rates.h"
 #include "kernel/lib/json.h"
 #include "kernel/lib/printf.h"
 #include "kernel/lib/string.h"
@@ -23,8 +24,8 @@ static struct {
 	char problem[128];
 	/* An AP reported its TSC out of step with the control CPU's: a warp. */
 	bool tsc_unstable;
-	/* What Linux's Hyper-V platform code did to the TSC; NULL for nothing. */
-	const char *hyperv_tsc;
+	/* What Linux's platform code did to the TSC, under its DATA key; NULL for nothing. */
+	const char *platform_tsc, *platform_tsc_key;
 	bool tsc_reliable;
 } delay;
 
@@ -225,59 +226,19 @@ static bool preset(struct delay_cpu *cpu)
 	return true;
 }
 
-/* Why a source asked for by name has nothing to offer here. */
-static const char *unavailable(u32 source)
-{
-	switch (source) {
-	case LPJ_SOURCE_CMDLINE: return "no lpj= given";
-	case LPJ_SOURCE_HYPERV:
-		return clock_offers.hyperv ? "Hyper-V grants no frequency MSRs (CPUID 0x40000003 "
-					"EAX[11] and EDX[8])"
-				      : "no Hyper-V leaves";
-	case LPJ_SOURCE_KVMCLOCK:
-		return clock_offers.kvm ? "kvmclock not available (KVM_FEATURE_CLOCKSOURCE2 and "
-					  "CLOCKSOURCE clear)"
-				   : "no KVM leaves";
-	case LPJ_SOURCE_KVM:
-		return clock_offers.kvm ? "no KVM timing leaf (base + 0x10)" : "no KVM leaves";
-	case LPJ_SOURCE_CPUID: return "CPUID.15H states no TSC frequency";
-	default: return "nothing to offer";
-	}
-}
-
-/* Whose preset rule lpj_source=auto follows, for the DATA (see lpj_preset()). */
-static const char *preset_rule(void)
-{
-	switch (time_options.lpj_policy) {
-	case LPJ_POLICY_HVPROBE:
-		return "hvprobe's: fastest stated rate (lpj=, hyperv, kvmclock, kvm)";
-	case LPJ_POLICY_HV_PRESET: return "thread's hv_preset_lpj(): lpj=, hyperv, kvmclock";
-	default: return "Linux's: lpj=, kvmclock";
-	}
-}
-
 static void choose_preset(void)
 {
-	struct lpj_offers o = {
-		.hyperv = clock_offers.hyperv,
-		.kvm = clock_offers.kvm,
-		.cmdline_lpj = time_options.lpj,
-		.hyperv_tsc_hz = clock_offers.hyperv_tsc_hz,
-		.kvmclock_tsc_khz = clock_offers.kvmclock_tsc_khz,
-		.kvm_timing_tsc_khz = clock_offers.kvm_timing_tsc_khz,
-		.cpuid_tsc_hz = clock_tsc_hz_cpuid(),
-	};
-	u32 req = time_options.lpj_source;
-	u32 got;
+	const struct rate_source *req = lpj_source_rate(), *got;
 
-	if (req == LPJ_SOURCE_CALIBRATE)
+	if (time_options.lpj_source == LPJ_SOURCE_CALIBRATE)
 		return;
-	got = lpj_preset(time_options.lpj_policy, req, &o, clock.hz, &delay.preset_lpj);
-	if (got != LPJ_SOURCE_AUTO)
-		delay.preset_source = lpj_source_names[got];
-	else if (req != LPJ_SOURCE_AUTO)
-		snprintf(delay.problem, sizeof(delay.problem), "lpj_source=%s: %s",
-			 lpj_source_names[req], unavailable(req));
+	rate_cmdline.lpj = time_options.lpj;
+	got = lpj_preset(time_options.lpj_policy, req, clock.hz, &delay.preset_lpj);
+	if (got)
+		delay.preset_source = got->name;
+	else if (req)
+		snprintf(delay.problem, sizeof(delay.problem), "lpj_source=%s: %s", req->name,
+			 rate_absent(req));
 }
 
 bool delay_same_domain(const struct percpu *a, const struct percpu *b)
@@ -380,32 +341,28 @@ void delay_plan_ap(struct percpu *cpu)
 }
 
 /*
- * Under Linux's policies on Hyper-V, what ms_hyperv_init_platform() does
- * before any calibration: expose the invariant TSC, or mark the TSC
- * unstable (lpj_hyperv_tsc()). A failed write is the second.
+ * Under Linux's policies, what the platform's code does to the TSC before
+ * any calibration (its tsc_init, in hv/, names the Linux function): only
+ * Linux's x86_hyper's code runs.
  */
-static void hyperv_tsc(void)
+static void platform_tsc(void)
 {
-	u32 action = lpj_hyperv_tsc(time_options.lpj_policy, clock_offers.hyperv,
-				    clock_offers.kvm, clock_offers.hyperv_tsc_invariant_access);
+	const struct rate_platform *p = lpj_platform_tsc(time_options.lpj_policy);
+	bool unstable = false;
 
-	if (action == LPJ_HV_TSC_NONE)
+	if (!p)
 		return;
-	if (action == LPJ_HV_TSC_EXPOSE_INVARIANT && clock_offers.hyperv_expose_invariant_tsc &&
-	    clock_offers.hyperv_expose_invariant_tsc()) {
-		delay.hyperv_tsc = "HV_X64_MSR_TSC_INVARIANT_CONTROL: invariant TSC exposed";
-		delay.tsc_reliable = true;
-		return;
-	}
-	delay.hyperv_tsc = "running on Hyper-V: TSC marked unstable";
-	__atomic_store_n(&delay.tsc_unstable, true, __ATOMIC_RELEASE);
+	delay.platform_tsc = p->tsc_init(&unstable, &delay.tsc_reliable);
+	delay.platform_tsc_key = p->tsc_key;
+	if (unstable)
+		__atomic_store_n(&delay.tsc_unstable, true, __ATOMIC_RELEASE);
 }
 
 void delay_init_bsp(void)
 {
 	struct delay_cpu *cpu = delay_cpu(this_cpu()->index);
 
-	hyperv_tsc();
+	platform_tsc();
 	delay.tsc_constant = tsc_is_constant(&delay.tsc_constant_why);
 	choose_preset();
 	cpu->lpj_ready = 1;
@@ -493,10 +450,11 @@ const char *delay_problem(void)
 void delay_json(struct json *j)
 {
 	const struct delay_cpu *bsp = delay_cpu(0);
+	char rule[192];
 
 	json_u64(j, "lpj", bsp->lpj);
 	json_string(j, "lpj_source", bsp->lpj_source);
-	json_string(j, "lpj_source_requested", lpj_source_names[time_options.lpj_source]);
+	json_string(j, "lpj_source_requested", lpj_source_word(time_options.lpj_source));
 	json_string(j, "calibrate", calibrate_names[time_options.calibrate]);
 	json_string(j, "lpj_reuse", lpj_reuse_names[time_options.lpj_reuse]);
 	json_string(j, "lpj_policy", lpj_policy_names[time_options.lpj_policy]);
@@ -505,7 +463,8 @@ void delay_json(struct json *j)
 	json_bool(j, "tsc_constant", delay.tsc_constant);
 	json_string(j, "tsc_constant_why", delay.tsc_constant_why);
 	json_string(j, "delay_fn", delay_fn());
-	json_string(j, "preset_rule", preset_rule());
-	if (delay.hyperv_tsc)
-		json_string(j, "hyperv_tsc", delay.hyperv_tsc);
+	lpj_preset_rule(time_options.lpj_policy, rule, sizeof(rule));
+	json_string(j, "preset_rule", rule);
+	if (delay.platform_tsc)
+		json_string(j, delay.platform_tsc_key, delay.platform_tsc);
 }

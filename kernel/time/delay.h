@@ -2,7 +2,7 @@
 /*
  * The delay loop and its calibration, in Linux's order of precedence
  * (init/calibrate.c calibrate_delay(), arch/x86/kernel/tsc.c): a preset
- * (lpj= or a hypervisor), the boot CPU's timer-derived lpj_fine, reuse
+ * (lpj= or a stated rate), the boot CPU's timer-derived lpj_fine, reuse
  * from a calibrated CPU on the same node or package when the TSC is
  * constant (calibrate_delay_is_known()), else calibration on this CPU.
  */
@@ -73,7 +73,7 @@ void delay_tsc_sync(bool in_step);
 bool delay_ap_must_calibrate(void);
 void udelay(u64 us);
 
-/* The preset every CPU takes (lpj=, or a hypervisor's rate); 0 for none. */
+/* The preset every CPU takes (lpj=, or a stated rate's); 0 for none. */
 u64 delay_preset_lpj(void);
 /* Whether the TSC is constant (Linux's X86_FEATURE_CONSTANT_TSC), and why. */
 bool delay_tsc_constant(const char **why);

@@ -60,4 +60,4 @@ static bool hpet_probe(struct refclock *r)
 	return true;
 }
 
-DEFINE_REFCLOCK(TIMER_HPET, hpet_probe);
+DEFINE_REFCLOCK("hpet", hpet_probe);

@@ -2,6 +2,7 @@
 /* Loops-per-jiffy arithmetic; see lpj.h. */
 #include "kernel/time/options.h"
 #include "kernel/time/lpj.h"
+#include "kernel/lib/string.h"
 
 #define US_PER_SECOND 1000000ULL
 
@@ -96,61 +97,71 @@ u64 lpj_direct_combine(const u64 lower[], const u64 upper[], u32 n, u32 ticks)
 	return count ? spread_dropping_outliers(good, count) : 0;
 }
 
-static u64 offer(u32 source, const struct lpj_offers *o, u32 hz)
+static u64 offered_lpj(const struct rate_source *s, u32 hz)
 {
-	switch (source) {
-	case LPJ_SOURCE_CMDLINE: return o->cmdline_lpj;
-	case LPJ_SOURCE_HYPERV: return lpj_from_tsc_hz(o->hyperv_tsc_hz, hz);
-	case LPJ_SOURCE_KVMCLOCK: return lpj_from_tsc_hz(o->kvmclock_tsc_khz * 1000, hz);
-	case LPJ_SOURCE_KVM: return lpj_from_tsc_hz(o->kvm_timing_tsc_khz * 1000, hz);
-	case LPJ_SOURCE_CPUID: return lpj_from_tsc_hz(o->cpuid_tsc_hz, hz);
-	default: return 0;
-	}
+	return s->offer->lpj ? s->offer->lpj : lpj_from_tsc_hz(s->offer->tsc_hz, hz);
 }
 
-u32 lpj_linux_platform(bool hyperv, bool kvm)
+bool lpj_policy_takes(u32 policy, const struct rate_source *s,
+		      const struct rate_platform *platform, bool any_platform)
 {
-	if (kvm)
-		return LPJ_PLATFORM_KVM;
-	return hyperv ? LPJ_PLATFORM_HYPERV : LPJ_PLATFORM_NONE;
+	u32 flags = RATE_LPJ_LINUX;
+
+	if (policy == LPJ_POLICY_HVPROBE)
+		return s->lpj_flags & RATE_LPJ_HVPROBE;
+	if (policy == LPJ_POLICY_HV_PRESET)
+		flags |= RATE_LPJ_HV_PRESET;
+	return (s->lpj_flags & flags) && (any_platform || !s->platform || s->platform == platform);
 }
 
-u32 lpj_preset(u32 policy, u32 requested, const struct lpj_offers *o, u32 hz, u64 *lpj)
+const struct rate_source *lpj_preset(u32 policy, const struct rate_source *requested, u32 hz,
+				     u64 *lpj)
 {
-	static const u32 hvprobe_order[] = { LPJ_SOURCE_CMDLINE, LPJ_SOURCE_HYPERV,
-					     LPJ_SOURCE_KVMCLOCK, LPJ_SOURCE_KVM };
-	u32 platform = lpj_linux_platform(o->hyperv, o->kvm);
-	u32 order[ARRAY_SIZE(hvprobe_order)], n = 0;
+	const struct rate_platform *platform = rate_linux_platform();
+	const struct rate_source *s;
 
 	*lpj = 0;
-	if (requested != LPJ_SOURCE_AUTO) {
-		*lpj = offer(requested, o, hz);
-		return *lpj ? requested : LPJ_SOURCE_AUTO;
+	if (requested) {
+		*lpj = offered_lpj(requested, hz);
+		return *lpj ? requested : NULL;
 	}
-	if (policy == LPJ_POLICY_HVPROBE) {
-		for (u32 i = 0; i < ARRAY_SIZE(hvprobe_order); i++)
-			order[n++] = hvprobe_order[i];
-	} else {
-		order[n++] = LPJ_SOURCE_CMDLINE;
-		if (policy == LPJ_POLICY_HV_PRESET && platform == LPJ_PLATFORM_HYPERV)
-			order[n++] = LPJ_SOURCE_HYPERV;
-		if (platform == LPJ_PLATFORM_KVM)
-			order[n++] = LPJ_SOURCE_KVMCLOCK;
-	}
-	for (u32 i = 0; i < n; i++) {
-		*lpj = offer(order[i], o, hz);
+	rate_for_each(s) {
+		if (!lpj_policy_takes(policy, s, platform, false))
+			continue;
+		*lpj = offered_lpj(s, hz);
 		if (*lpj)
-			return order[i];
+			return s;
 	}
-	return LPJ_SOURCE_AUTO;
+	return NULL;
 }
 
-u32 lpj_hyperv_tsc(u32 policy, bool hyperv, bool kvm, bool access_tsc_invariant)
+const struct rate_platform *lpj_platform_tsc(u32 policy)
 {
-	if (policy == LPJ_POLICY_HVPROBE ||
-	    lpj_linux_platform(hyperv, kvm) != LPJ_PLATFORM_HYPERV)
-		return LPJ_HV_TSC_NONE;
-	return access_tsc_invariant ? LPJ_HV_TSC_EXPOSE_INVARIANT : LPJ_HV_TSC_UNSTABLE;
+	const struct rate_platform *p = rate_linux_platform();
+
+	return policy != LPJ_POLICY_HVPROBE && p && p->tsc_init ? p : NULL;
+}
+
+void lpj_preset_rule(u32 policy, char *buf, size_t len)
+{
+	const struct rate_source *s;
+	bool first = true;
+
+	switch (policy) {
+	case LPJ_POLICY_HVPROBE: str_copy(buf, "hvprobe's: fastest stated rate (", len); break;
+	case LPJ_POLICY_HV_PRESET: str_copy(buf, "thread's hv_preset_lpj(): ", len); break;
+	default: str_copy(buf, "Linux's: ", len); break;
+	}
+	rate_for_each(s) {
+		if (!lpj_policy_takes(policy, s, NULL, true))
+			continue;
+		if (!first)
+			str_append(buf, ", ", len);
+		str_append(buf, s->listed_as ? s->listed_as : s->name, len);
+		first = false;
+	}
+	if (policy == LPJ_POLICY_HVPROBE)
+		str_append(buf, ")", len);
 }
 
 static bool same_domain(u32 policy, u32 reuse, const struct lpj_sibling *a,

@@ -8,6 +8,7 @@
 #define KERNEL_TIME_LPJ_H
 
 #include "kernel/time/options.h"
+#include "kernel/time/rates.h"
 
 /* Linux truncates to kHz first; so do we, so presets compare exactly. */
 u64 lpj_from_tsc_hz(u64 tsc_hz, u32 hz);
@@ -80,52 +81,37 @@ struct lpj_timebase {
 };
 u64 lpj_converge(const struct lpj_timebase *t, u32 *edges);
 
-/* What the command line and the hypervisor offer; 0 where nothing is. */
-struct lpj_offers {
-	bool hyperv, kvm;	/* whose leaves are there (Linux's platform) */
-	u64 cmdline_lpj;
-	u64 hyperv_tsc_hz;	/* HV_X64_MSR_TSC_FREQUENCY */
-	u64 kvmclock_tsc_khz;	/* from kvmclock's mul and shift */
-	u64 kvm_timing_tsc_khz;	/* the timing leaf at KVM's base + 0x10 */
-	u64 cpuid_tsc_hz;	/* CPUID.15H */
-};
-
 /*
- * Linux's x86_hyper, the one hypervisor whose platform code runs
- * (detect_hypervisor_vendor() takes the highest detect() answer): KVM
- * answers with its base, 0x40000100 behind Hyper-V's block, so it
- * outranks Hyper-V's 0x40000000 wherever both are offered.
- */
-enum lpj_platform { LPJ_PLATFORM_NONE, LPJ_PLATFORM_KVM, LPJ_PLATFORM_HYPERV };
-u32 lpj_linux_platform(bool hyperv, bool kvm);
-
-/*
- * The preset every CPU takes for requested (an enum lpj_source) under
- * policy. A source named on the command line is taken wherever offered.
- * Under auto, hvprobe's policy takes the fastest stated rate: lpj=,
- * Hyper-V's frequency MSR, kvmclock, KVM's timing leaf. Linux's take
- * lpj= (lpj_setup()) and, with KVM as the platform, kvmclock
- * (kvm_get_preset_lpj() from kvmclock_init()), nothing else: on Hyper-V
- * mainline only states the TSC's rate (x86_platform.calibrate_tsc), which
- * gives the boot CPU lpj_fine. hv-preset adds the thread's
- * hv_preset_lpj(): Hyper-V's MSR, with Hyper-V as the platform.
- * CPUID.15H is a preset only when asked for by name. Returns the source
- * used, with *lpj set, or LPJ_SOURCE_AUTO and *lpj = 0 when there is no
+ * The preset every CPU takes for requested (a registered source, or NULL
+ * for lpj_source=auto) under policy, from the offers in the table
+ * (rates.h). A source named on the command line is taken wherever it
+ * offers a value. Under auto each policy takes, in rank order, the first
+ * source whose lpj_flags it follows (lpj_policy_takes()). Returns the
+ * source used, with *lpj set, or NULL and *lpj = 0 when there is no
  * preset (then the BSP uses lpj_fine, APs copy or calibrate).
  */
-u32 lpj_preset(u32 policy, u32 requested, const struct lpj_offers *o, u32 hz, u64 *lpj);
-
+const struct rate_source *lpj_preset(u32 policy, const struct rate_source *requested, u32 hz,
+				     u64 *lpj);
 /*
- * What Linux's Hyper-V platform code does to the TSC before any
- * calibrate_delay() (ms_hyperv_init_platform()), under policy: with
- * HV_ACCESS_TSC_INVARIANT it writes HV_X64_MSR_TSC_INVARIANT_CONTROL,
- * which exposes the invariant-TSC bit (CPUID.80000007H:EDX[8]), hence a
- * constant, reliable TSC; without it, mark_tsc_unstable("running on
- * Hyper-V"). Nothing where Hyper-V is not the platform, nor under
- * hvprobe's policy.
+ * Whether policy presets from s under auto: hvprobe's from every
+ * RATE_LPJ_HVPROBE source (the fastest stated rate: lpj=, then the
+ * paravirtual interfaces' rates); Linux's from RATE_LPJ_LINUX ones
+ * (lpj_setup(), and the interfaces whose platform code presets lpj),
+ * hv-preset from those and RATE_LPJ_HV_PRESET ones; an interface's only
+ * where its platform is Linux's x86_hyper (platform: that code alone
+ * runs). With any_platform, the rule whatever the platform, as
+ * preset_rule lists it.
  */
-enum lpj_hv_tsc { LPJ_HV_TSC_NONE, LPJ_HV_TSC_EXPOSE_INVARIANT, LPJ_HV_TSC_UNSTABLE };
-u32 lpj_hyperv_tsc(u32 policy, bool hyperv, bool kvm, bool access_tsc_invariant);
+bool lpj_policy_takes(u32 policy, const struct rate_source *s,
+		      const struct rate_platform *platform, bool any_platform);
+/*
+ * The platform whose code changes the TSC before any calibrate_delay()
+ * under policy (its tsc_init), or NULL: Linux's x86_hyper's under
+ * Linux's policies; nothing under hvprobe's.
+ */
+const struct rate_platform *lpj_platform_tsc(u32 policy);
+/* The preset_rule line: whose rule policy is and its sources, in rank order. */
+void lpj_preset_rule(u32 policy, char *buf, size_t len);
 
 /* What calibrate_delay_is_known() reads of another CPU. */
 struct lpj_sibling {

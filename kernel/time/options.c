@@ -5,22 +5,38 @@
  */
 #include "kernel/lib/option.h"
 #include "kernel/time/options.h"
+#include "kernel/time/rates.h"
 
 struct time_options time_options;
 
-const char *const timer_names[] = {
-	[TIMER_AUTO] = "auto", [TIMER_PIT] = "pit",   [TIMER_HPET] = "hpet",
-	[TIMER_PMTMR] = "pmtmr", [TIMER_APIC] = "apic", [TIMER_HV] = "hv",
-};
-_Static_assert(ARRAY_SIZE(timer_names) == TIMER_COUNT, "timer_names");
+/*
+ * The references kernel/time drives (pit.c, hpet.c, pmtimer.c). timer=
+ * lists the legacy PIT first; auto prefers the HPET and the PM timer,
+ * which do not wrap in milliseconds.
+ */
+DEFINE_REFCLOCK_NAME("pit", 10, 30);
+DEFINE_REFCLOCK_NAME("hpet", 20, 10);
+DEFINE_REFCLOCK_NAME("pmtmr", 30, 20);
 
-const char *const lpj_source_names[] = {
-	[LPJ_SOURCE_AUTO] = "auto",	      [LPJ_SOURCE_HYPERV] = "hyperv",
-	[LPJ_SOURCE_KVM] = "kvm",	      [LPJ_SOURCE_KVMCLOCK] = "kvmclock",
-	[LPJ_SOURCE_CPUID] = "cpuid",	      [LPJ_SOURCE_CMDLINE] = "cmdline",
-	[LPJ_SOURCE_CALIBRATE] = "calibrate",
-};
-_Static_assert(ARRAY_SIZE(lpj_source_names) == LPJ_SOURCE_COUNT, "lpj_source_names");
+const char *lpj_source_word(u32 i)
+{
+	const struct rate_source *s;
+
+	switch (i) {
+	case LPJ_SOURCE_AUTO: return "auto";
+	case LPJ_SOURCE_CALIBRATE: return "calibrate";
+	default:
+		s = rate_source_at(i - LPJ_SOURCE_RATES);
+		return s ? s->name : NULL;
+	}
+}
+
+const struct rate_source *lpj_source_rate(void)
+{
+	if (time_options.lpj_source < LPJ_SOURCE_RATES)
+		return NULL;
+	return rate_source_at(time_options.lpj_source - LPJ_SOURCE_RATES);
+}
 
 const char *const calibrate_names[] = {
 	[CALIBRATE_LINUX] = "linux",
@@ -43,11 +59,11 @@ const char *const lpj_policy_names[] = {
 };
 _Static_assert(ARRAY_SIZE(lpj_policy_names) == LPJ_POLICY_COUNT, "lpj_policy_names");
 
-DEFINE_OPTION_ENUM("timer", time_options.timer, timer_names, TIMER_AUTO);
+DEFINE_OPTION_WORDS("timer", time_options.timer, timer_word, TIMER_AUTO);
 /* Debian's CONFIG_HZ. */
 DEFINE_OPTION_U64("hz", time_options.hz, 10, 10000, 250);
 DEFINE_OPTION_U64("lpj", time_options.lpj, 0, UINT64_MAX, 0);
-DEFINE_OPTION_ENUM("lpj_source", time_options.lpj_source, lpj_source_names, LPJ_SOURCE_AUTO);
+DEFINE_OPTION_WORDS("lpj_source", time_options.lpj_source, lpj_source_word, LPJ_SOURCE_AUTO);
 DEFINE_OPTION_ENUM("calibrate", time_options.calibrate, calibrate_names, CALIBRATE_LINUX);
 DEFINE_OPTION_ENUM("lpj_reuse", time_options.lpj_reuse, lpj_reuse_names, LPJ_REUSE_NODE);
 DEFINE_OPTION_ENUM("lpj_policy", time_options.lpj_policy, lpj_policy_names, LPJ_POLICY_HVPROBE);

@@ -52,4 +52,4 @@ static bool pit_probe(struct refclock *r)
 	return refclock_counts(r, "no PIT: channel 2 does not count");
 }
 
-DEFINE_REFCLOCK(TIMER_PIT, pit_probe);
+DEFINE_REFCLOCK("pit", pit_probe);

@@ -33,4 +33,4 @@ static bool pmtimer_probe(struct refclock *r)
 	return refclock_counts(r, "ACPI PM timer does not count");
 }
 
-DEFINE_REFCLOCK(TIMER_PMTMR, pmtimer_probe);
+DEFINE_REFCLOCK("pmtmr", pmtimer_probe);

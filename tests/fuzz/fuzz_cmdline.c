@@ -31,7 +31,7 @@ static void check_accepted(void)
 			continue;
 		case OPTION_ENUM:
 			v = *(const u32 *)o->value;
-			fuzz_assert(v < o->count, "%s %llu", o->key, v);
+			fuzz_assert(option_word(o, v), "%s %llu", o->key, v);
 			continue;
 		case OPTION_U32: v = *(const u32 *)o->value; break;
 		default: v = *(const u64 *)o->value; break;

@@ -52,10 +52,10 @@ static void list_option(struct json *j, const struct option *o)
 	switch (o->kind) {
 	case OPTION_ENUM:
 		json_array_begin(j, "values");
-		for (u64 i = 0; i < o->count; i++)
-			json_string(j, NULL, o->names[i]);
+		for (u64 i = 0; option_word(o, i); i++)
+			json_string(j, NULL, option_word(o, i));
 		json_array_end(j);
-		json_string(j, "default", o->names[o->def]);
+		json_string(j, "default", option_word(o, o->def));
 		break;
 	case OPTION_STRING:
 		json_u64(j, "max_length", o->count - 1);

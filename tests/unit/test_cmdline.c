@@ -66,9 +66,9 @@ static const char *enum_refusal(const char *key, const char *word)
 	static char buf[ERR_MAX];
 
 	snprintf(buf, sizeof(buf), "%s: '%s' is not accepted (accepted: ", key, word);
-	for (u64 i = 0; o && i < o->count; i++) {
-		strcat(buf, o->names[i]);
-		strcat(buf, i + 1 < o->count ? ", " : ")");
+	for (u64 i = 0; o && option_word(o, i); i++) {
+		strcat(buf, option_word(o, i));
+		strcat(buf, option_word(o, i + 1) ? ", " : ")");
 	}
 	return buf;
 }
@@ -194,11 +194,11 @@ DEFINE_TEST(unit_cmdline_keys, "every key with a good value", 0)
 		 "watchdog=0 fault=ap_silent lpj_policy=linux-6.5 parallel_calibrate=serialize");
 	report_str_eq(test_options.test, "boot,cpuinfo", "test=boot,cpuinfo");
 	report_eq(time_options.lpj, 4000000, "lpj=4000000");
-	report_eq(time_options.lpj_source, LPJ_SOURCE_KVM, "lpj_source=kvm");
+	report_str_eq(lpj_source_word(time_options.lpj_source), "kvm", "lpj_source=kvm");
 	report_eq(time_options.calibrate, CALIBRATE_FAST, "calibrate=fast");
 	report_eq(apic_options.bringup, BRINGUP_PARALLEL, "bringup=parallel");
 	report_eq(apic_options.cpus, 3, "cpus=3");
-	report_eq(time_options.timer, TIMER_PMTMR, "timer=pmtmr");
+	report_str_eq(timer_word(time_options.timer), "pmtmr", "timer=pmtmr");
 	report_eq(pmu_options.period, 100000, "pmu.period=100000");
 	report_eq(pmu_options.seconds, 3600, "pmu.seconds=3600");
 	report_eq(pmu_options.nmi_ipi, 1000000, "pmu.nmi_ipi=1000000");
@@ -237,19 +237,19 @@ DEFINE_TEST(unit_cmdline_keys, "every key with a good value", 0)
 	report_str_eq(test_options.skip, "exceptions,hv", "skip=exceptions,hv");
 
 	/* Each enum table, every name in it, by its index. */
-	for (u32 i = 0; i < LPJ_SOURCE_COUNT; i++) {
+	for (u32 i = 0; lpj_source_word(i); i++) {
 		char line[64];
 
-		snprintf(line, sizeof(line), "lpj_source=%s", lpj_source_names[i]);
+		snprintf(line, sizeof(line), "lpj_source=%s", lpj_source_word(i));
 		parse_ok(line);
-		report_eq(time_options.lpj_source, i, lpj_source_names[i]);
+		report_eq(time_options.lpj_source, i, lpj_source_word(i));
 	}
-	for (u32 i = 0; i < TIMER_COUNT; i++) {
+	for (u32 i = 0; timer_word(i); i++) {
 		char line[64];
 
-		snprintf(line, sizeof(line), "timer=%s", timer_names[i]);
+		snprintf(line, sizeof(line), "timer=%s", timer_word(i));
 		parse_ok(line);
-		report_eq(time_options.timer, i, timer_names[i]);
+		report_eq(time_options.timer, i, timer_word(i));
 	}
 	for (u32 i = 0; i < EXIT_COUNT; i++) {
 		char line[64];
@@ -287,8 +287,8 @@ DEFINE_TEST(unit_cmdline_table, "every key of the table with each value it state
 
 		switch (o->kind) {
 		case OPTION_ENUM:
-			for (u64 i = 0; i < o->count; i++) {
-				snprintf(line, sizeof(line), "%s=%s", o->key, o->names[i]);
+			for (u64 i = 0; option_word(o, i); i++) {
+				snprintf(line, sizeof(line), "%s=%s", o->key, option_word(o, i));
 				parse_ok(line);
 				report_eq(*(u32 *)o->value, i, line);
 			}

@@ -12,6 +12,7 @@
 #include "kernel/lib/string.h"
 #include "kernel/test/test.h"
 #include "kernel/time/lpj.h"
+#include "kernel/time/rates.h"
 
 #define MAX_FAKE 8
 
@@ -96,109 +97,185 @@ DEFINE_TEST(unit_hv_detect, "hypervisor leaves are recognised", 0)
 	       "an unknown signature is listed as unknown");
 }
 
+/* A preset's source by name, "none" for none. */
+static const char *name_of(const struct rate_source *s)
+{
+	return s ? s->name : "none";
+}
+
+/* Every source states a rate: lpj=, Hyper-V's MSR, kvmclock, KVM's timing leaf, CPUID.15H. */
+static void offer_all(void)
+{
+	rate_offers_reset();
+	rate_cmdline.lpj = 1234567;
+	hyperv_rate.tsc_hz = 2400000000ULL;
+	kvmclock_rate.tsc_hz = 2500000000ULL;
+	kvm_timing_rate.tsc_hz = 2600000000ULL;
+	rate_cpuid.tsc_hz = 2700000000ULL;
+}
+
 DEFINE_TEST(unit_hv_lpj_preset, "lpj presets under hvprobe's policy: the fastest stated rate", 0)
 {
-	struct lpj_offers all = {
-		.cmdline_lpj = 1234567,
-		.hyperv_tsc_hz = 2400000000ULL,
-		.kvmclock_tsc_khz = 2500000,
-		.kvm_timing_tsc_khz = 2600000,
-		.cpuid_tsc_hz = 2700000000ULL,
-	};
-	struct lpj_offers o = all;
 	u64 lpj;
 
-	report_eq(lpj_preset(LPJ_POLICY_HVPROBE, LPJ_SOURCE_AUTO, &o, 250, &lpj),
-		  LPJ_SOURCE_CMDLINE, "lpj= first");
+	offer_all();
+	report_str_eq(name_of(lpj_preset(LPJ_POLICY_HVPROBE, NULL, 250, &lpj)), "cmdline",
+		      "lpj= first");
 	report_eq(lpj, 1234567, "with its value exactly");
-	o.cmdline_lpj = 0;
-	report_eq(lpj_preset(LPJ_POLICY_HVPROBE, LPJ_SOURCE_AUTO, &o, 250, &lpj), LPJ_SOURCE_HYPERV,
-		  "then Hyper-V's frequency MSR");
+	rate_cmdline.lpj = 0;
+	report_str_eq(name_of(lpj_preset(LPJ_POLICY_HVPROBE, NULL, 250, &lpj)), "hyperv",
+		      "then Hyper-V's frequency MSR");
 	report_eq(lpj, 9600000, "2.4 GHz at HZ=250");
-	o.hyperv_tsc_hz = 0;
-	report_eq(lpj_preset(LPJ_POLICY_HVPROBE, LPJ_SOURCE_AUTO, &o, 250, &lpj),
-		  LPJ_SOURCE_KVMCLOCK, "then kvmclock");
+	hyperv_rate.tsc_hz = 0;
+	report_str_eq(name_of(lpj_preset(LPJ_POLICY_HVPROBE, NULL, 250, &lpj)), "kvmclock",
+		      "then kvmclock");
 	report_eq(lpj, 10000000, "2.5 GHz at HZ=250");
-	o.kvmclock_tsc_khz = 0;
-	report_eq(lpj_preset(LPJ_POLICY_HVPROBE, LPJ_SOURCE_AUTO, &o, 250, &lpj), LPJ_SOURCE_KVM,
-		  "then the KVM timing leaf");
+	kvmclock_rate.tsc_hz = 0;
+	report_str_eq(name_of(lpj_preset(LPJ_POLICY_HVPROBE, NULL, 250, &lpj)), "kvm",
+		      "then the KVM timing leaf");
 	report_eq(lpj, 10400000, "2.6 GHz at HZ=250");
-	o.kvm_timing_tsc_khz = 0;
-	report_eq(lpj_preset(LPJ_POLICY_HVPROBE, LPJ_SOURCE_AUTO, &o, 250, &lpj), LPJ_SOURCE_AUTO,
-		  "CPUID.15H is no preset under auto (it feeds lpj_fine)");
+	kvm_timing_rate.tsc_hz = 0;
+	report_str_eq(name_of(lpj_preset(LPJ_POLICY_HVPROBE, NULL, 250, &lpj)), "none",
+		      "CPUID.15H is no preset under auto (it feeds lpj_fine)");
 	report_eq(lpj, 0, "and gives no value");
 
-	o = all;
-	report_eq(lpj_preset(LPJ_POLICY_HVPROBE, LPJ_SOURCE_CPUID, &o, 250, &lpj), LPJ_SOURCE_CPUID,
-		  "lpj_source=cpuid takes CPUID.15H even with others offered");
+	offer_all();
+	report_str_eq(name_of(lpj_preset(LPJ_POLICY_HVPROBE, rate_source_named("cpuid"), 250, &lpj)),
+		      "cpuid", "lpj_source=cpuid takes CPUID.15H even with others offered");
 	report_eq(lpj, 10800000, "2.7 GHz at HZ=250");
-	report_eq(lpj_preset(LPJ_POLICY_HVPROBE, LPJ_SOURCE_KVMCLOCK, &o, 1000, &lpj),
-		  LPJ_SOURCE_KVMCLOCK, "lpj_source=kvmclock at HZ=1000");
+	report_str_eq(
+		name_of(lpj_preset(LPJ_POLICY_HVPROBE, rate_source_named("kvmclock"), 1000, &lpj)),
+		"kvmclock", "lpj_source=kvmclock at HZ=1000");
 	report_eq(lpj, 2500000, "2.5 GHz at HZ=1000");
-	report_eq(lpj_preset(LPJ_POLICY_HVPROBE, LPJ_SOURCE_CALIBRATE, &o, 250, &lpj),
-		  LPJ_SOURCE_AUTO, "lpj_source=calibrate takes no preset");
-	o.hyperv_tsc_hz = 0;
-	report_eq(lpj_preset(LPJ_POLICY_HVPROBE, LPJ_SOURCE_HYPERV, &o, 250, &lpj), LPJ_SOURCE_AUTO,
-		  "a named source that offers nothing gives no preset");
+	hyperv_rate.tsc_hz = 0;
+	report_str_eq(name_of(lpj_preset(LPJ_POLICY_HVPROBE, rate_source_named("hyperv"), 250, &lpj)),
+		      "none", "a named source that offers nothing gives no preset");
 	report_eq(lpj, 0, "and no value");
+	report_str_eq(rate_absent(rate_source_named("hyperv")), "no Hyper-V leaves",
+		      "and says why: its default when hv/ found no block");
+	rate_offers_reset();
+}
+
+/* Hyper-V's block alone, stating its TSC rate. */
+static void offer_hyperv_only(void)
+{
+	rate_offers_reset();
+	hyperv_platform.present = true;
+	hyperv_rate.tsc_hz = 2400000000ULL;
+}
+
+/* QEMU's Hyper-V enlightenments on KVM: both blocks, each stating rates. */
+static void offer_kvm_and_hyperv(void)
+{
+	rate_offers_reset();
+	hyperv_platform.present = true;
+	kvm_platform.present = true;
+	kvm_platform.detect = 0x40000100;
+	hyperv_rate.tsc_hz = 2400000000ULL;
+	kvmclock_rate.tsc_hz = 2500000000ULL;
+	kvm_timing_rate.tsc_hz = 2600000000ULL;
 }
 
 DEFINE_TEST(unit_hv_lpj_preset_linux, "lpj presets under Linux's policies: lpj= and kvmclock only",
 	    0)
 {
-	struct lpj_offers hv_only = { .hyperv = true, .hyperv_tsc_hz = 2400000000ULL };
-	struct lpj_offers kvm_hv = { .hyperv = true,
-				     .kvm = true,
-				     .hyperv_tsc_hz = 2400000000ULL,
-				     .kvmclock_tsc_khz = 2500000,
-				     .kvm_timing_tsc_khz = 2600000 };
-	struct lpj_offers timing_only = { .kvm = true, .kvm_timing_tsc_khz = 2600000 };
 	u64 lpj;
 
-	report_eq(lpj_linux_platform(true, true), LPJ_PLATFORM_KVM,
-		  "both blocks: KVM's base 0x40000100 outranks Hyper-V's");
-	report_eq(lpj_linux_platform(true, false), LPJ_PLATFORM_HYPERV, "Hyper-V alone");
-	report_eq(lpj_linux_platform(false, false), LPJ_PLATFORM_NONE, "neither");
+	offer_kvm_and_hyperv();
+	report(rate_linux_platform() == &kvm_platform,
+	       "both blocks: KVM's base 0x40000100 outranks Hyper-V's");
+	offer_hyperv_only();
+	report(rate_linux_platform() == &hyperv_platform, "Hyper-V alone");
+	rate_offers_reset();
+	report(!rate_linux_platform(), "neither");
 
-	report_eq(lpj_preset(LPJ_POLICY_LINUX_6_5, LPJ_SOURCE_AUTO, &hv_only, 250, &lpj),
-		  LPJ_SOURCE_AUTO, "linux-6.5 on Hyper-V: no preset from its frequency MSR");
+	offer_hyperv_only();
+	report_str_eq(name_of(lpj_preset(LPJ_POLICY_LINUX_6_5, NULL, 250, &lpj)), "none",
+		      "linux-6.5 on Hyper-V: no preset from its frequency MSR");
 	report_eq(lpj, 0, "and no value");
-	report_eq(lpj_preset(LPJ_POLICY_LINUX_6_1, LPJ_SOURCE_AUTO, &hv_only, 250, &lpj),
-		  LPJ_SOURCE_AUTO, "linux-6.1 on Hyper-V: none either");
-	report_eq(lpj_preset(LPJ_POLICY_HV_PRESET, LPJ_SOURCE_AUTO, &hv_only, 250, &lpj),
-		  LPJ_SOURCE_HYPERV, "hv-preset on Hyper-V: the thread's hv_preset_lpj()");
+	report_str_eq(name_of(lpj_preset(LPJ_POLICY_LINUX_6_1, NULL, 250, &lpj)), "none",
+		      "linux-6.1 on Hyper-V: none either");
+	report_str_eq(name_of(lpj_preset(LPJ_POLICY_HV_PRESET, NULL, 250, &lpj)), "hyperv",
+		      "hv-preset on Hyper-V: the thread's hv_preset_lpj()");
 	report_eq(lpj, 9600000, "2.4 GHz at HZ=250");
-	report_eq(lpj_preset(LPJ_POLICY_HVPROBE, LPJ_SOURCE_AUTO, &hv_only, 250, &lpj),
-		  LPJ_SOURCE_HYPERV, "hvprobe's: Hyper-V's MSR, the fastest");
+	report_str_eq(name_of(lpj_preset(LPJ_POLICY_HVPROBE, NULL, 250, &lpj)), "hyperv",
+		      "hvprobe's: Hyper-V's MSR, the fastest");
 
-	report_eq(lpj_preset(LPJ_POLICY_LINUX_6_5, LPJ_SOURCE_AUTO, &kvm_hv, 250, &lpj),
-		  LPJ_SOURCE_KVMCLOCK, "linux-6.5 on KVM with Hyper-V's leaves: kvmclock");
+	offer_kvm_and_hyperv();
+	report_str_eq(name_of(lpj_preset(LPJ_POLICY_LINUX_6_5, NULL, 250, &lpj)), "kvmclock",
+		      "linux-6.5 on KVM with Hyper-V's leaves: kvmclock");
 	report_eq(lpj, 10000000, "2.5 GHz at HZ=250");
-	report_eq(lpj_preset(LPJ_POLICY_HV_PRESET, LPJ_SOURCE_AUTO, &kvm_hv, 250, &lpj),
-		  LPJ_SOURCE_KVMCLOCK,
-		  "hv-preset there too: KVM is the platform, Hyper-V's code never runs");
-	report_eq(lpj_preset(LPJ_POLICY_LINUX_6_1, LPJ_SOURCE_AUTO, &timing_only, 250, &lpj),
-		  LPJ_SOURCE_AUTO, "linux-6.1: KVM's timing leaf is never a preset");
-	kvm_hv.cmdline_lpj = 1234567;
-	report_eq(lpj_preset(LPJ_POLICY_LINUX_6_1, LPJ_SOURCE_AUTO, &kvm_hv, 250, &lpj),
-		  LPJ_SOURCE_CMDLINE, "linux-6.1: lpj= first");
-	report_eq(lpj_preset(LPJ_POLICY_LINUX_6_5, LPJ_SOURCE_HYPERV, &kvm_hv, 250, &lpj),
-		  LPJ_SOURCE_HYPERV,
-		  "a source named on the command line is taken under any policy");
+	report_str_eq(name_of(lpj_preset(LPJ_POLICY_HV_PRESET, NULL, 250, &lpj)), "kvmclock",
+		      "hv-preset there too: KVM is the platform, Hyper-V's code never runs");
+	rate_offers_reset();
+	kvm_platform.present = true;
+	kvm_timing_rate.tsc_hz = 2600000000ULL;
+	report_str_eq(name_of(lpj_preset(LPJ_POLICY_LINUX_6_1, NULL, 250, &lpj)), "none",
+		      "linux-6.1: KVM's timing leaf is never a preset");
+	offer_kvm_and_hyperv();
+	rate_cmdline.lpj = 1234567;
+	report_str_eq(name_of(lpj_preset(LPJ_POLICY_LINUX_6_1, NULL, 250, &lpj)), "cmdline",
+		      "linux-6.1: lpj= first");
+	report_str_eq(
+		name_of(lpj_preset(LPJ_POLICY_LINUX_6_5, rate_source_named("hyperv"), 250, &lpj)),
+		"hyperv", "a source named on the command line is taken under any policy");
+	rate_offers_reset();
+}
+
+static bool write_ok(void)
+{
+	return true;
+}
+
+static bool write_faults(void)
+{
+	return false;
+}
+
+static bool tsc_reliable;
+
+/*
+ * What Linux's platform code did to the TSC under policy: its line,
+ * *unstable, and tsc_reliable.
+ */
+static const char *platform_tsc(u32 policy, bool *unstable)
+{
+	const struct rate_platform *p = lpj_platform_tsc(policy);
+
+	*unstable = tsc_reliable = false;
+	return p ? p->tsc_init(unstable, &tsc_reliable) : "nothing";
 }
 
 DEFINE_TEST(unit_hv_tsc_invariant, "Hyper-V's TSC-invariant control under each policy", 0)
 {
-	report_eq(lpj_hyperv_tsc(LPJ_POLICY_LINUX_6_5, true, false, true),
-		  LPJ_HV_TSC_EXPOSE_INVARIANT, "Hyper-V with HV_ACCESS_TSC_INVARIANT: expose");
-	report_eq(lpj_hyperv_tsc(LPJ_POLICY_LINUX_6_1, true, false, false), LPJ_HV_TSC_UNSTABLE,
-		  "Hyper-V without it: mark_tsc_unstable(\"running on Hyper-V\")");
-	report_eq(lpj_hyperv_tsc(LPJ_POLICY_HV_PRESET, true, false, false), LPJ_HV_TSC_UNSTABLE,
-		  "hv-preset: the same platform code");
-	report_eq(lpj_hyperv_tsc(LPJ_POLICY_LINUX_6_5, true, true, false), LPJ_HV_TSC_NONE,
-		  "KVM with Hyper-V's leaves: KVM's platform code, not Hyper-V's");
-	report_eq(lpj_hyperv_tsc(LPJ_POLICY_HVPROBE, true, false, false), LPJ_HV_TSC_NONE,
-		  "hvprobe's policy leaves the TSC alone");
+	bool unstable;
+
+	offer_hyperv_only();
+	hyperv_tsc_control = (struct hyperv_tsc_control){ .access = true, .expose = write_ok };
+	report_str_eq(platform_tsc(LPJ_POLICY_LINUX_6_5, &unstable),
+		      "HV_X64_MSR_TSC_INVARIANT_CONTROL: invariant TSC exposed",
+		      "Hyper-V with HV_ACCESS_TSC_INVARIANT: expose");
+	report(!unstable, "and the TSC stays stable");
+	report(tsc_reliable, "and reliable (X86_FEATURE_TSC_RELIABLE)");
+	hyperv_tsc_control.access = false;
+	report_str_eq(platform_tsc(LPJ_POLICY_LINUX_6_1, &unstable),
+		      "running on Hyper-V: TSC marked unstable",
+		      "Hyper-V without it: mark_tsc_unstable(\"running on Hyper-V\")");
+	report(unstable, "which marks it unstable");
+	report(!tsc_reliable, "and not reliable");
+	report_str_eq(platform_tsc(LPJ_POLICY_HV_PRESET, &unstable),
+		      "running on Hyper-V: TSC marked unstable", "hv-preset: the same platform code");
+	hyperv_tsc_control = (struct hyperv_tsc_control){ .access = true, .expose = write_faults };
+	report_str_eq(platform_tsc(LPJ_POLICY_LINUX_6_5, &unstable),
+		      "running on Hyper-V: TSC marked unstable", "a failed write: unstable too");
+	offer_kvm_and_hyperv();
+	report_str_eq(platform_tsc(LPJ_POLICY_LINUX_6_5, &unstable), "nothing",
+		      "KVM with Hyper-V's leaves: KVM's platform code, not Hyper-V's");
+	offer_hyperv_only();
+	report_str_eq(platform_tsc(LPJ_POLICY_HVPROBE, &unstable), "nothing",
+		      "hvprobe's policy leaves the TSC alone");
+	hyperv_tsc_control = (struct hyperv_tsc_control){ 0 };
+	rate_offers_reset();
 }
 
 DEFINE_TEST(unit_kvm_system_time_msr, "kvmclock through the MSR Linux's kvmclock_init() picks", 0)
