@@ -88,7 +88,7 @@ bool delay_same_domain(const struct percpu *a, const struct percpu *b);
 bool delay_tsc_synchronized(void);
 /*
  * Whether the TSC counts as reliable (Linux's X86_FEATURE_TSC_RELIABLE,
- * which ms_hyperv_init_platform() sets once it exposes the invariant TSC).
+ * which a platform's TSC step may set; see struct rate_platform).
  */
 bool delay_tsc_reliable(void);
 /* The policy's name and what it does here, for the DATA. */
