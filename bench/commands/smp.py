@@ -50,6 +50,8 @@ from tools import ROOT, TOOLS
 from tools.lib import batch, cli, figures, jsonfile, qemu, results, serial
 from tools.lib import scenario as scen
 from tools.lib.guest import shown
+from tools.lib.exits import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK,
+                             CannotRun)
 from tools.lib.progress import Progress
 
 SCHEMA = 2
@@ -57,11 +59,6 @@ SCHEMA = 2
 QEMU = qemu.qemu_binary()
 MATRIX = TOOLS / "matrices" / "bench-smp.toml"
 QUICK_VCPUS = (1, 4, 16)
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANNOT_RUN = 0, 1, 2, 3
-
-
-class CannotRun(Exception):
-    """The benchmark cannot take place here (exit 3)."""
 
 
 class Fatal(Exception):

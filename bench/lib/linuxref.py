@@ -17,6 +17,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from tools import ROOT
 from tools.lib import aptdeb, guest, qemu, serial
 
 PACKAGE = "linux-image-cloud-amd64"
@@ -27,7 +28,7 @@ PACKAGE = "linux-image-cloud-amd64"
 # folder with dpkg-deb -x, never installed: /boot stays as it is.
 SERIES = "6.1"
 BACKPORT_SERIES = "6.12"
-BACKPORT_DIR = Path(__file__).resolve().parent.parent.parent / "build" / \
+BACKPORT_DIR = ROOT / "build" / \
     "linux-ref"
 # A kernel that prints nothing on its serial port this long after QEMU
 # started will not boot here (under this machine's KVM, Debian's kernels

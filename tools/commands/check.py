@@ -33,6 +33,7 @@ from tools import ROOT, TOOLS
 from tools.lib import (batch, cli, coverage, hostinfo, hostkernel, ktap,
                        jsonfile, kunit, kvm, layering, nested, probecheck,
                        results, serial, signals)
+from tools.lib.exits import EXIT_INTERRUPTED
 from tools.lib.status import Status
 
 UNIT = ROOT / "build" / "unit" / "hvprobe-unit"
@@ -41,7 +42,6 @@ UNIT_TIMEOUT_S = 300
 # tools/run enforces each guest's own timeout; this only catches a runner
 # that itself got stuck.
 RUN_TIMEOUT_S = 900
-INTERRUPTED = 130
 # One nested run's share of its L1's time: a nested boot takes 10-30 s
 # under a TCG L0, the first one also KVM's probe boot.
 NESTED_TIMEOUT_S = 180
@@ -720,7 +720,7 @@ def main_body(argv):
         pool.shutdown(wait=True, cancel_futures=True)
         print(f"tools/check: interrupted; logs: {log_dir}", file=sys.stderr)
         print(total)
-        return INTERRUPTED
+        return EXIT_INTERRUPTED
     finally:
         pool.shutdown(wait=True)
     for name, step in AFTER_RUNS:

@@ -30,12 +30,12 @@ from tools.lib import (batch, cli, figures, guest, hostkernel, media, nested,
                        qemu, report, results, signals)
 from tools.lib import kvm as kvm_lib
 from tools.lib import scenario as scen
-from tools.lib.guest import CannotRun, shown
+from tools.lib.exits import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK,
+                             CannotRun)
+from tools.lib.guest import shown
 from tools.lib.status import Status
 
 MATRICES = TOOLS / "matrices"
-TIMEOUTS = {"kernel": 60, "bios": 60, "uefi": 120}
-EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_CANNOT_RUN = 0, 1, 2, 3
 # Options that describe one machine; a scenario names its own.
 MACHINE_OPTIONS = ("boot", "smp", "numa", "mem", "accel", "cpu", "machine",
                    "qemu_arg", "expect_fail", "expect_status", "expect_line",
@@ -178,7 +178,7 @@ def parse_args(argv):
     except qemu.ConfigError as err:
         p.error(str(err))
     if args.timeout is None:
-        args.timeout = TIMEOUTS[args.boot]
+        args.timeout = qemu.BOOT_TIMEOUT_S[args.boot]
     for pattern in args.expect_line:
         try:
             re.compile(pattern)
@@ -311,7 +311,7 @@ def run_nested(args, argv):
           f"L1's console: {shown(outcome.console)}")
     if status is None:
         print("host kernel: the command never finished inside L1")
-        return EXIT_FAIL
+        return EXIT_FAILED
     return status
 
 
@@ -358,7 +358,7 @@ def main_body(argv):
               flush=True)
     except BrokenPipeError:
         cli.reader_gone()
-    return EXIT_PASS if outcome.ok else EXIT_FAIL
+    return EXIT_OK if outcome.ok else EXIT_FAILED
 
 
 def bringup_notes(doc):
@@ -413,7 +413,7 @@ def run_many(args):
         return EXIT_CANNOT_RUN
     bad = sum(n for v, n in tally.items()
               if v not in (Status.PASS, Status.SKIP))
-    return EXIT_FAIL if bad else EXIT_PASS
+    return EXIT_FAILED if bad else EXIT_OK
 
 
 def say(line):

@@ -91,7 +91,6 @@ RUN_TIMEOUT_S = 900
 # tools/run's own timeouts, plus time per vCPU: an AP that calibrates takes
 # 80 ms at HZ=250 on an idle host and over a second on a loaded one, one
 # AP after another with bringup=serial (soak: 53 vCPUs ran past 60 s).
-BASE_TIMEOUT_S = {"kernel": 60, "bios": 60, "uefi": 120}
 PER_VCPU_TIMEOUT_S = 3
 
 
@@ -117,7 +116,7 @@ class Plan:
         return args + (["--", *self.cmdline] if self.cmdline else [])
 
     def timeout(self):
-        return BASE_TIMEOUT_S[self.boot] + PER_VCPU_TIMEOUT_S * self.smp
+        return qemu.BOOT_TIMEOUT_S[self.boot] + PER_VCPU_TIMEOUT_S * self.smp
 
     def describe(self):
         nodes = f"/{self.numa}n" if self.numa else ""

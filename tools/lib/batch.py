@@ -25,13 +25,14 @@ import threading
 import time
 from pathlib import Path
 
+from .. import ROOT, TOOLS
 from . import guest, hostinfo, jsonfile, media, qemu, results, serial
 from . import kvm as kvm_lib
 from .progress import Progress
 from .status import Status
 
 INDEX = "index.json"
-TOOLS_RUN = Path(__file__).resolve().parent.parent / "run"
+TOOLS_RUN = TOOLS / "run"
 
 
 INTERRUPTED = "interrupted"
@@ -100,7 +101,7 @@ def run_process(args, out_dir, name, timeout):
            "--results", str(out_dir), "--name", name, *args]
     # Its own process group: the timeout, or an interrupt, kills
     # tools/run and its QEMU together (serial.spawn()).
-    proc = serial.spawn(cmd, cwd=TOOLS_RUN.parent.parent,
+    proc = serial.spawn(cmd, cwd=ROOT,
                         stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                         stderr=subprocess.STDOUT, text=True,
                         errors="replace")

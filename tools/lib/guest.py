@@ -14,11 +14,12 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import ROOT
 from . import (cli, hostinfo, jsonfile, ktap, kvm, media, qemu, results,
                serial)
+from .exits import CannotRun
 from .status import Status
 
-ROOT = Path(__file__).resolve().parent.parent.parent
 BUILD = ROOT / "build"
 # The kernel exits right after its totals line; one that halts instead
 # (exit=halt) gets this long before QEMU is put down.
@@ -28,10 +29,6 @@ TAIL_LINES = 20
 SHOWN_LINE = 2000
 # The kernel names itself and its version in a diagnostic after the plan.
 _BANNER = re.compile(r"\s*# hvprobe \S+:")
-
-
-class CannotRun(Exception):
-    """The run could not take place; not a verdict on the kernel."""
 
 
 def need(path, why="the build should have made it"):

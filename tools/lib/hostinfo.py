@@ -14,9 +14,9 @@ import re
 import subprocess
 from pathlib import Path
 
+from .. import ROOT
 from . import kvm, qemu
 
-ROOT = Path(__file__).resolve().parent.parent.parent
 
 
 def _cpu_model(cpuinfo="/proc/cpuinfo"):

@@ -23,9 +23,9 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import ROOT
 from . import aptdeb
 
-ROOT = Path(__file__).resolve().parent.parent.parent
 CACHE = ROOT / "build" / "host-kernels"
 META_PACKAGE = "linux-image-amd64"
 SERIES = ("6.1", "6.12")

@@ -29,9 +29,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from .. import ROOT
 from . import hostkernel, serial
 
-ROOT = hostkernel.ROOT
 BUSYBOX = Path("/bin/busybox")
 L1_VCPUS = 2
 L1_MEM_MIB = 2048

@@ -13,6 +13,9 @@ import re
 from dataclasses import dataclass, field
 
 BOOTS = ("kernel", "bios", "uefi")
+# Seconds a guest of each boot path gets before its run counts as a
+# crash, unless told otherwise: OVMF alone takes ~5 s under TCG.
+BOOT_TIMEOUT_S = {"kernel": 60, "bios": 60, "uefi": 120}
 ACCELS = ("auto", "kvm", "tcg")
 
 OVMF_CODE = os.environ.get("HVPROBE_OVMF_CODE",

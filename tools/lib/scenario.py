@@ -20,9 +20,10 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .. import ROOT, TOOLS
 from . import qemu
 
-SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
+SCENARIOS = TOOLS / "scenarios"
 
 # Names become folder names and the parts of "scenario.variant", so they
 # may not hold a dot.
@@ -53,7 +54,6 @@ KEYS = {
 OVERRIDES = set(KEYS) - {"name", "variants"}
 MATRIX_KEYS = {"name", "description", "repeat", "scenarios", "scenario",
                "cross"}
-DEFAULT_TIMEOUT_S = {"kernel": 60, "bios": 60, "uefi": 120}
 MAX_RUNS = 10000
 
 
@@ -96,7 +96,7 @@ class RunSpec:
 
     @property
     def timeout_s(self):
-        return self.timeout or DEFAULT_TIMEOUT_S[self.boot]
+        return self.timeout or qemu.BOOT_TIMEOUT_S[self.boot]
 
     def cpu_for(self, accel):
         """The CPU model for the accelerator the run ends up with; None
@@ -455,8 +455,7 @@ def repeated(specs, times):
 
 
 def _shown(path):
-    root = SCENARIOS.parent.parent
     try:
-        return str(Path(path).resolve().relative_to(root))
+        return str(Path(path).resolve().relative_to(ROOT))
     except ValueError:
         return str(path)
