@@ -222,6 +222,13 @@ def many_args(args):
                          for x in (".toml", ".json")]
                 path = next((f for f in found if f.exists()), path)
             specs, left_out, name, repeat = scen.load_matrix(path)
+            # make check's own (tools/matrices/check.toml): what only
+            # tools/check can run is left out, and said.
+            left_out += [f"{s.name}: runs under tools/check only "
+                         f"({'host_kernels' if s.host_kernels else 'tool'})"
+                         for s in specs if s.host_kernels or s.tool != "run"]
+            specs = [s for s in specs if not s.host_kernels
+                     and s.tool == "run"]
             args.about = {"name": name, "matrix": shown(path)}
         else:
             specs, left_out, repeat = [], [], 1

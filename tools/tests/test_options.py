@@ -41,6 +41,21 @@ class Accel(unittest.TestCase):
         self.assertEqual([s.accel for s in args.specs], ["tcg"])
 
 
+class CheckMatrix(unittest.TestCase):
+    def test_tools_run_boots_checks_plain_runs_and_says_what_it_left(self):
+        with mock.patch.dict(os.environ, {}, clear=False):
+            os.environ.pop("HVPROBE_ACCEL", None)
+            args = run.parse_args(["--matrix", "check"])
+        names = [s.name for s in args.specs]
+        self.assertEqual(names[:3], ["kernel", "bios", "uefi"])
+        self.assertNotIn("l1-all", names)
+        self.assertNotIn("linux-referee", names)
+        self.assertIn("linux-referee: runs under tools/check only (tool)",
+                      args.left_out)
+        self.assertIn("l1-all: runs under tools/check only (host_kernels)",
+                      args.left_out)
+
+
 class Latest(unittest.TestCase):
     def test_results_latest_is_the_last_run(self):
         with tempfile.TemporaryDirectory() as d, \
