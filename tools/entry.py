@@ -7,7 +7,7 @@ to this file, and its code is a module: the link D/NAME runs
 D.commands.NAME, with "/" and "-" in NAME written "_" (tools/lava/run is
 tools.commands.lava_run, tools/host-cancel-probe is
 tools.commands.host_cancel_probe). So that those modules, and the tests,
-import the host package one way (`from tools.lib import ktap`), this is
+import the host package one way (`from tools.lib.analysis import ktap`), this is
 the only place that touches sys.path: the checkout's root replaces the
 folder Python put first (this file's own, tools/).
 

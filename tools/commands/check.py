@@ -29,11 +29,13 @@ import unittest
 import xml.etree.ElementTree as ET
 
 from tools import ROOT, TOOLS
-from tools.lib import (batch, cli, coverage, hostinfo, hostkernel, ktap,
-                       jsonfile, kunit, kvm, layering, nested, probecheck,
-                       results, serial, signals)
-from tools.lib import scenario as scen
+from tools.lib import cli, hostinfo, jsonfile, layering, signals
+from tools.lib.analysis import coverage, ktap, kunit, results
 from tools.lib.exits import EXIT_INTERRUPTED
+from tools.lib.hostkernels import hostkernel, nested
+from tools.lib.launch import batch, kvm, serial
+from tools.lib.launch import scenario as scen
+from tools.lib.probe import probecheck
 from tools.lib.status import Status
 
 UNIT = ROOT / "build" / "unit" / "hvprobe-unit"
@@ -124,7 +126,8 @@ def junit(rows, total, seconds):
 
 def load_runs(path):
     """The guest runs: the RunSpecs of a matrix file, which
-    tools/lib/scenario.py checks (make check's names, keys and values)."""
+    tools/lib/launch/scenario.py checks (make check's names, keys and
+    values)."""
     try:
         specs, left_out, _, repeat = scen.load_matrix(path)
     except scen.ScenarioError as err:
@@ -246,7 +249,7 @@ def qemu_version():
 
 @functools.lru_cache(maxsize=None)
 def kvm_works():
-    """(ok, reason) of tools/lib/kvm.py, asked once, before the runs
+    """(ok, reason) of tools/lib/launch/kvm.py, asked once, before the runs
     start, so that parallel runs find its probe boot cached."""
     return kvm.works(str(ROOT), hostinfo.qemu_version())
 
@@ -321,7 +324,7 @@ NESTED = {}
 
 def nested_runs(label, runs, log_dir, seen):
     """Every run of the catalogue that names host kernel label, one after
-    another inside one boot of it as L1 (tools/lib/nested.py), in
+    another inside one boot of it as L1 (tools/lib/hostkernels/nested.py), in
     log_dir/on-LABEL/: [(row name, Counts, verdict, text)]. A kernel that
     cannot be had here skips its runs with the reason, except under
     CI=true, where .ci/run provides both series."""
@@ -350,7 +353,8 @@ def nested_runs(label, runs, log_dir, seen):
                 for run in runs]
     # The host probe in kprobe mode on a real KVM: nmi_storm's NMI IPIs
     # against kvm_inject_nmi, and the VM-entries they cancelled.
-    commands.append([sys.executable, "-m", "tools.lib.probecheck", str(share)])
+    commands.append([sys.executable, "-m", "tools.lib.probe.probecheck",
+                     str(share)])
     if referee:
         # Linux itself beside hvprobe under this host's Hyper-V
         # emulation, Hyper-V alone on two packages: the TSC rate from
@@ -462,7 +466,7 @@ TOOLS_RUN_BY_NAME = {"run": guest_run, "linux-referee": referee_run}
 
 def probe_row(share, rc):
     """The host-probe row that ran inside L1 (python3 -m
-    tools.lib.probecheck), from the counts and text it left in share."""
+    tools.lib.probe.probecheck), from the counts and text it left in share."""
     try:
         said = json.loads((share / "host-probe-row.json").read_text())
         counts = results.Counts(said["passed"], said["failed"],
@@ -547,8 +551,8 @@ ROWS = (
 
 
 def kunit_row(log_dir):
-    """Linux's kunit.py parse (6.1 and 6.12, tools/lib/kunit.py) over the
-    serial log of every guest run in log_dir: a case per log and version,
+    """Linux's kunit.py parse (6.1 and 6.12, tools/lib/analysis/kunit.py)
+    over the serial log of every guest run in log_dir: a case per log and version,
     passed when kunit.py reads it in time, without complaint, with the
     exit status hvprobe's verdict implies and ktap.py's leaf counts. A
     version that cannot be had here is one skipped case, with the reason."""

@@ -34,12 +34,14 @@ import re
 import sys
 
 from tools import ROOT
-from tools.lib import (cli, guest, hostinfo, hostkernel, hostprobe, jsonfile,
-                       kvm, nested, probecount, probedrun, qemu, results,
-                       signals)
+from tools.lib import cli, hostinfo, jsonfile, signals
+from tools.lib.analysis import results
 from tools.lib.exits import EXIT_CANNOT_RUN as EXIT_CANNOT
 from tools.lib.exits import EXIT_FAILED, CannotRun
 from tools.lib.exits import EXIT_OK as EXIT_VERDICT
+from tools.lib.hostkernels import hostkernel, nested
+from tools.lib.launch import guest, kvm, qemu
+from tools.lib.probe import hostprobe, probecount, probedrun
 from tools.lib.status import Status
 
 # Its own status beside tools/lib/exits.py's: the runs ran, and the

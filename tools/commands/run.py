@@ -26,13 +26,15 @@ import sys
 from pathlib import Path
 
 from tools import ROOT, TOOLS
-from tools.lib import (batch, cli, figures, guest, hostkernel, media, nested,
-                       qemu, report, results, signals)
-from tools.lib import kvm as kvm_lib
-from tools.lib import scenario as scen
+from tools.lib import cli, signals
+from tools.lib.analysis import figures, report, results
 from tools.lib.exits import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK,
                              CannotRun)
-from tools.lib.guest import shown
+from tools.lib.hostkernels import hostkernel, nested
+from tools.lib.launch import batch, guest, media, qemu
+from tools.lib.launch import kvm as kvm_lib
+from tools.lib.launch import scenario as scen
+from tools.lib.launch.guest import shown
 from tools.lib.status import Status
 
 MATRICES = TOOLS / "matrices"
@@ -285,8 +287,8 @@ def built_and_made(args, name, what):
 
 
 def run_nested(args, argv):
-    """This very command inside an L1 host kernel (tools/lib/nested.py):
-    the build and the folder here, everything else there, the guests
+    """This very command inside an L1 host kernel
+    (tools/lib/hostkernels/nested.py): the build and the folder here, everything else there, the guests
     under L1's KVM. The folder holds l1/ (L1's console and what it said
     of itself) beside what the command wrote."""
     try:

@@ -27,10 +27,11 @@ import time
 from dataclasses import dataclass, field
 
 from tools import ROOT
-from tools.lib import (batch, buildinfo, cli, guest, hostinfo, jsonfile, qemu,
-                       results, serial, signals)
-from tools.lib import kvm as kvm_lib
-from tools.lib.scenario import RunSpec
+from tools.lib import buildinfo, cli, hostinfo, jsonfile, signals
+from tools.lib.analysis import results
+from tools.lib.launch import batch, guest, qemu, serial
+from tools.lib.launch import kvm as kvm_lib
+from tools.lib.launch.scenario import RunSpec
 from tools.lib.status import Status
 
 MAX_CPUS = 64

@@ -8,8 +8,8 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from tools.lib import batch, guest
-from tools.lib.scenario import RunSpec
+from tools.lib.launch import batch, guest
+from tools.lib.launch.scenario import RunSpec
 
 KVM = {"usable": False, "reason": "not here", True: False, False: False,
        "module": None}

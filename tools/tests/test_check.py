@@ -11,8 +11,8 @@ from pathlib import Path
 from unittest import mock
 
 from tools.commands import check
-from tools.lib import ktap, results
-from tools.lib.scenario import RunSpec
+from tools.lib.analysis import ktap, results
+from tools.lib.launch.scenario import RunSpec
 
 
 class RunList(unittest.TestCase):

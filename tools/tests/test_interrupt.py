@@ -22,8 +22,9 @@ from unittest import mock
 
 from tools import ROOT, TOOLS
 from tools.commands import check, soak
-from tools.lib import batch, results, serial
-from tools.lib import scenario as scen
+from tools.lib.analysis import results
+from tools.lib.launch import batch, serial
+from tools.lib.launch import scenario as scen
 
 # Says its version when asked; else notes its pid in $FAKE_QEMU_PIDS,
 # prints the start of hvprobe's KTAP, and hangs.

@@ -12,7 +12,8 @@ from pathlib import Path
 from unittest import mock
 
 from tools.commands import check, run, soak
-from tools.lib import hostinfo, qemu
+from tools.lib import hostinfo
+from tools.lib.launch import qemu
 
 
 class QemuBinary(unittest.TestCase):

@@ -8,8 +8,8 @@ import unittest
 from pathlib import Path
 
 from tools.commands import run
-from tools.lib import scenario as scen
-from tools.lib.scenario import ScenarioError
+from tools.lib.launch import scenario as scen
+from tools.lib.launch.scenario import ScenarioError
 
 BASE = '''
 description = "d"

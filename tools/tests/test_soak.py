@@ -6,7 +6,8 @@ import re
 import unittest
 
 from tools.commands import run, soak
-from tools.lib import buildinfo, qemu
+from tools.lib import buildinfo
+from tools.lib.launch import qemu
 
 N = 500
 

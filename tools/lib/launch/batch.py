@@ -23,11 +23,13 @@ import threading
 import time
 from pathlib import Path
 
-from .. import ROOT
-from . import guest, hostinfo, jsonfile, media, qemu, results, serial
+from ... import ROOT
+from .. import hostinfo, jsonfile
+from ..analysis import results
+from ..status import Status
+from . import guest, media, qemu, serial
 from . import kvm as kvm_lib
 from .progress import Progress
-from .status import Status
 
 INDEX = "index.json"
 

@@ -15,7 +15,7 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from .. import TOOLS
+from ... import TOOLS
 
 # The one recipe for a GRUB ISO, shared with the Makefile.
 MKISO = TOOLS / "mkiso"

@@ -4,7 +4,7 @@ layout, and the three boot paths (QEMU's multiboot1 loader, GRUB from a CD
 under SeaBIOS, GRUB from a CD under OVMF).
 
 Everything here is pure so that the tests can pin the exact argv: whether
-KVM is there to use (tools/lib/kvm.py finds out) is the caller's to pass
+KVM is there to use (tools/lib/launch/kvm.py finds out) is the caller's to pass
 in.
 """
 

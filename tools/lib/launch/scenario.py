@@ -20,8 +20,9 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .. import ROOT, TOOLS
-from . import hostkernel, qemu
+from ... import ROOT, TOOLS
+from ..hostkernels import hostkernel
+from . import qemu
 
 SCENARIOS = TOOLS / "scenarios"
 
