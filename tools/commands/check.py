@@ -655,7 +655,7 @@ def main_body(argv):
                 by_kernel.setdefault(label, []).append(run)
     names = [name for name, _ in ROWS + AFTER_RUNS] + \
         [r.name for r in plain] + \
-        [f"{r['name']}@{k}" for k, runs in by_kernel.items() for r in runs] + \
+        [f"{r.name}@{k}" for k, runs in by_kernel.items() for r in runs] + \
         [f"{n}@{k}" for k in by_kernel for n in ("host-probe", REFEREE)]
     width = max(len(n) for n in names)
     total = results.Counts()

@@ -2,6 +2,9 @@
 """tools/check: its run list (the file it ships with, and what it refuses)
 and its rows."""
 
+import contextlib
+import io
+import json
 import os
 import shutil
 import subprocess
@@ -240,6 +243,58 @@ class LostRuns(unittest.TestCase):
             RunSpec("kvm-4", "kvm-4", needs_kvm=True), ci=True)
         self.assertEqual((counts.skipped, counts.failed), (1, 0))
         self.assertEqual(text, "needs KVM: /dev/kvm cannot be opened\n")
+
+
+class NestedLegs(unittest.TestCase):
+    """The runs with host_kernels go to one L1 leg per series, under
+    NAME@SERIES rows, beside the plain runs."""
+
+    def check(self, *argv):
+        legs = []
+
+        def nested_runs(label, runs, log_dir, seen):
+            legs.append((label, [r.name for r in runs]))
+            names = [f"{r.name}@{label}" for r in runs] + \
+                [f"host-probe@{label}"] + \
+                ([f"{check.REFEREE}@{label}"] if label == check.REFEREE_L1
+                 else [])
+            return [(n, results.Counts(passed=1), "pass", "")
+                    for n in names]
+
+        def plain(run, log_dir, seen):
+            return results.Counts(passed=2), "pass", ""
+
+        with tempfile.TemporaryDirectory() as d:
+            runs = Path(d) / "runs.toml"
+            runs.write_text('[[scenario]]\nname = "p"\n'
+                            '[[scenario]]\nname = "n"\n'
+                            'host_kernels = ["6.1", "6.12"]\n')
+            with mock.patch.object(check, "ROWS", ()), \
+                    mock.patch.object(check, "AFTER_RUNS", ()), \
+                    mock.patch.object(check, "nested_runs", nested_runs), \
+                    mock.patch.dict(check.TOOLS_RUN_BY_NAME, {"run": plain}), \
+                    mock.patch.object(check, "kvm_works",
+                                      return_value=(False, "not here")), \
+                    mock.patch.object(check, "machine_lines",
+                                      return_value=[]), \
+                    contextlib.redirect_stdout(io.StringIO()):
+                rc = check.main(["--no-build", "--runs", str(runs),
+                                 "--results", d, "--json",
+                                 str(Path(d) / "s.json"), *argv])
+            doc = json.loads((Path(d) / "s.json").read_text())
+        return rc, sorted(r["name"] for r in doc["rows"]), legs
+
+    def test_every_leg_and_the_plain_run(self):
+        rc, rows, legs = self.check()
+        self.assertEqual(rc, 0)
+        self.assertEqual(rows, ["host-probe@6.1", "host-probe@6.12",
+                                "linux-referee@6.12", "n@6.1", "n@6.12", "p"])
+        self.assertEqual(legs, [("6.1", ["n"]), ("6.12", ["n"])])
+
+    def test_only_one_leg(self):
+        rc, rows, legs = self.check("--only", "n@6.12")
+        self.assertEqual(legs, [("6.12", ["n"])])
+        self.assertNotIn("p", rows)
 
 
 class MachineLines(unittest.TestCase):
