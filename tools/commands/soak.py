@@ -262,10 +262,12 @@ def parse_args(argv):
                    help="boots at a time (default: 2)")
     p.add_argument("--accel", choices=("auto", "kvm", "tcg"),
                    default=os.environ.get("HVPROBE_ACCEL", "auto"),
-                   help="passed to tools/run (default: $HVPROBE_ACCEL or "
+                   help="auto draws KVM for some boots where it works; "
+                        "kvm or tcg for all (default: $HVPROBE_ACCEL or "
                         "auto)")
     p.add_argument("--timeout", type=float, metavar="S",
-                   help="per-boot timeout for tools/run (default: its own)")
+                   help="per-boot timeout (default: tools/run's for the "
+                        "boot path, plus 3 s per vCPU)")
     p.add_argument("--tsc-mhz", type=int, metavar="MHZ",
                    help="host TSC rate for lpj= presets (default: this "
                    "host's, as tools/run finds it for lpj=host)")
