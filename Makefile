@@ -42,6 +42,7 @@ KERNEL_LDFLAGS := -nostdlib -static -no-pie -z max-page-size=0x1000 \
 LOGIC := \
 	apic/icr.c \
 	apic/options.c \
+	apic/smp/tsc_sync_rule.c \
 	apic/turns.c \
 	boot/boot_info.c \
 	hv/hv.c \
@@ -80,11 +81,12 @@ MODELED := \
 KERNEL := \
 	$(MODELED) \
 	apic/apic.c \
-	apic/parallel.c \
-	apic/smp.c \
-	apic/smp_json.c \
+	apic/smp/parallel.c \
+	apic/smp/smp.c \
+	apic/smp/smp_json.c \
+	apic/smp/tsc_sync.c \
 	apic/timer.c \
-	apic/trampoline.S \
+	apic/smp/trampoline.S \
 	boot/boot.c \
 	boot/entry.S \
 	hv/hv_init.c \

@@ -7,7 +7,7 @@
  */
 #include "apic/apic.h"
 #include "apic/options.h"
-#include "apic/smp.h"
+#include "apic/smp/smp.h"
 #include "hv/hv.h"
 #include "kernel/acpi/acpi.h"
 #include "kernel/acpi/fadt.h"

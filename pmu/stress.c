@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The per-CPU PMI stress; see stress.h. */
 #include "apic/apic.h"
-#include "apic/smp.h"
+#include "apic/smp/smp.h"
 #include "kernel/lib/json.h"
 #include "kernel/lib/stats.h"
 #include "kernel/test/ktap.h"

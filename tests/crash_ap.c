@@ -9,7 +9,7 @@
  * APIC ID, make this test an error whose reason names that CPU, print the
  * totals and exit with failure; make check asserts exactly that.
  */
-#include "apic/smp.h"
+#include "apic/smp/smp.h"
 #include "kernel/test/test.h"
 
 #define AP_CRASH_TIMEOUT_US 5000000

@@ -9,7 +9,7 @@
  * APs through an NMI, as busy with work), make the test an error and end
  * the run; make check asserts exactly that.
  */
-#include "apic/smp.h"
+#include "apic/smp/smp.h"
 #include "kernel/test/test.h"
 #include "kernel/x86/x86.h"
 

@@ -19,7 +19,7 @@
  * ignores the preset.
  */
 #include "apic/options.h"
-#include "apic/smp.h"
+#include "apic/smp/smp.h"
 #include "kernel/time/clock.h"
 #include "kernel/time/delay.h"
 #include "kernel/time/lpj.h"
@@ -73,8 +73,8 @@ static bool reused_exactly(const struct percpu *c)
 		const struct percpu *o = cpu_at(i);
 
 		/* The boot CPU's lpj_fine counts as a source even where it was stated. */
-		if (o != c && delay_same_domain(o, c) && (o->calibrated || !o->index) &&
-		    o->lpj == c->lpj)
+		if (o != c && delay_same_domain(o, c) && (delay_cpu(i)->calibrated || !o->index) &&
+		    delay_cpu(i)->lpj == delay_cpu(c->index)->lpj)
 			return true;
 	}
 	return false;
@@ -132,7 +132,7 @@ static u64 measure_udelay_us(u64 expected_us, u64 read_cost_us)
  * time. A hypervisor's preset claims to be this machine's rate and is
  * held to it.
  */
-static u64 udelay_expected_us(const struct percpu *bsp)
+static u64 udelay_expected_us(const struct delay_cpu *bsp)
 {
 	u64 own;
 
@@ -147,16 +147,16 @@ static u64 udelay_expected_us(const struct percpu *bsp)
 }
 
 /* Values the APs measured themselves, against the BSP's. */
-static void check_calibrated(const struct percpu *bsp)
+static void check_calibrated(const struct delay_cpu *bsp)
 {
 	static u64 values[MAX_CPUS];
 	u64 lo = bsp->lpj / LPJ_LINUX_PLAUSIBLE_FACTOR, hi = bsp->lpj * LPJ_LINUX_PLAUSIBLE_FACTOR;
 	u32 n = 0, plausible = 0;
 
 	for (u32 i = 1; i < cpu_count(); i++) {
-		const struct percpu *c = cpu_at(i);
+		const struct delay_cpu *c = delay_cpu(i);
 
-		if (c->state == CPU_ONLINE && c->calibrated) {
+		if (cpu_at(i)->state == CPU_ONLINE && c->calibrated) {
 			values[n++] = c->lpj;
 			plausible += c->lpj >= lo && c->lpj <= hi;
 		}
@@ -195,10 +195,10 @@ static void check_counts(u32 online, u32 calibrations)
 		    time_options.lpj_reuse == LPJ_REUSE_NONE) ||
 		   !delay_tsc_constant(&constant_why)) {
 		/* The BSP's lpj_fine is timer-derived only if it measured the TSC. */
-		expected = online - !cpu_at(0)->calibrated;
+		expected = online - !delay_cpu(0)->calibrated;
 		why = !delay_tsc_constant(&constant_why) ? constant_why : "every CPU calibrates";
 	} else {
-		expected = domains_online() - !cpu_at(0)->calibrated;
+		expected = domains_online() - !delay_cpu(0)->calibrated;
 		why = delay_policy_rule();
 	}
 	report_info("expecting %u timer-derived values: %s", expected, why);
@@ -207,7 +207,7 @@ static void check_counts(u32 online, u32 calibrations)
 
 DEFINE_TEST(lpj, "loops-per-jiffy comes from the right source and delays are right", 0)
 {
-	const struct percpu *bsp = cpu_at(0);
+	const struct delay_cpu *bsp = delay_cpu(0);
 	u32 online = 0, calibrations = 0, copied = 0, copied_ok = 0, preset_ok = 0;
 	u64 slept, read_cost_us = 0, expected_us = udelay_expected_us(bsp);
 	char buf[1024];
@@ -224,13 +224,14 @@ DEFINE_TEST(lpj, "loops-per-jiffy comes from the right source and delays are rig
 	}
 	for (u32 i = 0; i < cpu_count(); i++) {
 		const struct percpu *c = cpu_at(i);
+		const struct delay_cpu *d = delay_cpu(i);
 
 		if (c->state != CPU_ONLINE)
 			continue;
 		online++;
-		calibrations += c->calibrated;
-		preset_ok += c->lpj == delay_preset_lpj() && !c->calibrated;
-		if (c->lpj_source && !strcmp(c->lpj_source, "reuse")) {
+		calibrations += d->calibrated;
+		preset_ok += d->lpj == delay_preset_lpj() && !d->calibrated;
+		if (d->lpj_source && !strcmp(d->lpj_source, "reuse")) {
 			copied++;
 			copied_ok += reused_exactly(c);
 		}

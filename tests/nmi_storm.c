@@ -14,7 +14,7 @@
  * several IPIs (each raised an NMI of its own, which may have been left
  * pending), and the handler never nested.
  */
-#include "apic/smp.h"
+#include "apic/smp/smp.h"
 #include "kernel/time/clock.h"
 #include "kernel/lib/json.h"
 #include "kernel/kernel.h"

@@ -14,7 +14,7 @@
  */
 #include "apic/apic.h"
 #include "apic/options.h"
-#include "apic/smp.h"
+#include "apic/smp/smp.h"
 #include "kernel/lib/json.h"
 #include "kernel/time/delay.h"
 #include "kernel/test/test.h"
@@ -85,13 +85,13 @@ static u32 most_overlapping(void)
 	u32 most = 0;
 
 	for (u32 i = 1; i < cpu_count(); i++) {
-		const struct percpu *a = cpu_at(i);
+		const struct delay_cpu *a = delay_cpu(i);
 		u32 here = 0;
 
 		if (!a->cal_tsc)
 			continue;
 		for (u32 k = 1; k < cpu_count(); k++) {
-			const struct percpu *b = cpu_at(k);
+			const struct delay_cpu *b = delay_cpu(k);
 
 			here += b->cal_tsc && b->cal_start <= a->cal_start &&
 				a->cal_start < b->cal_start + b->cal_tsc;
@@ -119,13 +119,13 @@ static void parallel_checks(void)
 	       "at most %u AP calibrations at once (%u overlapped)",
 	       MAX(smp_calibrate_concurrency(), 1u), most_overlapping());
 	for (u32 i = 1; i < cpu_count(); i++) {
-		const struct percpu *c = cpu_at(i);
+		const struct delay_cpu *c = delay_cpu(i);
 
-		if (c->state != CPU_ONLINE || c->lpj_plan != LPJ_PLAN_COPY || !c->lpj_from ||
+		if (cpu_at(i)->state != CPU_ONLINE || c->lpj_plan != LPJ_PLAN_COPY || !c->lpj_from ||
 		    c->calibrated)
 			continue;
 		copied++;
-		copied_ok += c->lpj == c->lpj_from->lpj;
+		copied_ok += c->lpj == delay_cpu(c->lpj_from->index)->lpj;
 	}
 	if (copied)
 		report_eq(copied_ok, copied, "every AP that waited for a sibling took its value");
@@ -143,18 +143,19 @@ static void kick_checks(void)
 
 	for (u32 i = 1; i < cpu_count(); i++) {
 		const struct percpu *c = cpu_at(i);
+		const struct smp_cpu *s = smp_cpu(i);
 		const char *why = smp_kick_failure(i);
 
-		if (c->esr)
-			report_info("APIC error status 0x%x after starting APIC ID %u", c->esr,
+		if (s->esr)
+			report_info("APIC error status 0x%x after starting APIC ID %u", s->esr,
 				    c->apic_id);
-		if (!c->tsc_init)
+		if (!s->tsc_init)
 			continue;
 		aps++;
 		if (why) {
 			failed++;
 			report_info("CPU %u (APIC ID %u): %s (ESR 0x%x)", i, c->apic_id, why,
-				    c->esr);
+				    s->esr);
 		}
 	}
 	if (aps)
@@ -202,7 +203,7 @@ DEFINE_TEST(smp, "every listed CPU comes online where the firmware says", 0)
 
 		if (c->state != CPU_ONLINE) {
 			report_info("APIC ID %u did not come online (state %u, ESR 0x%x)", c->apic_id,
-				    c->state, c->esr);
+				    c->state, smp_cpu(i)->esr);
 			continue;
 		}
 		id_ok += c->hw_apic_id == c->apic_id;

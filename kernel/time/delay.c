@@ -21,11 +21,19 @@ static struct {
 	const char *preset_source;
 	/* A requested lpj source that could not be honoured, and why. */
 	char problem[128];
-	/* An AP read a TSC earlier than the BSP's before its SIPI: a warp. */
+	/* An AP reported its TSC out of step with the control CPU's: a warp. */
 	bool tsc_unstable;
 	/* What Linux's Hyper-V platform code did to the TSC; NULL for nothing. */
 	const char *hyperv_tsc;
+	bool tsc_reliable;
 } delay;
+
+static struct delay_cpu delay_cpus[MAX_CPUS];
+
+struct delay_cpu *delay_cpu(u32 index)
+{
+	return &delay_cpus[index];
+}
 
 static bool tsc_unstable(void)
 {
@@ -134,9 +142,6 @@ u64 delay_calibrate_fast(void)
 #define X86_FEATURE_WAITPKG CPU_FEATURE(0x00000007, 0, CPUID_ECX, 5)
 #define X86_FEATURE_MWAITX CPU_FEATURE(CPUID_LEAF_EXT_FEATURES, 0, CPUID_ECX, 29)
 
-/* The method each CPU's own calibration came from, by index. */
-static u8 cal_method[MAX_CPUS];
-
 /*
  * Linux's delay_fn on the boot CPU: delay_halt() with TPAUSE where
  * WAITPKG is offered (x86_late_time_init() calls use_tpause_delay()) or
@@ -181,7 +186,7 @@ static u64 run_method(u32 method, u32 *edges)
 }
 
 /* calibrate_delay()'s own measurement: its methods in turn until one gives a value. */
-static void calibrate(struct percpu *cpu)
+static void calibrate(struct delay_cpu *cpu)
 {
 	u64 lpj = 0, tsc = rdtsc(), start = jiffies;
 	u32 edges = 0, methods[LPJ_METHODS_MAX], n, method = LPJ_METHOD_FAST;
@@ -200,17 +205,18 @@ static void calibrate(struct percpu *cpu)
 	cpu->cal_tsc = rdtsc() - tsc;
 	cpu->lpj_source = "calibrate";
 	cpu->calibrated = true;
-	if (cpu->index < MAX_CPUS)
-		cal_method[cpu->index] = (u8)method;
+	cpu->cal_method = (u8)method;
 }
 
 const char *delay_cal_method(const struct percpu *cpu)
 {
-	return cpu->calibrated && cpu->cal_tsc ? lpj_method_names[cal_method[cpu->index]] : NULL;
+	const struct delay_cpu *d = delay_cpu(cpu->index);
+
+	return d->calibrated && d->cal_tsc ? lpj_method_names[d->cal_method] : NULL;
 }
 
 /* A preset applies to every CPU; false when there is none to apply. */
-static bool preset(struct percpu *cpu)
+static bool preset(struct delay_cpu *cpu)
 {
 	if (!delay.preset_lpj)
 		return false;
@@ -300,6 +306,11 @@ bool delay_tsc_synchronized(void)
 	return !tsc_unstable();
 }
 
+bool delay_tsc_reliable(void)
+{
+	return delay.tsc_reliable;
+}
+
 const char *delay_policy_rule(void)
 {
 	switch (time_options.lpj_policy) {
@@ -335,7 +346,8 @@ static void online_sibling(void *ctx, u32 i, struct lpj_sibling *out)
 	*out = (struct lpj_sibling){
 		.package = c->package,
 		.node = c->node,
-		.has_lpj = __atomic_load_n(&c->lpj_ready, __ATOMIC_ACQUIRE) && c->lpj,
+		.has_lpj = __atomic_load_n(&delay_cpus[i].lpj_ready, __ATOMIC_ACQUIRE) &&
+			   delay_cpus[i].lpj,
 	};
 }
 
@@ -356,13 +368,15 @@ static struct percpu *copy_source(struct percpu *cpu, bool constant_tsc, lpj_sib
 
 void delay_plan_ap(struct percpu *cpu)
 {
-	cpu->lpj_from = NULL;
+	struct delay_cpu *d = delay_cpu(cpu->index);
+
+	d->lpj_from = NULL;
 	if (delay.preset_lpj) {
-		cpu->lpj_plan = LPJ_PLAN_PRESET;
+		d->lpj_plan = LPJ_PLAN_PRESET;
 		return;
 	}
-	cpu->lpj_from = copy_source(cpu, delay.tsc_constant, planned_sibling);
-	cpu->lpj_plan = cpu->lpj_from ? LPJ_PLAN_COPY : LPJ_PLAN_CALIBRATE;
+	d->lpj_from = copy_source(cpu, delay.tsc_constant, planned_sibling);
+	d->lpj_plan = d->lpj_from ? LPJ_PLAN_COPY : LPJ_PLAN_CALIBRATE;
 }
 
 /*
@@ -380,6 +394,7 @@ static void hyperv_tsc(void)
 	if (action == LPJ_HV_TSC_EXPOSE_INVARIANT && clock_offers.hyperv_expose_invariant_tsc &&
 	    clock_offers.hyperv_expose_invariant_tsc()) {
 		delay.hyperv_tsc = "HV_X64_MSR_TSC_INVARIANT_CONTROL: invariant TSC exposed";
+		delay.tsc_reliable = true;
 		return;
 	}
 	delay.hyperv_tsc = "running on Hyper-V: TSC marked unstable";
@@ -388,7 +403,7 @@ static void hyperv_tsc(void)
 
 void delay_init_bsp(void)
 {
-	struct percpu *cpu = this_cpu();
+	struct delay_cpu *cpu = delay_cpu(this_cpu()->index);
 
 	hyperv_tsc();
 	delay.tsc_constant = tsc_is_constant(&delay.tsc_constant_why);
@@ -407,14 +422,9 @@ void delay_init_bsp(void)
 	cpu->lpj_ready = 1;
 }
 
-/*
- * check_tsc_warp()'s question: an AP whose TSC reads earlier than the
- * BSP's stamp before its SIPI is not in step with it (Linux's
- * mark_tsc_unstable(), which every CPU reads afterwards).
- */
-static void note_warp(const struct percpu *cpu)
+void delay_tsc_sync(bool in_step)
 {
-	if (cpu->tsc_alive < cpu->tsc_sipi)
+	if (!in_step)
 		__atomic_store_n(&delay.tsc_unstable, true, __ATOMIC_RELEASE);
 }
 
@@ -423,18 +433,17 @@ bool delay_ap_must_calibrate(void)
 	struct percpu *cpu = this_cpu();
 	const char *why;
 
-	note_warp(cpu);
-	if (cpu->lpj_plan == LPJ_PLAN_PRESET && delay.preset_lpj)
+	if (delay_cpu(cpu->index)->lpj_plan == LPJ_PLAN_PRESET && delay.preset_lpj)
 		return false;
 	return !copy_source(cpu, tsc_is_constant(&why), online_sibling);
 }
 
 void delay_calibrate_ap(void)
 {
-	struct percpu *cpu = this_cpu(), *from;
+	struct percpu *self = this_cpu(), *from;
+	struct delay_cpu *cpu = delay_cpu(self->index);
 	const char *why;
 
-	note_warp(cpu);
 	if (cpu->lpj_plan == LPJ_PLAN_PRESET && preset(cpu))
 		goto done;
 	/*
@@ -443,10 +452,10 @@ void delay_calibrate_ap(void)
 	 * warp, and this CPU's own constant-TSC bit (cpu_has(&cpu_data(cpu),
 	 * X86_FEATURE_CONSTANT_TSC)), not the BSP's.
 	 */
-	from = copy_source(cpu, tsc_is_constant(&why), online_sibling);
+	from = copy_source(self, tsc_is_constant(&why), online_sibling);
 	if (cpu->lpj_plan == LPJ_PLAN_COPY && from) {
 		cpu->lpj_from = from;
-		cpu->lpj = from->lpj;
+		cpu->lpj = delay_cpu(from->index)->lpj;
 		cpu->lpj_source = "reuse";
 	} else {
 		calibrate(cpu);
@@ -457,7 +466,8 @@ done:
 
 void udelay(u64 us)
 {
-	u64 lpj = this_cpu()->lpj ? this_cpu()->lpj : lpj_from_tsc_hz(clock.tsc_hz, clock.hz);
+	u64 own = delay_cpus[this_cpu()->index].lpj;
+	u64 lpj = own ? own : lpj_from_tsc_hz(clock.tsc_hz, clock.hz);
 	u64 cycles = lpj_delay_cycles(lpj, clock.hz, us), start = rdtsc();
 
 	while (rdtsc() - start < cycles)
@@ -482,7 +492,7 @@ const char *delay_problem(void)
 
 void delay_json(struct json *j)
 {
-	const struct percpu *bsp = cpu_at(0);
+	const struct delay_cpu *bsp = delay_cpu(0);
 
 	json_u64(j, "lpj", bsp->lpj);
 	json_string(j, "lpj_source", bsp->lpj_source);

@@ -26,6 +26,32 @@ void delay_init_bsp(void);
  */
 enum lpj_plan { LPJ_PLAN_PRESET, LPJ_PLAN_COPY, LPJ_PLAN_CALIBRATE, LPJ_PLAN_COUNT };
 extern const char *const lpj_plan_names[LPJ_PLAN_COUNT];
+
+/* Each CPU's delay loop, kept here beside the code that sets it. */
+struct delay_cpu {
+	/* TSC cycles per jiffy, and where the value came from. */
+	volatile u64 lpj;
+	const char *lpj_source;
+	bool calibrated; /* lpj came from a timer measurement on this CPU */
+	u8 cal_method;	 /* an enum lpj_method, when calibrated */
+	/*
+	 * Its own calibration: when it began, its cost by the TSC, in
+	 * jiffies elapsed, and in tick edges it waited through (the method's
+	 * own steps, which a host that descheduled the vCPU does not add to).
+	 */
+	u64 cal_start, cal_tsc, cal_jiffies, cal_edges;
+	/*
+	 * The plan delay_plan_ap() made before the AP started (an enum
+	 * lpj_plan), the CPU it copies from, and lpj_ready once its lpj may
+	 * be copied.
+	 */
+	u32 lpj_plan;
+	volatile u32 lpj_ready;
+	struct percpu *lpj_from;
+};
+
+/* The delay record of the CPU at index (< MAX_CPUS). */
+struct delay_cpu *delay_cpu(u32 index);
 void delay_plan_ap(struct percpu *cpu);
 /*
  * On each AP, on itself, as Linux's smp_callin() does: carry out the plan
@@ -33,6 +59,13 @@ void delay_plan_ap(struct percpu *cpu);
  * lpj_ready.
  */
 void delay_calibrate_ap(void);
+/*
+ * On an AP, from bring-up, before its lpj is decided: whether its TSC is
+ * in step with the control CPU's (Linux's check_tsc_sync_target()). One
+ * AP out of step marks the TSC unstable for every CPU afterwards, as
+ * mark_tsc_unstable() does, and reuse then stays within a package.
+ */
+void delay_tsc_sync(bool in_step);
 /*
  * On an AP, before delay_calibrate_ap(): whether, as things stand, it
  * will calibrate (no preset, no source it may copy from now).
@@ -53,6 +86,11 @@ const char *delay_problem(void);
 bool delay_same_domain(const struct percpu *a, const struct percpu *b);
 /* Whether the TSC counts as synchronized (no AP saw it behind the BSP's). */
 bool delay_tsc_synchronized(void);
+/*
+ * Whether the TSC counts as reliable (Linux's X86_FEATURE_TSC_RELIABLE,
+ * which ms_hyperv_init_platform() sets once it exposes the invariant TSC).
+ */
+bool delay_tsc_reliable(void);
 /* The policy's name and what it does here, for the DATA. */
 const char *delay_policy_rule(void);
 /* The method cpu's own calibration took its value from ("direct", "converge", "fast"), or NULL. */

@@ -63,41 +63,19 @@ struct percpu {
 	u32 package;
 	u32 hw_apic_id;
 
-	/* Bring-up, written by the BSP (kick) and by the CPU itself. */
+	/*
+	 * Where the CPU is in its life, which the watchdog and
+	 * cpu_online_count() read; bring-up (apic/smp/) keeps its own
+	 * record of how it got there, and kernel/time the CPU's delay loop.
+	 */
 	volatile u32 state;
-	u64 tsc_init, tsc_sipi, tsc_alive, tsc_calibrated, tsc_online;
-	u32 esr;
 
-	/* Delay loop: TSC cycles per jiffy, and where the value came from. */
-	volatile u64 lpj;
-	const char *lpj_source;
-	bool calibrated; /* lpj came from a timer measurement on this CPU */
 	/*
-	 * Its own calibration: when it began, its cost by the TSC, in
-	 * jiffies elapsed, and in tick edges it waited through (the method's
-	 * own steps, which a host that descheduled the vCPU does not add to).
+	 * Work the BSP hands an idle AP (smp_run_on()); here, not with
+	 * bring-up, since the watchdog names the work a stuck CPU runs.
 	 */
-	u64 cal_start, cal_tsc, cal_jiffies, cal_edges;
-	/*
-	 * The plan delay_plan_ap() made before the AP started (an enum
-	 * lpj_plan in kernel/time/delay.h), the CPU it copies from, and
-	 * lpj_ready once its lpj may be copied.
-	 */
-	u32 lpj_plan;
-	volatile u32 lpj_ready;
-	struct percpu *lpj_from;
-	/* Parallel bring-up: place among the calibrating APs, and its waits. */
-	u32 cal_rank;
-	const char *waited_for;
-	u64 tsc_wait_start, tsc_wait_end;
-	/* The host-parallelism probe: the round this CPU ran, its count. */
-	volatile u32 probe_round;
-	volatile u64 probe_loops;
-
-	/* Work the BSP hands an idle AP (smp_run_on). */
 	void (*volatile work)(void *arg);
 	void *work_arg;
-	volatile u64 work_done;
 
 	u64 gdt[GDT_ENTRIES] __attribute__((aligned(16)));
 	struct tss64 tss __attribute__((aligned(16)));

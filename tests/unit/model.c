@@ -6,7 +6,7 @@
 #include <string.h>
 
 #include "apic/apic.h"
-#include "apic/smp.h"
+#include "apic/smp/smp.h"
 #include "kernel/time/clock.h"
 #include "kernel/time/delay.h"
 #include "kernel/x86/alloc.h"

@@ -9,15 +9,18 @@
  * bring-up slower than serial on a host with few CPUs. And the ICR
  * sequence itself, against a recording model: the fence before an
  * x2APIC IPI, interrupts off around an xAPIC send and its delivery
- * status, and Linux's verdict on a kick.
+ * status, and Linux's verdict on a kick. And Linux's TSC-sync check:
+ * which AP runs it for how long, each millisecond inside the bring-up.
  */
 #include <string.h>
 
 #include "apic/apic.h"
 #include "apic/icr.h"
 #include "apic/options.h"
+#include "apic/smp/tsc_sync.h"
 #include "apic/turns.h"
 #include "kernel/time/lpj.h"
+#include "kernel/time/options.h"
 #include "kernel/test/test.h"
 
 DEFINE_TEST(unit_init_udelay_rule, "init_udelay=auto follows smp_quirk_init_udelay()", 0)
@@ -347,4 +350,56 @@ DEFINE_TEST(unit_turns_join, "an AP that must calibrate after all joins the line
 	turns_grant(&t, log_wake, NULL);
 	r = turns_join(&t);
 	report(turns_mine(&t, r), "a free slot: at once");
+}
+
+DEFINE_TEST(unit_tsc_sync_timeout, "Linux's TSC-sync check: 20 ms, 2 ms or none, per AP", 0)
+{
+	/* A constant TSC on an Intel CPU, no TSC_ADJUST: nothing skips the check. */
+	const struct smp_tsc_sync_facts plain = { .constant = true, .intel = true };
+	struct smp_tsc_sync_facts f = plain;
+
+	report_eq(smp_tsc_sync_timeout_ms(&f), 20, "first CPU of its package: 20 ms");
+	f.package_online = true;
+	report_eq(smp_tsc_sync_timeout_ms(&f), 2, "a package with a CPU online: 2 ms");
+	f.tsc_adjust = true;
+	report_eq(smp_tsc_sync_timeout_ms(&f), 0,
+		  "TSC_ADJUST and a CPU online in the package: only TSC_ADJUST compared");
+	f.package_online = false;
+	report_eq(smp_tsc_sync_timeout_ms(&f), 20,
+		  "TSC_ADJUST, first CPU of its package: the warp loop, 20 ms");
+	f = plain;
+	f.reliable = true;
+	report_eq(smp_tsc_sync_timeout_ms(&f), 0, "TSC_RELIABLE: skipped, first of a package");
+	f.package_online = true;
+	report_eq(smp_tsc_sync_timeout_ms(&f), 0, "TSC_RELIABLE: skipped, a sibling");
+	f = plain;
+	f.unstable = true;
+	report_eq(smp_tsc_sync_timeout_ms(&f), 0, "a warp seen already: skipped");
+	f = plain;
+	f.intel = false;
+	report_eq(smp_tsc_sync_timeout_ms(&f), 20, "constant TSC on AMD: checked");
+	f.constant = false;
+	report_eq(smp_tsc_sync_timeout_ms(&f), 0,
+		  "neither constant nor Intel: unsynchronized, skipped");
+	f.reliable = true;
+	report_eq(smp_tsc_sync_timeout_ms(&f), 0, "reliable but not constant: skipped as reliable");
+	f = plain;
+	f.constant = false;
+	report_eq(smp_tsc_sync_timeout_ms(&f), 20, "Intel without constant TSC: checked");
+}
+
+DEFINE_TEST(unit_tsc_sync_mode, "Linux's TSC-sync check only under Linux's policies", 0)
+{
+	report_eq(smp_tsc_sync_mode(BRINGUP_SERIAL, LPJ_POLICY_LINUX_6_1), SMP_TSC_SYNC_LINUX_6_1,
+		  "serial, linux-6.1: after calibration");
+	report_eq(smp_tsc_sync_mode(BRINGUP_SERIAL, LPJ_POLICY_LINUX_6_5), SMP_TSC_SYNC_LINUX_6_1,
+		  "serial, linux-6.5: where serial bring-up has it");
+	report_eq(smp_tsc_sync_mode(BRINGUP_LINUX_6_5, LPJ_POLICY_LINUX_6_5),
+		  SMP_TSC_SYNC_LINUX_6_5, "linux-6.5, linux-6.5: before calibration");
+	report_eq(smp_tsc_sync_mode(BRINGUP_LINUX_6_5, LPJ_POLICY_HVPROBE), SMP_TSC_SYNC_STAMPS,
+		  "hvprobe's policy: the stamps");
+	report_eq(smp_tsc_sync_mode(BRINGUP_PARALLEL, LPJ_POLICY_LINUX_6_5), SMP_TSC_SYNC_STAMPS,
+		  "hvprobe's parallel bring-up: the stamps");
+	report_eq(smp_tsc_sync_mode(BRINGUP_SERIAL, LPJ_POLICY_HV_PRESET), SMP_TSC_SYNC_STAMPS,
+		  "hv-preset: the stamps");
 }

@@ -4,8 +4,9 @@
 Dependencies point one way. kernel/ is the ground floor and, inside it,
 lib/ < x86/ < acpi/ < time/ < test/ < the top-level files (console,
 command line, power-off); kernel/main.c alone composes everything and may
-include any folder. boot/, hv/ and apic/ stand on kernel/; pmu/ on
-kernel/ and apic/. The tests may include anything. A folder that needs
+include any folder. boot/, hv/ and apic/ stand on kernel/; SMP
+bring-up, apic/smp/, on kernel/ and apic/; pmu/ on kernel/, apic/ and
+apic/smp/. The tests may include anything. A folder that needs
 something from above registers with the one below (a linker-section
 table, a hook set at boot) instead of including it.
 
@@ -23,6 +24,9 @@ TOP = ("apic", "boot", "hv", "kernel", "pmu", "tests")
 KERNEL_ORDER = ("kernel/lib", "kernel/x86", "kernel/acpi", "kernel/time",
                 "kernel/test", "kernel")
 COMPOSER = "kernel/main.c"
+# Folders whose subfolders are parts of their own, above or below them.
+SPLIT = ("kernel", "tests")
+APIC_SMP = "apic/smp"
 ANYTHING = None
 
 # What each part may include besides itself; ANYTHING for no limit.
@@ -32,7 +36,8 @@ ALLOWED = {
     "boot": set(KERNEL_ORDER),
     "hv": set(KERNEL_ORDER),
     "apic": set(KERNEL_ORDER),
-    "pmu": set(KERNEL_ORDER) | {"apic"},
+    APIC_SMP: set(KERNEL_ORDER) | {"apic"},
+    "pmu": set(KERNEL_ORDER) | {"apic", APIC_SMP},
     "tests": ANYTHING,
     "tests/unit": ANYTHING,
     "tests/fuzz": ANYTHING,
@@ -46,8 +51,10 @@ def part_of(path):
     parts = Path(path).parts
     if str(Path(path)) == COMPOSER:
         return COMPOSER
-    if parts[0] in ("kernel", "tests") and len(parts) > 2:
+    if parts[0] in SPLIT and len(parts) > 2:
         return f"{parts[0]}/{parts[1]}"
+    if len(parts) > 2 and f"{parts[0]}/{parts[1]}" == APIC_SMP:
+        return APIC_SMP
     return parts[0]
 
 

@@ -43,9 +43,18 @@ class Plan(unittest.TestCase):
 
     def test_the_composer_and_the_tests_may_include_anything(self):
         with tree({"kernel/main.c": '#include "pmu/pmu.h"\n#include "apic/apic.h"\n',
-                   "tests/smp.c": '#include "apic/smp.h"\n',
+                   "tests/smp.c": '#include "apic/smp/smp.h"\n',
                    "tests/unit/test_x.c": '#include "pmu/pmu.h"\n'}) as root:
             self.assertEqual(layering.check(root), ([], []))
+
+    def test_smp_bring_up_stands_above_the_apic(self):
+        with tree({"apic/smp/smp.c": '#include "apic/apic.h"\n',
+                   "apic/timer.c": '#include "apic/smp/smp.h"\n',
+                   "apic/apic.h": "", "apic/smp/smp.h": ""}) as root:
+            bad, loops = layering.check(root)
+        self.assertEqual(len(bad), 1)
+        self.assertIn('apic/timer.c:1: includes "apic/smp/smp.h"', bad[0])
+        self.assertEqual(loops, ["apic -> apic/smp -> apic"])
 
     def test_a_cycle_is_reported(self):
         with tree({"hv/kvm.c": '#include "apic/apic.h"\n',

@@ -8,8 +8,9 @@
 #include "apic/apic.h"
 #include "apic/icr.h"
 #include "apic/options.h"
-#include "apic/smp.h"
-#include "apic/smp_internal.h"
+#include "apic/smp/smp.h"
+#include "apic/smp/smp_internal.h"
+#include "apic/smp/tsc_sync.h"
 #include "kernel/acpi/acpi.h"
 #include "kernel/acpi/madt.h"
 #include "kernel/acpi/srat.h"
@@ -21,6 +22,7 @@
 #include "kernel/test/ktap.h"
 #include "kernel/time/clock.h"
 #include "kernel/time/delay.h"
+#include "kernel/time/options.h"
 #include "kernel/x86/alloc.h"
 #include "kernel/x86/cpuid.h"
 #include "kernel/x86/trap.h"
@@ -48,6 +50,13 @@ struct {
 
 struct smp_state smp;
 
+static struct smp_cpu smp_cpus[MAX_CPUS];
+
+struct smp_cpu *smp_cpu(u32 index)
+{
+	return &smp_cpus[index];
+}
+
 /*
  * bringup=linux-6.5: set by the control CPU to let an AP past the alive
  * point (Linux's cpuhp_bp_sync_alive() and cpuhp_ap_sync_alive()).
@@ -59,10 +68,10 @@ static u8 released[MAX_CPUS];
 /* Why an AP's INIT-SIPI-SIPI failed (icr_kick_failure()), by CPU index; NULL when it did not. */
 static const char *kick_failure[MAX_CPUS];
 
-extern const u8 trampoline_start[], trampoline_end[];
-extern const u8 tr_gdt[], tr_gdt_ptr[], tr_far32[], tr_cr3[], tr_protected[];
+extern const u8 smp_trampoline_start[], smp_trampoline_end[];
+extern const u8 smp_tr_gdt[], smp_tr_gdt_ptr[], smp_tr_far32[], smp_tr_cr3[], smp_tr_protected[];
 
-void ap_main(struct percpu *cpu);
+void smp_ap_main(struct percpu *cpu);
 
 /* APIC ID bits below the package ID: the widest CPUID.0BH level's shift. */
 static u32 package_shift(void)
@@ -107,18 +116,18 @@ static bool place_trampoline(char *why, size_t whylen)
 {
 	u64 page = alloc_low_page(boot_info);
 	u8 *p = (u8 *)(uintptr_t)page;
-	u32 gdt = (u32)page + (u32)(tr_gdt - trampoline_start);
-	u32 far32 = (u32)page + (u32)(tr_protected - trampoline_start);
+	u32 gdt = (u32)page + (u32)(smp_tr_gdt - smp_trampoline_start);
+	u32 far32 = (u32)page + (u32)(smp_tr_protected - smp_trampoline_start);
 	u32 cr3 = (u32)read_cr3();
 
 	if (!page) {
 		snprintf(why, whylen, "no free page below 640 KiB for the AP trampoline");
 		return false;
 	}
-	memcpy(p, trampoline_start, trampoline_end - trampoline_start);
-	memcpy(p + (tr_gdt_ptr - trampoline_start) + 2, &gdt, 4);
-	memcpy(p + (tr_far32 - trampoline_start), &far32, 4);
-	memcpy(p + (tr_cr3 - trampoline_start), &cr3, 4);
+	memcpy(p, smp_trampoline_start, smp_trampoline_end - smp_trampoline_start);
+	memcpy(p + (smp_tr_gdt_ptr - smp_trampoline_start) + 2, &gdt, 4);
+	memcpy(p + (smp_tr_far32 - smp_trampoline_start), &far32, 4);
+	memcpy(p + (smp_tr_cr3 - smp_trampoline_start), &cr3, 4);
 	smp.trampoline = page;
 	return true;
 }
@@ -187,14 +196,15 @@ static bool kick(struct percpu *cpu)
 {
 	u32 sipi = APIC_ICR_DM_STARTUP | APIC_ICR_VECTOR(smp.trampoline >> 12);
 	bool modern = !smp.init_udelay, delivered = true;
+	struct smp_cpu *s = smp_cpu(cpu->index);
 
 	apic_esr();
-	cpu->tsc_init = rdtsc();
+	s->tsc_init = rdtsc();
 	delivered &= apic_send_ipi(cpu->apic_id, APIC_ICR_DM_INIT | APIC_ICR_LEVEL_ASSERT |
 							 APIC_ICR_TRIGGER_LEVEL);
 	udelay(smp.init_udelay);
 	delivered &= apic_send_ipi(cpu->apic_id, APIC_ICR_DM_INIT | APIC_ICR_TRIGGER_LEVEL);
-	cpu->tsc_sipi = rdtsc();
+	s->tsc_sipi = rdtsc();
 	/* fault=ap_silent: the last AP gets no SIPI, so it never answers. */
 	if (withheld(cpu)) {
 		smp.started++;
@@ -205,8 +215,8 @@ static bool kick(struct percpu *cpu)
 		udelay(modern ? SIPI_DELAY_MODERN_US : SIPI_DELAY_LEGACY_US);
 		udelay(modern ? SIPI_DELAY_MODERN_US : SIPI_SETTLE_LEGACY_US);
 	}
-	cpu->esr = apic_esr();
-	kick_failure[cpu->index] = icr_kick_failure(delivered, cpu->esr);
+	s->esr = apic_esr();
+	kick_failure[cpu->index] = icr_kick_failure(delivered, s->esr);
 	smp.started++;
 	return !kick_failure[cpu->index];
 }
@@ -233,7 +243,7 @@ static void kick_batch(const u32 *idx, u32 n)
 
 	apic_esr();
 	for (u32 k = 0; k < n; k++) {
-		cpu_at(idx[k])->tsc_init = rdtsc();
+		smp_cpu(idx[k])->tsc_init = rdtsc();
 		delivered[k] = apic_send_ipi(cpu_at(idx[k])->apic_id,
 					     APIC_ICR_DM_INIT | APIC_ICR_LEVEL_ASSERT |
 						     APIC_ICR_TRIGGER_LEVEL);
@@ -242,7 +252,7 @@ static void kick_batch(const u32 *idx, u32 n)
 	for (u32 k = 0; k < n; k++) {
 		delivered[k] &= apic_send_ipi(cpu_at(idx[k])->apic_id,
 					      APIC_ICR_DM_INIT | APIC_ICR_TRIGGER_LEVEL);
-		cpu_at(idx[k])->tsc_sipi = rdtsc();
+		smp_cpu(idx[k])->tsc_sipi = rdtsc();
 	}
 	for (int round = 0; round < 2; round++) {
 		for (u32 k = 0; k < n; k++)
@@ -254,7 +264,7 @@ static void kick_batch(const u32 *idx, u32 n)
 	/* One ESR for the batch: an error fails every AP of it, as it cannot say whose. */
 	esr = apic_esr();
 	for (u32 k = 0; k < n; k++) {
-		cpu_at(idx[k])->esr = esr;
+		smp_cpu(idx[k])->esr = esr;
 		kick_failure[idx[k]] = icr_kick_failure(delivered[k], esr);
 	}
 	smp.started += n;
@@ -288,7 +298,7 @@ static void kick_and_wait(struct batch *b)
  * would serially, on the same tick, and a chain of calibrations, each
  * ending on a tick edge, ends no later than the serial one.
  */
-void kick_all(u32 first)
+void smp_kick_all(u32 first)
 {
 	struct batch b = { .n = 0 };
 
@@ -316,8 +326,10 @@ bool smp_seen_online(struct percpu *cpu)
 	return true;
 }
 
+/* Serving, meanwhile, the TSC-sync check the AP may ask for. */
 static bool is_online(void *arg)
 {
+	smp_tsc_sync_serve();
 	return smp_seen_online(arg);
 }
 
@@ -414,10 +426,10 @@ void smp_boot(void)
 	report_info("smp: booting %u APs (bringup=%s, init_udelay=%llu: %s)", aps,
 		    bringup_names[apic_options.bringup], smp.init_udelay, smp.init_udelay_why);
 	if (apic_options.bringup == BRINGUP_PARALLEL)
-		prepare_parallel();
+		smp_parallel_prepare();
 	smp.tsc_start = rdtsc();
 	if (apic_options.bringup == BRINGUP_PARALLEL) {
-		boot_parallel();
+		smp_parallel_boot();
 	} else if (apic_options.bringup == BRINGUP_LINUX_6_5) {
 		boot_linux_6_5();
 	} else {
@@ -472,10 +484,13 @@ bool smp_run_all(void (*fn)(void *arg), void *arg, u64 timeout_us)
 }
 
 /* The AP's life: tables, APIC, calibration, then idle until given work. */
-void ap_main(struct percpu *cpu)
+void smp_ap_main(struct percpu *cpu)
 {
+	struct smp_cpu *s = smp_cpu(cpu->index);
+	u32 sync = smp_tsc_sync_mode(apic_options.bringup, time_options.lpj_policy);
+
 	cpu_tables_init(cpu, cpu->index);
-	cpu->tsc_alive = rdtsc();
+	s->tsc_alive = rdtsc();
 	cpu->state = CPU_ALIVE;
 	apic_init_ap();
 	cpu->hw_apic_id = apic_id();
@@ -485,9 +500,20 @@ void ap_main(struct percpu *cpu)
 	if (apic_options.bringup == BRINGUP_LINUX_6_5)
 		while (!__atomic_load_n(&released[cpu->index], __ATOMIC_ACQUIRE))
 			pause();
-	ap_lpj(cpu);
-	cpu->tsc_calibrated = rdtsc();
-	cpu->tsc_online = rdtsc();
+	/*
+	 * check_tsc_warp()'s question: cheaply, whether the AP's TSC reads
+	 * earlier than the BSP's stamp before its SIPI; or Linux's check, 6.5's
+	 * before the AP calibrates, 6.1's after.
+	 */
+	if (sync == SMP_TSC_SYNC_STAMPS)
+		delay_tsc_sync(s->tsc_alive >= s->tsc_sipi);
+	else if (sync == SMP_TSC_SYNC_LINUX_6_5)
+		delay_tsc_sync(smp_tsc_sync_ap(cpu));
+	smp_ap_lpj(cpu);
+	s->tsc_calibrated = rdtsc();
+	if (sync == SMP_TSC_SYNC_LINUX_6_1)
+		delay_tsc_sync(smp_tsc_sync_ap(cpu));
+	s->tsc_online = rdtsc();
 	__atomic_store_n(&cpu->state, CPU_ONLINE, __ATOMIC_RELEASE);
 	smp_wake(cpu_at(0));
 
@@ -502,7 +528,7 @@ void ap_main(struct percpu *cpu)
 		}
 		sti();
 		fn(cpu->work_arg);
-		cpu->work_done++;
+		s->work_done++;
 		__atomic_store_n(&cpu->work, NULL, __ATOMIC_RELEASE);
 		smp_wake(cpu_at(0));
 	}

@@ -9,12 +9,42 @@
  * has a value, and calibrating APs take turns, as many at once as a probe
  * of the host allows. Waiting CPUs PAUSE briefly, then HLT.
  */
-#ifndef APIC_SMP_H
-#define APIC_SMP_H
+#ifndef APIC_SMP_SMP_H
+#define APIC_SMP_SMP_H
 
 #include "kernel/x86/percpu.h"
 
 struct json;
+
+/*
+ * Each CPU's record of its bring-up, as kernel/x86/nmi.h keeps nmi_cpu():
+ * TSC stamps by the BSP (INIT, SIPI) and by the CPU itself (alive,
+ * calibrated, online), the ESR after its kick, in parallel bring-up its
+ * place among the calibrating APs and what it parked for, and the work
+ * it has run since.
+ */
+struct smp_cpu {
+	u64 tsc_init, tsc_sipi, tsc_alive, tsc_calibrated, tsc_online;
+	u32 esr;
+	/* Parallel bring-up: place among the calibrating APs, and its waits. */
+	u32 cal_rank;
+	const char *waited_for;
+	u64 tsc_wait_start, tsc_wait_end;
+	/* The host-parallelism probe: the round this CPU ran, its count. */
+	volatile u32 probe_round;
+	volatile u64 probe_loops;
+	/*
+	 * The TSC-sync check (tsc_sync.h): its timeout in ms (0: none ran),
+	 * its cost on the AP, and the largest warp the BSP saw in it.
+	 */
+	u32 tsc_sync_ms;
+	u64 tsc_sync_cycles, tsc_warp_cycles;
+	/* Work it has run for smp_run_on() and smp_run_all(). */
+	volatile u64 work_done;
+};
+
+/* The bring-up record of the CPU at index (< MAX_CPUS). */
+struct smp_cpu *smp_cpu(u32 index);
 
 /* Tables, per-CPU data and the trampoline; false with why on failure. */
 bool smp_init(char *why, size_t whylen);

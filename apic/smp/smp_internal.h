@@ -1,17 +1,18 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * What the pieces of SMP bring-up share, and nothing outside apic/ should
- * use: smp.c's tables and record of the bring-up, parallel.c's
- * calibration line, the calls between the two, and what smp_json.c reads
- * of both for the smp DATA.
+ * What the pieces of SMP bring-up share, and nothing outside apic/smp/
+ * should use: smp.c's tables and record of the bring-up, which
+ * smp_json.c reads for the smp DATA, and the calls between smp.c and
+ * parallel.c (the calibration line stays parallel.c's own).
  */
-#ifndef APIC_SMP_INTERNAL_H
-#define APIC_SMP_INTERNAL_H
+#ifndef APIC_SMP_SMP_INTERNAL_H
+#define APIC_SMP_SMP_INTERNAL_H
 
 #include "kernel/acpi/madt.h"
-#include "apic/turns.h"
 #include "kernel/acpi/srat.h"
 #include "kernel/x86/percpu.h"
+
+struct json;
 
 /* A hang bound, not a target: an AP calibrates for ~80 ms. */
 #define AP_ONLINE_TIMEOUT_US (10 * 1000000ULL)
@@ -39,8 +40,6 @@ struct smp_state {
 	u64 trampoline;
 	/* CPUs the MADT lists that we could not or would not start, and why. */
 	char problems[256];
-	/* APs given up on: never alive within AP_ONLINE_TIMEOUT_US of their kick. */
-	u8 given_up[MAX_CPUS];
 	u64 tsc_start, tsc_end;
 	u32 started; /* APs kicked */
 	/* When the BSP saw each AP online, by its own TSC; 0 when it never did. */
@@ -50,35 +49,18 @@ struct smp_state {
 };
 extern struct smp_state smp;
 
-/*
- * Parallel bring-up's line of calibrating APs: rank r may start once its
- * turn comes (turns.h). The BSP grants the first `concurrency` turns;
- * each AP that finishes grants one more and wakes its holder.
- */
-struct calibration_line {
-	u32 calibrators;
-	struct turns turns; /* who may calibrate now (turns.h) */
-	u32 concurrency;
-	char why[160];
-	u32 parallelism_x100; /* what the probe measured; 0 when none ran */
-	u32 probed;
-	volatile u32 probe_round, probe_arrived;
-	volatile u64 probe_start, probe_end;
-	u64 solo_loops, yardstick_us;
-	struct percpu *ranked[MAX_CPUS];
-};
-extern struct calibration_line cal_line;
-
 /* smp.c: stamp, on the BSP, each AP it sees online for the first time. */
 bool smp_seen_online(struct percpu *cpu);
 /* smp.c: kick every AP, in batches, first (an index, 0 for none) alone before the rest. */
-void kick_all(u32 first);
+void smp_kick_all(u32 first);
 
 /* parallel.c: parallel bring-up, and each AP's lpj in either bring-up. */
-void prepare_parallel(void);
-void boot_parallel(void);
-void ap_lpj(struct percpu *cpu);
+void smp_parallel_prepare(void);
+void smp_parallel_boot(void);
+void smp_ap_lpj(struct percpu *cpu);
 /* Whether cpu is one of the APs the host-parallelism probe runs on. */
-bool in_probe(const struct percpu *cpu);
+bool smp_in_probe(const struct percpu *cpu);
+/* The calibration line's settings and what its probe found, for the smp DATA. */
+void smp_parallel_json(struct json *j);
 
 #endif

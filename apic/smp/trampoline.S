@@ -2,19 +2,19 @@
 /*
  * The AP trampoline and the APs' 64-bit entry.
  *
- * Contract. smp.c copies [trampoline_start, trampoline_end) to a free
+ * Contract. smp.c copies [smp_trampoline_start, smp_trampoline_end) to a free
  * 4 KiB page P below 1 MiB and patches, at their offsets from
- * trampoline_start:
- *	tr_gdt_ptr + 2	u32	P + (tr_gdt - trampoline_start)
- *	tr_far32	u32	P + (tr_protected - trampoline_start)
- *	tr_cr3		u32	the BSP's CR3 (the 1:1 map, below 4 GiB)
+ * smp_trampoline_start:
+ *	smp_tr_gdt_ptr + 2	u32	P + (smp_tr_gdt - smp_trampoline_start)
+ *	smp_tr_far32	u32	P + (smp_tr_protected - smp_trampoline_start)
+ *	smp_tr_cr3	u32	the BSP's CR3 (the 1:1 map, below 4 GiB)
  * then sends STARTUP with vector P >> 12. Each AP starts in real mode at
  * CS:IP = (P >> 4):0 (SDM Vol 3A 9.4.4 "MP Initialization Example"), loads
  * the trampoline's GDT, enters protected mode, enables PAE, EFER.LME and
  * paging (SDM Vol 3A 10.8.5) and far-jumps to ap_entry64 in the kernel.
  * There it finds its struct percpu in smp_ap_table by its own APIC ID, so
  * any number of APs may run the trampoline at once (parallel bring-up),
- * switches to the stack at percpu->stack_top and calls ap_main(percpu).
+ * switches to the stack at percpu->stack_top and calls smp_ap_main(percpu).
  */
 #include "kernel/x86/cpuid.h"
 #include "kernel/x86/msr.h"
@@ -30,9 +30,9 @@
 	.section .rodata, "a"
 	.code16
 	.balign 16
-	.global trampoline_start, trampoline_end
-	.global tr_gdt, tr_gdt_ptr, tr_far32, tr_cr3, tr_protected
-trampoline_start:
+	.global smp_trampoline_start, smp_trampoline_end
+	.global smp_tr_gdt, smp_tr_gdt_ptr, smp_tr_far32, smp_tr_cr3, smp_tr_protected
+smp_trampoline_start:
 	cli
 	cld
 	movw %cs, %ax
@@ -40,38 +40,38 @@ trampoline_start:
 	/* ESI = P, kept across the switch: there is no stack to find it with. */
 	movzwl %ax, %esi
 	shll $4, %esi
-	lgdtl tr_gdt_ptr - trampoline_start
+	lgdtl smp_tr_gdt_ptr - smp_trampoline_start
 	movl %cr0, %eax
 	orl $X86_CR0_PE, %eax
 	movl %eax, %cr0
-	ljmpl *(tr_far32 - trampoline_start)
+	ljmpl *(smp_tr_far32 - smp_trampoline_start)
 
 	.code32
-tr_protected:
+smp_tr_protected:
 	movl $TR_DS, %eax
 	movl %eax, %ds
 	movl %eax, %es
 	movl %eax, %ss
-	enable_long_mode (tr_cr3 - trampoline_start)(%esi)
+	enable_long_mode (smp_tr_cr3 - smp_trampoline_start)(%esi)
 	ljmpl $TR_CS64, $ap_entry64
 
 	/* 32-bit code, flat data, 64-bit code (SDM Vol 3A 3.4.5). */
 	.balign 8
-tr_gdt:
+smp_tr_gdt:
 	.quad 0
 	.quad GDT_DESC_CODE32
 	.quad GDT_DESC_DATA
 	.quad GDT_DESC_CODE64
 tr_gdt_end:
-tr_gdt_ptr:
-	.word tr_gdt_end - tr_gdt - 1
+smp_tr_gdt_ptr:
+	.word tr_gdt_end - smp_tr_gdt - 1
 	.long 0
-tr_far32:
+smp_tr_far32:
 	.long 0
 	.word TR_CS32
-tr_cr3:
+smp_tr_cr3:
 	.long 0
-trampoline_end:
+smp_trampoline_end:
 
 	.text
 	.code64
@@ -110,8 +110,8 @@ ap_entry64:
 	jmp 4b
 6:	movq 8(%rsi), %rdi
 	movq PERCPU_STACK_TOP(%rdi), %rsp
-	call ap_main
-	/* Not listed, or ap_main returned: stop here for good. */
+	call smp_ap_main
+	/* Not listed, or smp_ap_main returned: stop here for good. */
 5:	cli
 	hlt
 	jmp 5b

@@ -5,8 +5,10 @@
  * BSP's kick, grants and wait. See smp.h.
  */
 #include "apic/options.h"
-#include "apic/smp.h"
-#include "apic/smp_internal.h"
+#include "apic/smp/smp.h"
+#include "apic/smp/smp_internal.h"
+#include "apic/turns.h"
+#include "kernel/lib/json.h"
 #include "kernel/lib/printf.h"
 #include "kernel/time/clock.h"
 #include "kernel/time/delay.h"
@@ -35,7 +37,25 @@
 #define PROBE_SOLO_US 500
 #define PROBE_ALIVE_TIMEOUT_US (5 * 1000000ULL)
 
-struct calibration_line cal_line;
+/*
+ * Parallel bring-up's line of calibrating APs: rank r may start once its
+ * turn comes (turns.h). The BSP grants the first `concurrency` turns;
+ * each AP that finishes grants one more and wakes its holder.
+ */
+static struct calibration_line {
+	u32 calibrators;
+	struct turns turns; /* who may calibrate now (turns.h) */
+	u32 concurrency;
+	char why[160];
+	u32 parallelism_x100; /* what the probe measured; 0 when none ran */
+	u32 probed;
+	volatile u32 probe_round, probe_arrived;
+	volatile u64 probe_start, probe_end;
+	u64 solo_loops, yardstick_us;
+	struct percpu *ranked[MAX_CPUS];
+	/* APs given up on: never alive within AP_ONLINE_TIMEOUT_US of their kick. */
+	u8 given_up[MAX_CPUS];
+} cal_line;
 _Static_assert(TURNS_MAX >= MAX_CPUS, "a turn for every CPU");
 
 /* A loop the probe counts: as many turns as the host lets it run before end. */
@@ -51,16 +71,18 @@ static u64 __attribute__((noinline)) spin_until(u64 end)
 }
 
 /* The probe runs on the calibrating APs after the first, which is calibrating meanwhile. */
-bool in_probe(const struct percpu *cpu)
+bool smp_in_probe(const struct percpu *cpu)
 {
-	return cpu->lpj_plan == LPJ_PLAN_CALIBRATE && cpu->cal_rank >= 1 &&
-	       cpu->cal_rank <= cal_line.probed;
+	u32 rank = smp_cpu(cpu->index)->cal_rank;
+
+	return delay_cpu(cpu->index)->lpj_plan == LPJ_PLAN_CALIBRATE && rank >= 1 &&
+	       rank <= cal_line.probed;
 }
 
 /* On a parked AP: run the probe's window once per round it is asked to. */
 static bool probe_wanted(const struct percpu *cpu)
 {
-	return in_probe(cpu) && cpu->probe_round != cal_line.probe_round;
+	return smp_in_probe(cpu) && smp_cpu(cpu->index)->probe_round != cal_line.probe_round;
 }
 
 /*
@@ -69,7 +91,7 @@ static bool probe_wanted(const struct percpu *cpu)
  * late is not counted as slow, only one that the host cannot run beside
  * the others. An AP that waits PROBE_ARRIVE_US for the rest counts 0.
  */
-static void probe_run(struct percpu *cpu)
+static void probe_run(struct smp_cpu *cpu)
 {
 	u32 round = cal_line.probe_round;
 	u64 per_us = clock.tsc_hz / 1000000, t0 = rdtsc();
@@ -106,13 +128,14 @@ static bool ap_park(struct percpu *cpu, bool (*ready)(const struct percpu *), co
 		    u64 timeout_us)
 {
 	u64 start = rdtsc(), limit = timeout_us * (clock.tsc_hz / 1000000);
+	struct smp_cpu *s = smp_cpu(cpu->index);
 	bool ok = true;
 
-	cpu->waited_for = what;
-	cpu->tsc_wait_start = start;
+	s->waited_for = what;
+	s->tsc_wait_start = start;
 	for (u32 spins = 0; !ready(cpu); spins++) {
 		if (probe_wanted(cpu)) {
-			probe_run(cpu);
+			probe_run(s);
 			continue;
 		}
 		if (rdtsc() - start > limit) {
@@ -131,18 +154,20 @@ static bool ap_park(struct percpu *cpu, bool (*ready)(const struct percpu *), co
 		/* STI's shadow covers HLT: a wake-up between check and HLT ends it. */
 		asm volatile("sti; hlt" ::: "memory");
 	}
-	cpu->tsc_wait_end = rdtsc();
+	s->tsc_wait_end = rdtsc();
 	return ok;
 }
 
 static bool source_ready(const struct percpu *cpu)
 {
-	return __atomic_load_n(&cpu->lpj_from->lpj_ready, __ATOMIC_ACQUIRE);
+	const struct percpu *from = delay_cpu(cpu->index)->lpj_from;
+
+	return __atomic_load_n(&delay_cpu(from->index)->lpj_ready, __ATOMIC_ACQUIRE);
 }
 
 static bool my_turn(const struct percpu *cpu)
 {
-	return turns_mine(&cal_line.turns, cpu->cal_rank);
+	return turns_mine(&cal_line.turns, smp_cpu(cpu->index)->cal_rank);
 }
 
 static void wake_rank(void *ctx, u32 rank)
@@ -162,24 +187,24 @@ static u64 parallel_timeout_us(void)
  * turn is granted and the CPUs waiting on this one are woken. Serially
  * every source is online before its copiers start, and nobody waits.
  */
-void ap_lpj(struct percpu *cpu)
+void smp_ap_lpj(struct percpu *cpu)
 {
 	bool parallel = apic_options.bringup == BRINGUP_PARALLEL;
+	u32 plan = delay_cpu(cpu->index)->lpj_plan;
+	bool turn = parallel && plan == LPJ_PLAN_CALIBRATE;
 
-	bool turn = parallel && cpu->lpj_plan == LPJ_PLAN_CALIBRATE;
-
-	if (parallel && cpu->lpj_plan == LPJ_PLAN_COPY && !source_ready(cpu))
+	if (parallel && plan == LPJ_PLAN_COPY && !source_ready(cpu))
 		ap_park(cpu, source_ready, "source", parallel_timeout_us());
 	/*
 	 * A copier that must calibrate after all (its source is out of
 	 * reach after a TSC warp) takes a turn at the end of the line
 	 * rather than calibrate beside the others.
 	 */
-	if (parallel && cpu->lpj_plan == LPJ_PLAN_COPY && delay_ap_must_calibrate()) {
+	if (parallel && plan == LPJ_PLAN_COPY && delay_ap_must_calibrate()) {
 		u32 rank = turns_join(&cal_line.turns);
 
 		if (rank < TURNS_MAX) {
-			cpu->cal_rank = rank;
+			smp_cpu(cpu->index)->cal_rank = rank;
 			cal_line.ranked[rank] = cpu;
 			turn = true;
 		}
@@ -192,16 +217,17 @@ void ap_lpj(struct percpu *cpu)
 	if (turn)
 		turns_grant(&cal_line.turns, wake_rank, NULL);
 	for (u32 i = cpu->index + 1; i < cpu_count(); i++) {
-		struct percpu *other = cpu_at(i);
+		const struct delay_cpu *other = delay_cpu(i);
 
 		if (other->lpj_from == cpu && other->lpj_plan == LPJ_PLAN_COPY)
-			smp_wake(other);
+			smp_wake(cpu_at(i));
 	}
 }
 
 static bool answered(const struct percpu *cpu)
 {
-	return __atomic_load_n(&cpu->probe_round, __ATOMIC_ACQUIRE) == cal_line.probe_round;
+	return __atomic_load_n(&smp_cpu(cpu->index)->probe_round, __ATOMIC_ACQUIRE) ==
+	       cal_line.probe_round;
 }
 
 /* Each AP in the probe answered, or has left its park to calibrate and never will. */
@@ -211,7 +237,7 @@ static bool probe_done(void *arg)
 	for (u32 r = 1; r <= cal_line.probed; r++) {
 		const struct percpu *cpu = cal_line.ranked[r];
 
-		if (!answered(cpu) && !cpu->tsc_wait_end && cpu->state != CPU_ONLINE)
+		if (!answered(cpu) && !smp_cpu(cpu->index)->tsc_wait_end && cpu->state != CPU_ONLINE)
 			return false;
 	}
 	return true;
@@ -280,9 +306,11 @@ static void choose_concurrency(void)
 		return;
 	}
 	/* An AP whose turn came before the probe reached it ran nothing: 0. */
-	for (u32 r = 1; r <= n; r++)
-		together[r - 1] =
-			answered(cal_line.ranked[r]) ? cal_line.ranked[r]->probe_loops : 0;
+	for (u32 r = 1; r <= n; r++) {
+		const struct percpu *cpu = cal_line.ranked[r];
+
+		together[r - 1] = answered(cpu) ? smp_cpu(cpu->index)->probe_loops : 0;
+	}
 	cal_line.concurrency =
 		calibrate_concurrency(cal_line.solo_loops, together, n, &cal_line.parallelism_x100);
 	snprintf(cal_line.why, sizeof(cal_line.why),
@@ -298,12 +326,12 @@ static void choose_concurrency(void)
  */
 static void give_up_on(struct percpu *dead)
 {
-	smp.given_up[dead->index] = 1;
-	if (dead->lpj_plan == LPJ_PLAN_CALIBRATE)
-		turns_give_up(&cal_line.turns, dead->cal_rank, wake_rank, NULL);
-	__atomic_store_n(&dead->lpj_ready, 1, __ATOMIC_RELEASE);
+	cal_line.given_up[dead->index] = 1;
+	if (delay_cpu(dead->index)->lpj_plan == LPJ_PLAN_CALIBRATE)
+		turns_give_up(&cal_line.turns, smp_cpu(dead->index)->cal_rank, wake_rank, NULL);
+	__atomic_store_n(&delay_cpu(dead->index)->lpj_ready, 1, __ATOMIC_RELEASE);
 	for (u32 i = dead->index + 1; i < cpu_count(); i++)
-		if (cpu_at(i)->lpj_from == dead)
+		if (delay_cpu(i)->lpj_from == dead)
 			smp_wake(cpu_at(i));
 }
 
@@ -316,7 +344,7 @@ static bool all_online(void *arg)
 
 	(void)arg;
 	for (u32 i = 1; i < cpu_count(); i++)
-		all &= smp_seen_online(cpu_at(i)) || smp.given_up[i];
+		all &= smp_seen_online(cpu_at(i)) || cal_line.given_up[i];
 	return all;
 }
 
@@ -325,7 +353,7 @@ static bool silent(const struct percpu *cpu, u64 per_us)
 {
 	return cpu->state == CPU_OFFLINE &&
 	       (smp_kick_failure(cpu->index) ||
-		(rdtsc() - cpu->tsc_init) / per_us >= AP_ONLINE_TIMEOUT_US);
+		(rdtsc() - smp_cpu(cpu->index)->tsc_init) / per_us >= AP_ONLINE_TIMEOUT_US);
 }
 
 /*
@@ -344,7 +372,7 @@ static void wait_parallel(void)
 		if ((rdtsc() - start) / per_us > parallel_timeout_us())
 			return;
 		for (u32 i = 1; i < cpu_count(); i++) {
-			if (!smp.given_up[i] && silent(cpu_at(i), per_us)) {
+			if (!cal_line.given_up[i] && silent(cpu_at(i), per_us)) {
 				give_up_on(cpu_at(i));
 				gave_up = true;
 			}
@@ -359,7 +387,7 @@ static void wait_parallel(void)
 }
 
 /* The calibrating APs in line, and the probe's yardstick (see choose_concurrency()). */
-void prepare_parallel(void)
+void smp_parallel_prepare(void)
 {
 	u64 t0 = rdtsc();
 
@@ -367,8 +395,8 @@ void prepare_parallel(void)
 	for (u32 i = 1; i < cpu_count(); i++) {
 		struct percpu *cpu = cpu_at(i);
 
-		if (cpu->lpj_plan == LPJ_PLAN_CALIBRATE) {
-			cpu->cal_rank = cal_line.calibrators;
+		if (delay_cpu(cpu->index)->lpj_plan == LPJ_PLAN_CALIBRATE) {
+			smp_cpu(cpu->index)->cal_rank = cal_line.calibrators;
 			cal_line.ranked[cal_line.calibrators++] = cpu;
 		}
 	}
@@ -398,14 +426,27 @@ void prepare_parallel(void)
  * beside it once every AP is kicked, and grants more turns if the host
  * has CPUs to spare.
  */
-void boot_parallel(void)
+void smp_parallel_boot(void)
 {
 	turns_init(&cal_line.turns, cal_line.calibrators, 1);
-	kick_all(cal_line.calibrators ? cal_line.ranked[0]->index : 0);
+	smp_kick_all(cal_line.calibrators ? cal_line.ranked[0]->index : 0);
 	choose_concurrency();
 	for (u32 k = 1; k < cal_line.concurrency; k++)
 		turns_grant(&cal_line.turns, wake_rank, NULL);
 	wait_parallel();
+}
+
+void smp_parallel_json(struct json *j)
+{
+	json_string(j, "parallel_calibrate",
+		    parallel_calibrate_names[apic_options.parallel_calibrate]);
+	json_u64(j, "calibrating_aps", cal_line.calibrators);
+	json_u64(j, "calibrate_concurrency", cal_line.concurrency);
+	json_bool(j, "calibrations_serialized",
+		  cal_line.calibrators > 1 && cal_line.concurrency == 1);
+	json_string(j, "calibrate_concurrency_why", cal_line.why);
+	json_u64(j, "host_parallelism_x100", cal_line.parallelism_x100);
+	json_u64(j, "yardstick_us", cal_line.yardstick_us);
 }
 
 u32 smp_calibrating_aps(void)

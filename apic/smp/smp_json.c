@@ -2,8 +2,9 @@
 /* The smp DATA: the bring-up's settings and totals, and each AP's timeline. */
 #include "apic/apic.h"
 #include "apic/options.h"
-#include "apic/smp.h"
-#include "apic/smp_internal.h"
+#include "apic/smp/smp.h"
+#include "apic/smp/smp_internal.h"
+#include "apic/smp/tsc_sync.h"
 #include "kernel/lib/json.h"
 #include "kernel/lib/option.h"
 #include "kernel/lib/stats.h"
@@ -17,15 +18,17 @@ static u64 us_since_start(u64 tsc)
 	return tsc > smp.tsc_start ? tsc_to_us(tsc - smp.tsc_start) : 0;
 }
 
-static u64 wait_us(const struct percpu *c)
+static u64 wait_us(const struct smp_cpu *s)
 {
-	return c->tsc_wait_end > c->tsc_wait_start ? tsc_to_us(c->tsc_wait_end - c->tsc_wait_start)
+	return s->tsc_wait_end > s->tsc_wait_start ? tsc_to_us(s->tsc_wait_end - s->tsc_wait_start)
 						   : 0;
 }
 
 void smp_ap_json(struct json *j, u32 index)
 {
 	const struct percpu *c = cpu_at(index);
+	const struct smp_cpu *s = smp_cpu(index);
+	const struct delay_cpu *d = delay_cpu(index);
 	bool up = c->state == CPU_ONLINE;
 
 	json_u64(j, "cpu", index);
@@ -35,26 +38,31 @@ void smp_ap_json(struct json *j, u32 index)
 	json_bool(j, "online", up);
 	if (smp_kick_failure(index))
 		json_string(j, "kick_failure", smp_kick_failure(index));
-	json_u64(j, "init_us", us_since_start(c->tsc_init));
-	json_u64(j, "sipi_us", us_since_start(c->tsc_sipi));
-	json_u64(j, "alive_us", c->state >= CPU_ALIVE ? us_since_start(c->tsc_alive) : 0);
-	json_u64(j, "calibrated_us", up ? us_since_start(c->tsc_calibrated) : 0);
-	json_u64(j, "online_us", up ? us_since_start(c->tsc_online) : 0);
-	json_u64(j, "lpj", c->lpj);
-	json_string(j, "lpj_source", c->lpj_source ? c->lpj_source : "none");
-	json_string(j, "lpj_plan", lpj_plan_names[c->lpj_plan]);
-	if (c->lpj_from)
-		json_u64(j, "lpj_from", c->lpj_from->index);
+	json_u64(j, "init_us", us_since_start(s->tsc_init));
+	json_u64(j, "sipi_us", us_since_start(s->tsc_sipi));
+	json_u64(j, "alive_us", c->state >= CPU_ALIVE ? us_since_start(s->tsc_alive) : 0);
+	json_u64(j, "calibrated_us", up ? us_since_start(s->tsc_calibrated) : 0);
+	json_u64(j, "online_us", up ? us_since_start(s->tsc_online) : 0);
+	json_u64(j, "lpj", d->lpj);
+	json_string(j, "lpj_source", d->lpj_source ? d->lpj_source : "none");
+	json_string(j, "lpj_plan", lpj_plan_names[d->lpj_plan]);
+	if (d->lpj_from)
+		json_u64(j, "lpj_from", d->lpj_from->index);
 	/* What it parked for: its source's value, or its turn to calibrate. */
-	json_string(j, "waited_for", c->waited_for ? c->waited_for : "none");
-	json_u64(j, "wait_us", wait_us(c));
-	json_u64(j, "cal_us", c->calibrated ? tsc_to_us(c->cal_tsc) : 0);
-	json_u64(j, "cal_ticks", c->calibrated ? c->cal_edges : 0);
-	json_u64(j, "cal_jiffies", c->calibrated ? c->cal_jiffies : 0);
+	json_string(j, "waited_for", s->waited_for ? s->waited_for : "none");
+	json_u64(j, "wait_us", wait_us(s));
+	json_u64(j, "cal_us", d->calibrated ? tsc_to_us(d->cal_tsc) : 0);
+	json_u64(j, "cal_ticks", d->calibrated ? d->cal_edges : 0);
+	json_u64(j, "cal_jiffies", d->calibrated ? d->cal_jiffies : 0);
 	if (delay_cal_method(c))
 		json_string(j, "cal_method", delay_cal_method(c));
-	if (in_probe(c))
-		json_u64(j, "probe_loops", c->probe_loops);
+	if (smp_in_probe(c))
+		json_u64(j, "probe_loops", s->probe_loops);
+	/* Linux's TSC-sync check: its timeout (0: none ran) and its cost here. */
+	json_u64(j, "tsc_sync_ms", s->tsc_sync_ms);
+	json_u64(j, "tsc_sync_us", tsc_to_us(s->tsc_sync_cycles));
+	if (s->tsc_warp_cycles)
+		json_u64(j, "tsc_warp_cycles", s->tsc_warp_cycles);
 }
 
 static void spread_json(struct json *j, const char *key, u64 *v, u32 n)
@@ -76,20 +84,22 @@ void smp_json(struct json *j)
 
 	for (u32 i = 0; i < cpu_count(); i++) {
 		const struct percpu *c = cpu_at(i);
+		const struct smp_cpu *s = smp_cpu(i);
+		const struct delay_cpu *d = delay_cpu(i);
 
-		calibrations += c->calibrated;
-		if (c->cal_tsc) {
-			cal_us[cals] = tsc_to_us(c->cal_tsc);
-			cal_jiffies[cals] = c->cal_jiffies;
-			cal_ticks[cals++] = c->cal_edges;
+		calibrations += d->calibrated;
+		if (d->cal_tsc) {
+			cal_us[cals] = tsc_to_us(d->cal_tsc);
+			cal_jiffies[cals] = d->cal_jiffies;
+			cal_ticks[cals++] = d->cal_edges;
 		}
-		if (i && c->waited_for)
-			waits[waited++] = wait_us(c);
+		if (i && s->waited_for)
+			waits[waited++] = wait_us(s);
 		if (i && c->state == CPU_ONLINE) {
 			bool offset;
 
-			per_ap[n++] = tsc_to_us(ap_bringup_cycles(c->tsc_init, c->tsc_sipi,
-								  c->tsc_alive, c->tsc_online,
+			per_ap[n++] = tsc_to_us(ap_bringup_cycles(s->tsc_init, s->tsc_sipi,
+								  s->tsc_alive, s->tsc_online,
 								  smp.tsc_seen[i], &offset));
 			offset_aps += offset;
 		}
@@ -105,7 +115,7 @@ void smp_json(struct json *j)
 	json_string(j, "init_udelay_why", smp.init_udelay_why ? smp.init_udelay_why : "");
 	if (apic_options.bringup == BRINGUP_PARALLEL)
 		json_u64(j, "kick_batch", KICK_BATCH);
-	json_string(j, "lpj_source", cpu_at(0)->lpj_source);
+	json_string(j, "lpj_source", delay_cpu(0)->lpj_source);
 	json_string(j, "lpj_reuse", lpj_reuse_names[time_options.lpj_reuse]);
 	json_string(j, "lpj_policy", lpj_policy_names[time_options.lpj_policy]);
 	json_u64(j, "calibrations", calibrations);
@@ -119,6 +129,16 @@ void smp_json(struct json *j)
 	/* APs whose TSC stamps were out of step with the BSP's: timed by the BSP alone. */
 	json_u64(j, "per_ap_tsc_offset", offset_aps);
 	/*
+	 * The TSC-sync check: which, how many ran, how many saw a warp, and
+	 * the control CPU's time in them, all inside total_us as in Linux.
+	 */
+	json_string(j, "tsc_sync",
+		    smp_tsc_sync_mode_names[smp_tsc_sync_mode(apic_options.bringup,
+							      time_options.lpj_policy)]);
+	json_u64(j, "tsc_sync_checks", smp_tsc_sync_checks());
+	json_u64(j, "tsc_warps", smp_tsc_sync_warps());
+	json_u64(j, "tsc_sync_us", tsc_to_us(smp_tsc_sync_source_cycles()));
+	/*
 	 * Each calibration's cost in µs, in jiffies elapsed, and in ticks:
 	 * the edges it waited through, which is what Linux's count for the
 	 * method counts (linux_direct_ticks).
@@ -129,15 +149,7 @@ void smp_json(struct json *j)
 	json_u64(j, "hz", clock.hz);
 	json_u64(j, "linux_direct_ticks", lpj_direct_ticks(clock.hz));
 	if (apic_options.bringup == BRINGUP_PARALLEL) {
-		json_string(j, "parallel_calibrate",
-			    parallel_calibrate_names[apic_options.parallel_calibrate]);
-		json_u64(j, "calibrating_aps", cal_line.calibrators);
-		json_u64(j, "calibrate_concurrency", cal_line.concurrency);
-		json_bool(j, "calibrations_serialized",
-			  cal_line.calibrators > 1 && cal_line.concurrency == 1);
-		json_string(j, "calibrate_concurrency_why", cal_line.why);
-		json_u64(j, "host_parallelism_x100", cal_line.parallelism_x100);
-		json_u64(j, "yardstick_us", cal_line.yardstick_us);
+		smp_parallel_json(j);
 		/* n: the APs that parked for a source's value or their turn. */
 		spread_json(j, "wait_us", waits, waited);
 	}

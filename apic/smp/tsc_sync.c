@@ -1,0 +1,173 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The warp check of Linux's arch/x86/kernel/tsc_sync.c, on the AP and on
+ * the BSP as the control CPU; see tsc_sync.h.
+ */
+#include "apic/smp/smp.h"
+#include "apic/smp/tsc_sync.h"
+#include "kernel/time/clock.h"
+#include "kernel/time/delay.h"
+#include "kernel/x86/cpuid.h"
+#include "kernel/x86/spinlock.h"
+#include "kernel/x86/x86.h"
+
+/*
+ * Not in kernel/x86/cpuid.h yet (its descriptors are being reordered):
+ * CPUID.(EAX=07H,ECX=0):EBX[1], the IA32_TSC_ADJUST MSR (SDM Vol 2A
+ * Table 3-8).
+ */
+#define X86_FEATURE_TSC_ADJUST CPU_FEATURE(0x00000007, 0, CPUID_EBX, 1)
+/* A bound on the loop should the TSC stand still, as Linux's 10 million turns. */
+#define WARP_LOOP_MAX 10000000u
+
+/*
+ * The two CPUs meet twice, as Linux's start_count and stop_count: both
+ * in before the loop, both out before the verdict is read. Only one AP
+ * checks at a time: serially, and in linux-6.5 bring-up each AP after
+ * the one before it is online.
+ */
+static struct {
+	volatile u32 asked; /* index + 1 of the AP waiting for the BSP; 0: none */
+	volatile u32 start, stop;
+	struct spinlock lock;
+	u64 last;
+	u32 warps;
+	u64 max_warp;
+	volatile bool in_step; /* the last check's verdict, for its AP */
+	u64 source_cycles;
+	u32 checks, warped;
+} sync;
+
+static void lock(void)
+{
+	spin_lock_reentrant(&sync.lock);
+}
+
+static void unlock(void)
+{
+	spin_unlock_reentrant(&sync.lock, false);
+}
+
+/*
+ * check_tsc_warp(): read the TSC under the lock, after the other CPU's
+ * last reading; one earlier than it went backwards between the CPUs.
+ */
+static void warp_loop(u32 timeout_ms)
+{
+	u64 start = rdtsc(), end = start + timeout_ms * (clock.tsc_hz / 1000), now, prev;
+
+	for (u32 i = 0;; i++) {
+		lock();
+		prev = sync.last;
+		now = rdtsc();
+		sync.last = now;
+		unlock();
+		if (!(i & 7)) {
+			if (now > end || i > WARP_LOOP_MAX)
+				break;
+			pause();
+		}
+		if (prev > now) {
+			lock();
+			sync.max_warp = MAX(sync.max_warp, prev - now);
+			sync.warps++;
+			unlock();
+		}
+	}
+}
+
+static void wait_for(volatile u32 *count, u32 value)
+{
+	while (__atomic_load_n(count, __ATOMIC_ACQUIRE) != value)
+		pause();
+}
+
+/* Whether another CPU of cpu's package is online: topology_core_cpumask() beyond cpu. */
+static bool package_online(const struct percpu *cpu)
+{
+	for (u32 i = 0; i < cpu_count(); i++) {
+		const struct percpu *o = cpu_at(i);
+
+		if (o != cpu && o->package == cpu->package &&
+		    __atomic_load_n(&o->state, __ATOMIC_ACQUIRE) == CPU_ONLINE)
+			return true;
+	}
+	return false;
+}
+
+static u32 timeout_ms(const struct percpu *cpu)
+{
+	const char *why;
+	struct smp_tsc_sync_facts f = {
+		.unstable = !delay_tsc_synchronized(),
+		.constant = delay_tsc_constant(&why),
+		.intel = cpu_vendor_is("GenuineIntel"),
+		.reliable = delay_tsc_reliable(),
+		.tsc_adjust = cpu_has(X86_FEATURE_TSC_ADJUST),
+		.package_online = package_online(cpu),
+	};
+
+	return smp_tsc_sync_timeout_ms(&f);
+}
+
+bool smp_tsc_sync_ap(struct percpu *cpu)
+{
+	struct smp_cpu *s = smp_cpu(cpu->index);
+	u64 t0 = rdtsc();
+	bool in_step;
+
+	s->tsc_sync_ms = timeout_ms(cpu);
+	if (!s->tsc_sync_ms)
+		return true;
+	__atomic_store_n(&sync.asked, cpu->index + 1, __ATOMIC_RELEASE);
+	smp_wake(cpu_at(0));
+	__atomic_add_fetch(&sync.start, 1, __ATOMIC_ACQ_REL);
+	wait_for(&sync.start, 2);
+	warp_loop(s->tsc_sync_ms);
+	__atomic_add_fetch(&sync.stop, 1, __ATOMIC_ACQ_REL);
+	wait_for(&sync.stop, 2);
+	in_step = sync.in_step;
+	s->tsc_sync_cycles = rdtsc() - t0;
+	return in_step;
+}
+
+void smp_tsc_sync_serve(void)
+{
+	u32 asked = __atomic_exchange_n(&sync.asked, 0, __ATOMIC_ACQ_REL);
+	struct smp_cpu *s;
+	u64 t0 = rdtsc();
+
+	if (!asked)
+		return;
+	s = smp_cpu(asked - 1);
+	wait_for(&sync.start, 1);
+	sync.stop = 0;
+	__atomic_store_n(&sync.start, 2, __ATOMIC_RELEASE);
+	warp_loop(s->tsc_sync_ms);
+	wait_for(&sync.stop, 1);
+	sync.in_step = !sync.warps;
+	s->tsc_warp_cycles = sync.max_warp;
+	sync.checks++;
+	sync.warped += !!sync.warps;
+	sync.start = 0;
+	sync.warps = 0;
+	sync.max_warp = 0;
+	sync.last = 0;
+	sync.source_cycles += rdtsc() - t0;
+	__atomic_store_n(&sync.stop, 2, __ATOMIC_RELEASE);
+}
+
+u64 smp_tsc_sync_source_cycles(void)
+{
+	return sync.source_cycles;
+}
+
+u32 smp_tsc_sync_checks(void)
+{
+	return sync.checks;
+}
+
+u32 smp_tsc_sync_warps(void)
+{
+	return sync.warped;
+}

@@ -1,0 +1,73 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The TSC-sync check of an AP's bring-up. Under Linux's policies
+ * (lpj_policy=linux-6.1 or linux-6.5, with bringup=serial or linux-6.5)
+ * it is Linux's check_tsc_warp(): the control CPU and the AP read the TSC
+ * in turn under a lock for a timeout, and a reading earlier than the other
+ * CPU's last is a warp. Linux 6.1 runs it after the AP's calibration, the
+ * control CPU's half from native_cpu_up(); Linux 6.5+ before it, the AP
+ * asking the control CPU for its half (smp_call_function_single() from
+ * check_tsc_sync_target()). Elsewhere it is hvprobe's cheap check: the
+ * AP's alive stamp must not be earlier than the BSP's SIPI stamp.
+ */
+#ifndef APIC_SMP_TSC_SYNC_H
+#define APIC_SMP_TSC_SYNC_H
+
+#include "kernel/lib/types.h"
+
+enum smp_tsc_sync_mode {
+	SMP_TSC_SYNC_STAMPS,
+	SMP_TSC_SYNC_LINUX_6_1,
+	SMP_TSC_SYNC_LINUX_6_5,
+	SMP_TSC_SYNC_MODE_COUNT,
+};
+extern const char *const smp_tsc_sync_mode_names[SMP_TSC_SYNC_MODE_COUNT];
+
+/* Which check runs, from bringup= and lpj_policy= (their enums). */
+u32 smp_tsc_sync_mode(u32 bringup, u32 lpj_policy);
+
+/* What Linux's check of one AP depends on, as the AP comes up. */
+struct smp_tsc_sync_facts {
+	bool unstable;	   /* a warp was seen already (tsc_unstable) */
+	bool constant;	   /* X86_FEATURE_CONSTANT_TSC */
+	bool intel;	   /* the boot CPU is Intel's */
+	bool reliable;	   /* X86_FEATURE_TSC_RELIABLE (tsc_clocksource_reliable) */
+	bool tsc_adjust;   /* X86_FEATURE_TSC_ADJUST */
+	bool package_online; /* another CPU of the AP's package is online */
+};
+
+/*
+ * How long, in ms, the AP and the control CPU run the warp loop; 0 when
+ * Linux skips the check. Skipped when unsynchronized_tsc() holds (a warp
+ * already seen; or a TSC neither constant nor reliable on a CPU other
+ * than Intel's, which Linux assumes unsynchronized across sockets), when
+ * the TSC is reliable (check_tsc_sync_target()), and, with TSC_ADJUST,
+ * for an AP whose package has a CPU online already: then
+ * tsc_store_and_check_tsc_adjust() only makes its TSC_ADJUST equal that
+ * CPU's. Else loop_timeout(): 2 ms when the package has a CPU online
+ * (topology_core_cpumask() holds more than the AP), 20 ms for the first
+ * CPU of a package.
+ */
+u32 smp_tsc_sync_timeout_ms(const struct smp_tsc_sync_facts *f);
+
+#ifndef HOST_TEST
+#include "kernel/x86/percpu.h"
+
+/*
+ * On the AP, where Linux calls check_tsc_sync_target(): the check its
+ * facts call for, with the control CPU; true when no warp was seen (or
+ * no check ran).
+ */
+bool smp_tsc_sync_ap(struct percpu *cpu);
+/*
+ * On the BSP, from its waits for an AP: run the control CPU's half of the
+ * check an AP asked for; at once when none did.
+ */
+void smp_tsc_sync_serve(void);
+/* The time the BSP spent in the checks, in TSC cycles, and how many ran and saw a warp. */
+u64 smp_tsc_sync_source_cycles(void);
+u32 smp_tsc_sync_checks(void);
+u32 smp_tsc_sync_warps(void);
+#endif
+
+#endif

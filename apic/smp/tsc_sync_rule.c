@@ -1,0 +1,41 @@
+// SPDX-License-Identifier: MIT
+/* Which TSC-sync check runs, and for how long; see tsc_sync.h. */
+#include "apic/options.h"
+#include "apic/smp/tsc_sync.h"
+#include "kernel/time/options.h"
+
+#define TSC_SYNC_FIRST_IN_PACKAGE_MS 20
+#define TSC_SYNC_SIBLING_MS 2
+
+const char *const smp_tsc_sync_mode_names[] = {
+	[SMP_TSC_SYNC_STAMPS] = "stamps",
+	[SMP_TSC_SYNC_LINUX_6_1] = "linux-6.1",
+	[SMP_TSC_SYNC_LINUX_6_5] = "linux-6.5",
+};
+_Static_assert(ARRAY_SIZE(smp_tsc_sync_mode_names) == SMP_TSC_SYNC_MODE_COUNT,
+	       "smp_tsc_sync_mode_names");
+
+u32 smp_tsc_sync_mode(u32 bringup, u32 lpj_policy)
+{
+	bool linux_policy =
+		lpj_policy == LPJ_POLICY_LINUX_6_1 || lpj_policy == LPJ_POLICY_LINUX_6_5;
+
+	if (!linux_policy)
+		return SMP_TSC_SYNC_STAMPS;
+	switch (bringup) {
+	case BRINGUP_SERIAL: return SMP_TSC_SYNC_LINUX_6_1;
+	case BRINGUP_LINUX_6_5: return SMP_TSC_SYNC_LINUX_6_5;
+	default: return SMP_TSC_SYNC_STAMPS;
+	}
+}
+
+u32 smp_tsc_sync_timeout_ms(const struct smp_tsc_sync_facts *f)
+{
+	bool unsynchronized = f->unstable || (!f->constant && !f->reliable && !f->intel);
+
+	if (unsynchronized || f->reliable)
+		return 0;
+	if (f->tsc_adjust && f->package_online)
+		return 0;
+	return f->package_online ? TSC_SYNC_SIBLING_MS : TSC_SYNC_FIRST_IN_PACKAGE_MS;
+}
