@@ -201,7 +201,7 @@ $(BUILD)/isodir/boot/hvprobe.elf: $(BUILD)/hvprobe.elf
 # tools/mkiso writes the tree's grub.cfg: the default entry, then one per
 # shipped scenario.
 $(BUILD)/hvprobe.iso: $(BUILD)/isodir/boot/hvprobe.elf boot/grub.cfg tools/commands/mkiso.py \
-		tools/lib/media.py $(wildcard tools/scenarios/*.toml)
+		tools/lib/launch/media.py $(wildcard tools/scenarios/*.toml)
 	tools/mkiso $(BUILD)/isodir $@
 
 # TESTS reaches the unit binary's --list, the one export of the names the

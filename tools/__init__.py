@@ -6,8 +6,8 @@ module per command (tools/run is tools.commands.run, started through
 tools/entry.py); tools.tests are their unit tests. bench/ is a package of
 its own that uses this one.
 
-Everything imports it from the checkout's root: `from tools.lib import
-ktap`. The commands get there through tools/entry.py, the tests through
+Everything imports it from the checkout's root: `from tools.lib.analysis
+import ktap`. The commands get there through tools/entry.py, the tests through
 `python3 -m unittest` at the root (tools/check does the same).
 """
 

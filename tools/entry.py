@@ -7,7 +7,7 @@ to this file, and its code is a module: the link D/NAME runs
 D.commands.NAME, with "/" and "-" in NAME written "_" (tools/lava/run is
 tools.commands.lava_run, tools/host-cancel-probe is
 tools.commands.host_cancel_probe). So that those modules, and the tests,
-import the host package one way (`from tools.lib import ktap`), this is
+import the host package one way (`from tools.lib.analysis import ktap`), this is
 the only place that touches sys.path: the checkout's root replaces the
 folder Python put first (this file's own, tools/).
 
@@ -27,12 +27,18 @@ import sys
 import traceback
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parent.parent
+if __name__ == "__main__":
+    # Before anything of the package is imported: the checkout's root
+    # replaces the folder Python put first (this file's own, tools/).
+    _HERE = Path(__file__).resolve().parent
+    sys.path[:] = [str(_HERE.parent)] + [p for p in sys.path
+                                         if p != str(_HERE)]
+
+from tools import ROOT  # noqa: E402 - after the path is set
+from tools.lib.exits import (EXIT_INTERNAL_ERROR,  # noqa: E402
+                             EXIT_INTERRUPTED, EXIT_USAGE)
 # The folders whose links name commands: D/NAME runs D.commands.NAME.
 PACKAGES = ("tools", "bench")
-INTERRUPTED = 130
-# sysexits.h's EX_SOFTWARE: an internal software error.
-INTERNAL_ERROR = 70
 
 
 class NoCommand(Exception):
@@ -93,7 +99,7 @@ def call(module, command, argv):
                     if isinstance(err, kind))
     except KeyboardInterrupt:
         print(f"{prog}: interrupted", file=sys.stderr)
-        return INTERRUPTED
+        return EXIT_INTERRUPTED
     except BrokenPipeError:
         # Nobody reads what is left; say nothing more on the way out.
         sys.stdout = open(os.devnull, "w")
@@ -104,7 +110,7 @@ def call(module, command, argv):
         traceback.print_exc()
         print(f"{prog}: internal error (a bug in hvprobe's tools; the "
               "traceback above says where)", file=sys.stderr)
-        return INTERNAL_ERROR
+        return EXIT_INTERNAL_ERROR
 
 
 def run(argv):
@@ -112,11 +118,9 @@ def run(argv):
         command, name = command_for(argv[0])
     except NoCommand as err:
         print(err, file=sys.stderr)
-        return 2
+        return EXIT_USAGE
     return call(importlib.import_module(name), command, argv[1:])
 
 
 if __name__ == "__main__":
-    here = str(Path(__file__).resolve().parent)
-    sys.path[:] = [str(ROOT)] + [p for p in sys.path if p != here]
     sys.exit(run(sys.argv))

@@ -15,8 +15,10 @@ import tempfile
 from pathlib import Path
 
 from tools import ROOT
-from tools.lib import batch, cli, qemu, stats
-from tools.lib.scenario import RunSpec
+from tools.lib import cli
+from tools.lib.analysis import stats
+from tools.lib.launch import batch, qemu
+from tools.lib.launch.scenario import RunSpec
 
 BOOTS = qemu.BOOTS
 

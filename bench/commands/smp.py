@@ -47,21 +47,20 @@ from pathlib import Path
 from bench.lib import linuxref, sidebyside
 from bench.lib.sidebyside import Machine
 from tools import ROOT, TOOLS
-from tools.lib import batch, cli, figures, jsonfile, qemu, results, serial
-from tools.lib import scenario as scen
-from tools.lib.guest import shown
-from tools.lib.progress import Progress
+from tools.lib import cli, jsonfile
+from tools.lib.analysis import figures, results
+from tools.lib.exits import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK,
+                             CannotRun)
+from tools.lib.launch import batch, qemu, serial
+from tools.lib.launch import scenario as scen
+from tools.lib.launch.guest import shown
+from tools.lib.launch.progress import Progress
 
 SCHEMA = 2
-# $QEMU, else qemu-system-x86_64 (tools/lib/qemu.py).
+# $QEMU, else qemu-system-x86_64 (tools/lib/launch/qemu.py).
 QEMU = qemu.qemu_binary()
 MATRIX = TOOLS / "matrices" / "bench-smp.toml"
 QUICK_VCPUS = (1, 4, 16)
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_CANNOT_RUN = 0, 1, 2, 3
-
-
-class CannotRun(Exception):
-    """The benchmark cannot take place here (exit 3)."""
 
 
 class Fatal(Exception):

@@ -17,17 +17,19 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from tools.lib import aptdeb, guest, qemu, serial
+from tools import ROOT
+from tools.lib.hostkernels import aptdeb
+from tools.lib.launch import guest, qemu, serial
 
 PACKAGE = "linux-image-cloud-amd64"
 # The first reference is Debian 12's own kernel, 6.1; the second the same
 # package's 6.12 series, which the machine's apt sources offer in a
-# backports suite. Both are downloaded (tools/lib/aptdeb.py: the file
-# apt's index names, its SHA256 checked) and unpacked into the build
+# backports suite. Both are downloaded (tools/lib/hostkernels/aptdeb.py:
+# the file apt's index names, its SHA256 checked) and unpacked into the build
 # folder with dpkg-deb -x, never installed: /boot stays as it is.
 SERIES = "6.1"
 BACKPORT_SERIES = "6.12"
-BACKPORT_DIR = Path(__file__).resolve().parent.parent.parent / "build" / \
+BACKPORT_DIR = ROOT / "build" / \
     "linux-ref"
 # A kernel that prints nothing on its serial port this long after QEMU
 # started will not boot here (under this machine's KVM, Debian's kernels

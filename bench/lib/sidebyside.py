@@ -8,7 +8,7 @@ boots anything, so the tests can feed it made-up runs.
 
 from dataclasses import dataclass, field
 
-from tools.lib import stats
+from tools.lib.analysis import stats
 
 from . import linuxref
 

@@ -18,7 +18,8 @@ from unittest import mock
 from bench.commands import smp
 from bench.lib import linuxref
 from bench.lib import sidebyside as sbs
-from tools.lib import resultset, serial
+from tools.lib.analysis import resultset
+from tools.lib.launch import serial
 
 SMP_DATA = {"test": "smp", "cpus": 16, "nodes": 4, "bringup": "serial",
             "init_udelay_us": 10000, "lpj_source": "lpj_fine",

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: MIT
 """Run every hvprobe test there is and count the cases: the host unit test
 binary, the tools' own Python tests, a short run of each parser fuzz
-target, then the guest runs listed in check-runs.json (each one a
-tools/run command line), a few at a time.
+target, then the guest runs of tools/matrices/check.toml (each one a
+scenario, booted as tools/run boots it), a few at a time.
 
 A case is one leaf KTAP result, one Python test method, one fuzz target,
 one host check of a guest run, one crash, or one negative run. Logs go to
@@ -22,7 +22,6 @@ import functools
 import io
 import json
 import os
-import re
 import subprocess
 import sys
 import time
@@ -30,18 +29,21 @@ import unittest
 import xml.etree.ElementTree as ET
 
 from tools import ROOT, TOOLS
-from tools.lib import (batch, cli, coverage, hostinfo, hostkernel, ktap,
-                       jsonfile, kunit, kvm, layering, nested, probecheck,
-                       results, serial, signals)
+from tools.lib import cli, hostinfo, jsonfile, layering, signals
+from tools.lib.analysis import coverage, ktap, kunit, results
+from tools.lib.exits import EXIT_INTERRUPTED
+from tools.lib.hostkernels import hostkernel, nested
+from tools.lib.launch import batch, kvm, serial
+from tools.lib.launch import scenario as scen
+from tools.lib.probe import probecheck
 from tools.lib.status import Status
 
 UNIT = ROOT / "build" / "unit" / "hvprobe-unit"
-RUNS = TOOLS / "check-runs.json"
+RUNS = TOOLS / "matrices" / "check.toml"
 UNIT_TIMEOUT_S = 300
-# tools/run enforces each guest's own timeout; this only catches a runner
-# that itself got stuck.
+# tools/linux-referee enforces each guest's own timeout; this only
+# catches a referee that itself got stuck.
 RUN_TIMEOUT_S = 900
-INTERRUPTED = 130
 # One nested run's share of its L1's time: a nested boot takes 10-30 s
 # under a TCG L0, the first one also KVM's probe boot.
 NESTED_TIMEOUT_S = 180
@@ -60,7 +62,8 @@ def parse_args(argv):
     cli.no_build(p, " (make check already did)")
     cli.results_option(p, ROOT, "parent of the check-* log folder")
     p.add_argument("--runs", metavar="FILE", default=str(RUNS),
-                   help="guest run list (default: tools/check-runs.json)")
+                   help="the guest runs, a matrix file (default: "
+                        "tools/matrices/check.toml)")
     p.add_argument("--only", action="append", metavar="PATTERN",
                    help="only the rows and guest runs whose name matches "
                         "(a glob: 'smp-*', kunit); repeatable")
@@ -79,9 +82,9 @@ def parse_args(argv):
         p.error(str(err))
     if args.only:
         names = [n for n, _ in ROWS + AFTER_RUNS] + \
-            [r["name"] for r in args.guest_runs] + \
-            [f"{r['name']}@{k}" for r in args.guest_runs
-             for k in r.get("host_kernels", [])]
+            [r.name for r in args.guest_runs] + \
+            [f"{r.name}@{k}" for r in args.guest_runs
+             for k in r.host_kernels]
         unmatched = [o for o in args.only
                      if not any(fnmatch.fnmatchcase(n, o) for n in names)]
         if unmatched:
@@ -122,42 +125,18 @@ def junit(rows, total, seconds):
 
 
 def load_runs(path):
-    """The guest run list: [{"name": ..., "args": [tools/run args]}]."""
+    """The guest runs: the RunSpecs of a matrix file, which
+    tools/lib/launch/scenario.py checks (make check's names, keys and
+    values)."""
     try:
-        with open(path) as f:
-            runs = json.load(f)
-    except (OSError, ValueError) as err:
-        raise UsageError(f"cannot read {path}: {err}") from None
-    if not isinstance(runs, list):
-        raise UsageError(f"{path}: expected a JSON list")
-    names = set()
-    for i, run in enumerate(runs):
-        if not (isinstance(run, dict) and isinstance(run.get("name"), str)
-                and isinstance(run.get("args"), list)
-                and all(isinstance(a, str) for a in run["args"])):
-            raise UsageError(f"{path}: entry {i} needs a \"name\" string "
-                             "and an \"args\" list of strings")
-        if not re.fullmatch(r"[\w.+-]+", run["name"]):
-            raise UsageError(f"{path}: bad run name {run['name']!r}")
-        if run.get("tool", "run") not in TOOLS_RUN_BY_NAME:
-            raise UsageError(f"{path}: {run['name']}: tool must be one of "
-                             f"{', '.join(TOOLS_RUN_BY_NAME)}")
-        if not isinstance(run.get("needs_kvm", False), bool):
-            raise UsageError(f"{path}: {run['name']}: needs_kvm must be "
-                             "true or false")
-        if "min_qemu" in run and not re.fullmatch(r"\d+\.\d+",
-                                                   str(run["min_qemu"])):
-            raise UsageError(f"{path}: {run['name']}: min_qemu must look "
-                             "like \"8.0\"")
-        kernels = run.get("host_kernels", [])
-        if not (isinstance(kernels, list) and
-                all(k in hostkernel.SERIES for k in kernels)):
-            raise UsageError(f"{path}: {run['name']}: host_kernels must list "
-                             f"series of {', '.join(hostkernel.SERIES)}")
-        if run["name"] in names:
-            raise UsageError(f"{path}: run name {run['name']!r} twice")
-        names.add(run["name"])
-    return runs
+        specs, left_out, _, repeat = scen.load_matrix(path)
+    except scen.ScenarioError as err:
+        raise UsageError(str(err)) from None
+    if left_out or repeat != 1 or any(s.axes for s in specs):
+        # Each row is one run: a row may not vanish, nor count twice.
+        raise UsageError(f"{path}: make check's runs are listed one by "
+                         "one, without cross or repeat")
+    return specs
 
 
 def indented(text, limit=40):
@@ -270,29 +249,35 @@ def qemu_version():
 
 @functools.lru_cache(maxsize=None)
 def kvm_works():
-    """(ok, reason) of tools/lib/kvm.py, asked once, before the runs
+    """(ok, reason) of tools/lib/launch/kvm.py, asked once, before the runs
     start, so that parallel runs find its probe boot cached."""
     return kvm.works(str(ROOT), hostinfo.qemu_version())
 
 
 def too_old_qemu(run):
-    """Why this QEMU cannot take run ("min_qemu": "8.0", e.g. for TCG's
+    """Why this QEMU cannot take run (min_qemu = "8.0", e.g. for TCG's
     x2APIC), or None."""
-    need = run.get("min_qemu")
+    need = run.min_qemu
     have = qemu_version()
     if need and have < tuple(int(x) for x in need.split(".")):
         return f"needs QEMU >= {need}, found {have[0]}.{have[1]}"
     return None
 
 
+def kvm_state():
+    """batch.kvm_state() over kvm_works()'s answer, for batch.run_one
+    (not cached: the python row's tests stand in for kvm_works)."""
+    return batch.kvm_state(kvm_works())
+
+
 def guest_run(run, log_dir, seen):
-    """One tools/run, in its own folder under log_dir; its results.json
-    goes into seen[run name]. A run this host cannot take is a skip that
+    """One guest run, as tools/run boots it (batch.run_one), in its own
+    folder under log_dir; its results.json goes into seen[run name]. A run this host cannot take is a skip that
     says why: without a working KVM, always; for want of a newer QEMU
     only outside CI: .ci/run installs one, and under CI=true losing the
     run is a failure, not a quiet skip."""
     missing = None
-    if run.get("needs_kvm") and not kvm_works()[0]:
+    if run.needs_kvm and not kvm_works()[0]:
         missing = f"needs KVM: {kvm_works()[1]}"
     elif too_old_qemu(run):
         missing = too_old_qemu(run)
@@ -300,19 +285,25 @@ def guest_run(run, log_dir, seen):
             return (results.Counts(failed=1), "lost",
                     f"CI=true and this run cannot take place: {missing}\n")
     if missing:
-        seen[run["name"]] = missing
+        seen[run.name] = missing
         return results.Counts(skipped=1), Status.SKIP, missing + "\n"
-    try:
-        rc, text, doc = batch.run_process(run["args"], log_dir, run["name"],
-                                          RUN_TIMEOUT_S)
-    except serial.Interrupted:
+    record, outcome = batch.run_one(run, log_dir, kvm_state())
+    if record["verdict"] == batch.INTERRUPTED:
         return results.Counts(), "interrupted", ""
-    return judged(run["name"], rc, text, doc, seen)
+    if outcome is None:
+        # Nothing booted (no build, no media, QEMU would not start): what
+        # tools/run would have said before exiting 3.
+        return results.Counts(failed=1), "no result", \
+            f"{record['verdict']}: {record['reason']}\n"
+    return judged(run.name, 0 if outcome.ok else 1,
+                  "".join(f"{line}\n" for line in outcome.lines),
+                  outcome.doc, seen)
 
 
 def judged(name, rc, text, doc, seen):
-    """A guest run's row from what tools/run said (exit status rc, its
-    output text) and wrote (its results.json document, or None)."""
+    """A guest run's row from how it ended (rc: tools/run's exit status,
+    0 when it passed or failed as expected), what it said (text) and
+    wrote (its results.json document, or None)."""
     if doc is None:
         return results.Counts(failed=1), "no result", text
     seen[name] = doc
@@ -333,12 +324,12 @@ NESTED = {}
 
 def nested_runs(label, runs, log_dir, seen):
     """Every run of the catalogue that names host kernel label, one after
-    another inside one boot of it as L1 (tools/lib/nested.py), in
+    another inside one boot of it as L1 (tools/lib/hostkernels/nested.py), in
     log_dir/on-LABEL/: [(row name, Counts, verdict, text)]. A kernel that
     cannot be had here skips its runs with the reason, except under
     CI=true, where .ci/run provides both series."""
     referee = label == REFEREE_L1
-    names = [f"{run['name']}@{label}" for run in runs] + \
+    names = [f"{run.name}@{label}" for run in runs] + \
         [f"host-probe@{label}"] + \
         ([f"{REFEREE}@{label}"] if referee else [])
 
@@ -358,11 +349,12 @@ def nested_runs(label, runs, log_dir, seen):
         return all_rows(results.Counts(skipped=1), Status.SKIP, why + "\n")
     share = log_dir / f"on-{label}"
     commands = [[sys.executable, str(TOOLS / "run"), "--no-build", "--quiet",
-                 "--results", str(share), "--name", run["name"], *run["args"]]
+                 "--results", str(share), "--name", run.name, *run.run_argv()]
                 for run in runs]
     # The host probe in kprobe mode on a real KVM: nmi_storm's NMI IPIs
     # against kvm_inject_nmi, and the VM-entries they cancelled.
-    commands.append([sys.executable, "-m", "tools.lib.probecheck", str(share)])
+    commands.append([sys.executable, "-m", "tools.lib.probe.probecheck",
+                     str(share)])
     if referee:
         # Linux itself beside hvprobe under this host's Hyper-V
         # emulation, Hyper-V alone on two packages: the TSC rate from
@@ -380,10 +372,10 @@ def nested_runs(label, runs, log_dir, seen):
                              stream=None)
     except (nested.NestedError, OSError) as err:
         return all_rows(results.Counts(failed=1), "no L1", f"{err}\n")
-    NESTED[label] = (outcome, [run["name"] for run in runs])
+    NESTED[label] = (outcome, [run.name for run in runs])
     rows = []
     for name, run, rc in zip(names, runs, outcome.statuses[:len(runs)]):
-        path = share / run["name"] / "results.json"
+        path = share / run.name / "results.json"
         try:
             doc = json.loads(path.read_text())
         except (OSError, ValueError):
@@ -444,12 +436,19 @@ def referee_counts(folder, rc):
     return counts, Status.FAIL if counts.failed else Status.PASS, text
 
 
+def referee_argv(run):
+    """tools/linux-referee's options for a run with tool =
+    "linux-referee": its accel, vcpus, numa and cpu."""
+    cpu = run.cpu_for(run.accel) if isinstance(run.cpu, dict) else run.cpu
+    return ["--accel", run.accel, "--smp", str(run.vcpus), "--numa",
+            str(run.numa), *(["--cpu", cpu] if cpu else [])]
+
+
 def referee_run(run, log_dir, seen):
-    """A catalogue entry with "tool": "linux-referee": Debian's Linux
-    beside hvprobe's policies of the same name (its args are
-    tools/linux-referee's), in log_dir/NAME."""
+    """A run with tool = "linux-referee": Debian's Linux beside hvprobe's
+    policies of the same name, in log_dir/NAME."""
     cmd = [sys.executable, str(TOOLS / "linux-referee"), "--no-build",
-           "--results", str(log_dir), "--name", run["name"], *run["args"]]
+           "--results", str(log_dir), "--name", run.name, *referee_argv(run)]
     try:
         done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True,
                               errors="replace", stdin=subprocess.DEVNULL,
@@ -457,17 +456,17 @@ def referee_run(run, log_dir, seen):
         rc, said = done.returncode, done.stdout + done.stderr
     except subprocess.TimeoutExpired:
         rc, said = None, f"still running after {RUN_TIMEOUT_S} s\n"
-    counts, verdict, text = referee_counts(log_dir / run["name"], rc)
+    counts, verdict, text = referee_counts(log_dir / run.name, rc)
     return counts, verdict, text + (said if counts.failed else "")
 
 
-# How a catalogue entry runs, by its "tool" (default "run").
+# How a run of the matrix runs, by its tool (scenario.RUNNERS).
 TOOLS_RUN_BY_NAME = {"run": guest_run, "linux-referee": referee_run}
 
 
 def probe_row(share, rc):
     """The host-probe row that ran inside L1 (python3 -m
-    tools.lib.probecheck), from the counts and text it left in share."""
+    tools.lib.probe.probecheck), from the counts and text it left in share."""
     try:
         said = json.loads((share / "host-probe-row.json").read_text())
         counts = results.Counts(said["passed"], said["failed"],
@@ -552,8 +551,8 @@ ROWS = (
 
 
 def kunit_row(log_dir):
-    """Linux's kunit.py parse (6.1 and 6.12, tools/lib/kunit.py) over the
-    serial log of every guest run in log_dir: a case per log and version,
+    """Linux's kunit.py parse (6.1 and 6.12, tools/lib/analysis/kunit.py)
+    over the serial log of every guest run in log_dir: a case per log and version,
     passed when kunit.py reads it in time, without complaint, with the
     exit status hvprobe's verdict implies and ktap.py's leaf counts. A
     version that cannot be had here is one skipped case, with the reason."""
@@ -646,17 +645,17 @@ def main_body(argv):
         print(f"tools/check: cannot make a log folder: {err}",
               file=sys.stderr)
         return 2
-    plain = [r for r in args.guest_runs if not r.get("host_kernels")
-             and chosen(args, r["name"])]
+    plain = [r for r in args.guest_runs if not r.host_kernels
+             and chosen(args, r.name)]
     by_kernel = {}
     for run in args.guest_runs:
-        for label in run.get("host_kernels", []):
-            if chosen(args, run["name"]) or \
-                    chosen(args, f"{run['name']}@{label}"):
+        for label in run.host_kernels:
+            if chosen(args, run.name) or \
+                    chosen(args, f"{run.name}@{label}"):
                 by_kernel.setdefault(label, []).append(run)
     names = [name for name, _ in ROWS + AFTER_RUNS] + \
-        [r["name"] for r in plain] + \
-        [f"{r['name']}@{k}" for k, runs in by_kernel.items() for r in runs] + \
+        [r.name for r in plain] + \
+        [f"{r.name}@{k}" for k, runs in by_kernel.items() for r in runs] + \
         [f"{n}@{k}" for k in by_kernel for n in ("host-probe", REFEREE)]
     width = max(len(n) for n in names)
     total = results.Counts()
@@ -697,8 +696,8 @@ def main_body(argv):
         return [(*row, took) for row in rows]
 
     def one(run):
-        step = TOOLS_RUN_BY_NAME[run.get("tool", "run")]
-        return [(run["name"], *timed(step, run, log_dir, seen))]
+        step = TOOLS_RUN_BY_NAME[run.tool]
+        return [(run.name, *timed(step, run, log_dir, seen))]
 
     pool = concurrent.futures.ThreadPoolExecutor(args.jobs)
     try:
@@ -720,7 +719,7 @@ def main_body(argv):
         pool.shutdown(wait=True, cancel_futures=True)
         print(f"tools/check: interrupted; logs: {log_dir}", file=sys.stderr)
         print(total)
-        return INTERRUPTED
+        return EXIT_INTERRUPTED
     finally:
         pool.shutdown(wait=True)
     for name, step in AFTER_RUNS:

@@ -10,7 +10,7 @@ the difference from noise. Otherwise it went "up" or "down" by the
 change of the medians; with a single run on a side the noise is unknown
 and the verdict says so. Two sets of the same thing still miss each
 other by chance 10 % of the time with 3 repeats, 0.8 % with 5
-(tools/lib/stats.py says why): use --repeat 5 when it matters.
+(tools/lib/analysis/stats.py says why): use --repeat 5 when it matters.
 
 Only runs that passed are compared: the figures of a crashed or failed
 run measure something else. The others are counted and named.
@@ -22,8 +22,9 @@ pass (left out).
 
 import sys
 
-from tools.lib import cli, comparison, resultset, stats
-from tools.lib.table import FORMATS, Column, render
+from tools.lib import cli
+from tools.lib.analysis import comparison, resultset, stats
+from tools.lib.analysis.table import FORMATS, Column, render
 
 
 def parse_args(argv):

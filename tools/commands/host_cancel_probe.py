@@ -21,7 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from tools.lib import cli, hostprobe, jsonfile, ktap, probecount, signals
+from tools.lib import cli, jsonfile, signals
+from tools.lib.analysis import ktap
+from tools.lib.exits import EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK
+from tools.lib.probe import hostprobe, probecount
 
 EPILOG = """\
 what is counted, by mode (printed first):
@@ -52,7 +55,6 @@ exit status: 0 counted, 1 perf failed, 2 bad usage, 3 cannot probe here
 interrupted by Ctrl-C, SIGTERM or SIGHUP (what it placed is still
 removed)."""
 
-EXIT_OK, EXIT_PERF, EXIT_USAGE, EXIT_CANNOT = 0, 1, 2, 3
 POLL_S = 0.2
 DRAIN_S = 0.5           # after the end mark's line, for perf to catch up
 
@@ -261,17 +263,17 @@ def probe_main(args):
         except OSError as err:
             print(f"host-cancel-probe: cannot write {out}/host-probe.json: "
                   f"{err.strerror or err}", file=sys.stderr)
-            return EXIT_PERF
+            return EXIT_FAILED
     if interrupted:
         return 130
     if not result.perf_ok:
         print("host-cancel-probe: perf failed while counting",
               file=sys.stderr)
-        return EXIT_PERF
+        return EXIT_FAILED
     return EXIT_OK
 
 
 # How tools/entry.py names this command in messages, and what it turns
 # into an exit status.
 PROG = "host-cancel-probe"
-EXITS = {hostprobe.CannotProbe: EXIT_CANNOT}
+EXITS = {hostprobe.CannotProbe: EXIT_CANNOT_RUN}

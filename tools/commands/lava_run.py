@@ -26,11 +26,14 @@ import time
 from pathlib import Path
 
 from tools import ROOT, TOOLS
-from tools.lib import cli, guest, ktap, lavalog, qemu, results
+from tools.lib import cli
+from tools.lib.analysis import ktap, lavalog, results
+from tools.lib.exits import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK,
+                             CannotRun)
+from tools.lib.launch import guest, qemu
 
 LAVA = TOOLS / "lava"
 
-EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_CANNOT_RUN = 0, 1, 2, 3
 BUILD = ROOT / "build"
 
 # Boot path -> (image label in the job, image, QEMU arguments for it).
@@ -48,10 +51,6 @@ LAVA_SCHEMA = Path("/usr/share/lava-common/lava-schema.py")
 # lava-run itself gets this long beyond the job's own timeout.
 GRACE_S = 60
 TAIL_LINES = 15
-
-
-class CannotRun(Exception):
-    pass
 
 
 def parse_args(argv):
@@ -260,7 +259,7 @@ def check_lava(argv):
         print(f"wrote device-tcg.yaml, device-kvm.yaml and "
               f"{', '.join(f'job-{b}.yaml' for b in args.boot)} to "
               f"{shown(folder)}")
-        return EXIT_PASS
+        return EXIT_OK
 
     for boot in args.boot:
         image = BOOTS[boot][1]
@@ -283,7 +282,7 @@ def check_lava(argv):
                         [f"  {line}" for line in invalid]))
         print(f"check-lava: FAIL: invalid device or job files  "
               f"{shown(folder)}")
-        return EXIT_FAIL
+        return EXIT_FAILED
 
     start = time.monotonic()
     passed, cases = [], 0
@@ -302,8 +301,8 @@ def check_lava(argv):
         print(f"check-lava: PASS: {jobs} LAVA jobs ({accel}), {cases} test "
               f"cases equal their KTAP lines, in {wall:.1f} s  "
               f"{shown(folder)}")
-        return EXIT_PASS
+        return EXIT_OK
     print(f"check-lava: FAIL: {passed.count(False)} of {jobs} LAVA jobs "
           f"({accel}) disagree with their KTAP or did not run, in "
           f"{wall:.1f} s  {shown(folder)}")
-    return EXIT_FAIL
+    return EXIT_FAILED

@@ -18,8 +18,10 @@ import json
 import sys
 
 from tools import ROOT
-from tools.lib import (cli, figures, guest, hostkernel, qemu, referee,
-                       results)
+from tools.lib import cli, referee
+from tools.lib.analysis import figures, results
+from tools.lib.hostkernels import hostkernel
+from tools.lib.launch import guest, qemu
 from tools.lib.status import Status
 
 # hvprobe's policy and bring-up that claim to be each Linux's.

@@ -23,8 +23,9 @@ import tempfile
 from pathlib import Path
 
 from tools import ROOT
-from tools.lib import cli, hostinfo, media
-from tools.lib import scenario as scen
+from tools.lib import cli, hostinfo
+from tools.lib.launch import media
+from tools.lib.launch import scenario as scen
 
 TEMPLATE = ROOT / "boot" / "grub.cfg"
 DEFAULT_ENTRY = "hvprobe"

@@ -27,7 +27,8 @@ import sys
 from pathlib import Path
 
 from tools import ROOT, TOOLS
-from tools.lib import cli, plotdata, resultset
+from tools.lib import cli
+from tools.lib.analysis import plotdata, resultset
 
 # Debian's package installs for Debian's interpreter; this is what tools/deps
 # checks for, and the interpreter to retry under when another python3

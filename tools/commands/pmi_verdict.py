@@ -34,14 +34,19 @@ import re
 import sys
 
 from tools import ROOT
-from tools.lib import (cli, guest, hostinfo, hostkernel, hostprobe, jsonfile,
-                       kvm, nested, probecount, probedrun, qemu, results,
-                       signals)
+from tools.lib import cli, hostinfo, jsonfile, signals
+from tools.lib.analysis import results
+from tools.lib.exits import EXIT_CANNOT_RUN as EXIT_CANNOT
+from tools.lib.exits import EXIT_FAILED, CannotRun
+from tools.lib.exits import EXIT_OK as EXIT_VERDICT
+from tools.lib.hostkernels import hostkernel, nested
+from tools.lib.launch import guest, kvm, qemu
+from tools.lib.probe import hostprobe, probecount, probedrun
 from tools.lib.status import Status
 
-EXIT_VERDICT, EXIT_FAILED, EXIT_USAGE, EXIT_CANNOT, EXIT_NO_VERDICT = \
-    0, 1, 2, 3, 4
-EXIT_INTERRUPTED = 130
+# Its own status beside tools/lib/exits.py's: the runs ran, and the
+# figures allow no verdict.
+EXIT_NO_VERDICT = 4
 LATE, ON_TIME = 0.5, 0.1    # cancels per PMI, NMI minus fixed mode
 MIN_PMIS = 1000             # guest PMIs per mode, for a ratio worth a verdict
 BASELINE_MAX = 0.1          # cancels per PMI on a fixed vector
@@ -89,10 +94,6 @@ PERIOD_MIN, PERIOD_MAX = 2000, 2**31 - 1
 SUSTAINED = 0.7             # achieved / asked below this: not sustained
 PMIS_ARE = "the guest's PMIs (pmi_stress pmis over its marked window)"
 PMU_CPU = qemu.KVM_CPU + ",pmu=on"
-
-
-class CannotRun(Exception):
-    pass
 
 
 def parse_args(argv):

@@ -14,7 +14,8 @@ usage.
 
 import sys
 
-from tools.lib import cli, report, resultset
+from tools.lib import cli
+from tools.lib.analysis import report, resultset
 
 
 def parse_args(argv):

@@ -26,16 +26,18 @@ import sys
 from pathlib import Path
 
 from tools import ROOT, TOOLS
-from tools.lib import (batch, cli, figures, guest, hostkernel, media, nested,
-                       qemu, report, results, signals)
-from tools.lib import kvm as kvm_lib
-from tools.lib import scenario as scen
-from tools.lib.guest import CannotRun, shown
+from tools.lib import cli, signals
+from tools.lib.analysis import figures, report, results
+from tools.lib.exits import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK,
+                             CannotRun)
+from tools.lib.hostkernels import hostkernel, nested
+from tools.lib.launch import batch, guest, media, qemu
+from tools.lib.launch import kvm as kvm_lib
+from tools.lib.launch import scenario as scen
+from tools.lib.launch.guest import shown
 from tools.lib.status import Status
 
 MATRICES = TOOLS / "matrices"
-TIMEOUTS = {"kernel": 60, "bios": 60, "uefi": 120}
-EXIT_PASS, EXIT_FAIL, EXIT_USAGE, EXIT_CANNOT_RUN = 0, 1, 2, 3
 # Options that describe one machine; a scenario names its own.
 MACHINE_OPTIONS = ("boot", "smp", "numa", "mem", "accel", "cpu", "machine",
                    "qemu_arg", "expect_fail", "expect_status", "expect_line",
@@ -178,7 +180,7 @@ def parse_args(argv):
     except qemu.ConfigError as err:
         p.error(str(err))
     if args.timeout is None:
-        args.timeout = TIMEOUTS[args.boot]
+        args.timeout = qemu.BOOT_TIMEOUT_S[args.boot]
     for pattern in args.expect_line:
         try:
             re.compile(pattern)
@@ -222,6 +224,13 @@ def many_args(args):
                          for x in (".toml", ".json")]
                 path = next((f for f in found if f.exists()), path)
             specs, left_out, name, repeat = scen.load_matrix(path)
+            # make check's own (tools/matrices/check.toml): what only
+            # tools/check can run is left out, and said.
+            left_out += [f"{s.name}: runs under tools/check only "
+                         f"({'host_kernels' if s.host_kernels else 'tool'})"
+                         for s in specs if s.host_kernels or s.tool != "run"]
+            specs = [s for s in specs if not s.host_kernels
+                     and s.tool == "run"]
             args.about = {"name": name, "matrix": shown(path)}
         else:
             specs, left_out, repeat = [], [], 1
@@ -278,8 +287,8 @@ def built_and_made(args, name, what):
 
 
 def run_nested(args, argv):
-    """This very command inside an L1 host kernel (tools/lib/nested.py):
-    the build and the folder here, everything else there, the guests
+    """This very command inside an L1 host kernel
+    (tools/lib/hostkernels/nested.py): the build and the folder here, everything else there, the guests
     under L1's KVM. The folder holds l1/ (L1's console and what it said
     of itself) beside what the command wrote."""
     try:
@@ -311,7 +320,7 @@ def run_nested(args, argv):
           f"L1's console: {shown(outcome.console)}")
     if status is None:
         print("host kernel: the command never finished inside L1")
-        return EXIT_FAIL
+        return EXIT_FAILED
     return status
 
 
@@ -358,7 +367,7 @@ def main_body(argv):
               flush=True)
     except BrokenPipeError:
         cli.reader_gone()
-    return EXIT_PASS if outcome.ok else EXIT_FAIL
+    return EXIT_OK if outcome.ok else EXIT_FAILED
 
 
 def bringup_notes(doc):
@@ -413,7 +422,7 @@ def run_many(args):
         return EXIT_CANNOT_RUN
     bad = sum(n for v, n in tally.items()
               if v not in (Status.PASS, Status.SKIP))
-    return EXIT_FAIL if bad else EXIT_PASS
+    return EXIT_FAILED if bad else EXIT_OK
 
 
 def say(line):

@@ -27,9 +27,11 @@ import time
 from dataclasses import dataclass, field
 
 from tools import ROOT
-from tools.lib import (batch, buildinfo, cli, guest, hostinfo, jsonfile, qemu,
-                       results, serial, signals)
-from tools.lib import kvm as kvm_lib
+from tools.lib import buildinfo, cli, hostinfo, jsonfile, signals
+from tools.lib.analysis import results
+from tools.lib.launch import batch, guest, qemu, serial
+from tools.lib.launch import kvm as kvm_lib
+from tools.lib.launch.scenario import RunSpec
 from tools.lib.status import Status
 
 MAX_CPUS = 64
@@ -86,18 +88,15 @@ def choices():
 # An lpj= preset is TSC cycles per jiffy; TCG's guest TSC is the host's.
 # Without --tsc-mhz a preset is lpj=host, which tools/run turns into this
 # host's value: a draw is the same on every machine.
-# tools/run decides pass or fail; this only catches a runner that hangs.
-RUN_TIMEOUT_S = 900
 # tools/run's own timeouts, plus time per vCPU: an AP that calibrates takes
 # 80 ms at HZ=250 on an idle host and over a second on a loaded one, one
 # AP after another with bringup=serial (soak: 53 vCPUs ran past 60 s).
-BASE_TIMEOUT_S = {"kernel": 60, "bios": 60, "uefi": 120}
 PER_VCPU_TIMEOUT_S = 3
 
 
 @dataclass
 class Plan:
-    """One boot: what tools/run is asked for."""
+    """One boot: drawn here, booted as the RunSpec spec() makes."""
     index: int
     boot: str
     smp: int
@@ -107,17 +106,21 @@ class Plan:
     accel: str = "tcg"
     cpu: str | None = None      # None: the accelerator's default model
 
+    def spec(self, timeout=None):
+        """The run as tools/run and make check boot theirs; its folder
+        is the index (0042)."""
+        return RunSpec(name=f"{self.index:04d}", scenario="soak",
+                       boot=self.boot, vcpus=self.smp, numa=self.numa,
+                       mem_mib=qemu.parse_size(self.mem), cpu=self.cpu,
+                       accel=self.accel, cmdline=list(self.cmdline),
+                       timeout=timeout)
+
     def run_args(self):
-        args = ["--boot", self.boot, "--smp", str(self.smp)]
-        if self.numa:
-            args += ["--numa", str(self.numa)]
-        args += ["--mem", self.mem, "--accel", self.accel]
-        if self.cpu:
-            args += ["--cpu", self.cpu]
-        return args + (["--", *self.cmdline] if self.cmdline else [])
+        """tools/run's options for this boot, with its default timeout."""
+        return self.spec().run_argv()
 
     def timeout(self):
-        return BASE_TIMEOUT_S[self.boot] + PER_VCPU_TIMEOUT_S * self.smp
+        return qemu.BOOT_TIMEOUT_S[self.boot] + PER_VCPU_TIMEOUT_S * self.smp
 
     def describe(self):
         nodes = f"/{self.numa}n" if self.numa else ""
@@ -177,8 +180,8 @@ def qemu_has_x2apic():
 def reproduce(p, timeout=None):
     """The tools/run command line that boots p again, with the timeout
     the soak gave it (--timeout, else the plan's own)."""
-    return shlex.join(["tools/run", "--timeout", f"{timeout or p.timeout():g}",
-                       *p.run_args()])
+    return shlex.join(["tools/run",
+                       *p.spec(timeout or p.timeout()).run_argv()])
 
 
 def _norm(text):
@@ -195,11 +198,13 @@ def _bad_paths(test, prefix):
         yield path
 
 
-def failures(doc, rc):
+def failures(doc, rc, why=None):
     """Why one run failed, as group keys (the failing case with numbers
-    made N); empty for a pass. doc is results.json, or None if none."""
+    made N); empty for a pass. doc is results.json, or None when nothing
+    booted (why says so); rc tools/run's exit status for the run, 0 when
+    it passed."""
     if doc is None:
-        return [f"no results.json (tools/run exited {rc})"]
+        return [f"not run: {why}"]
     keys = []
     if doc.get("crash"):
         keys.append("crash: " + _norm(doc["crash"]))
@@ -210,22 +215,25 @@ def failures(doc, rc):
     if not keys and doc.get("verdict") != Status.PASS:
         keys.append(f"verdict {doc.get('verdict')}")
     if not keys and rc != 0:
-        keys.append(f"tools/run exited {rc}")
+        keys.append(f"judged failed (tools/run would exit {rc})")
     return keys
 
 
-def boot_one(p, out_dir, timeout):
-    """Run one plan; (failure keys, seconds, run folder); keys is None
-    for a run an interrupt cut short."""
-    name = f"{p.index:04d}"
+def boot_one(p, out_dir, timeout, kvm):
+    """Run one plan through batch.run_one, as tools/run runs a matrix;
+    (failure keys, seconds, run folder); keys is None for a run an
+    interrupt cut short. kvm: batch.kvm_state()."""
+    spec = p.spec(timeout or p.timeout())
     start = time.monotonic()
-    try:
-        rc, _, doc = batch.run_process(
-            ["--timeout", str(timeout or p.timeout()), *p.run_args()],
-            out_dir, name, RUN_TIMEOUT_S)
-    except serial.Interrupted:
-        return None, time.monotonic() - start, out_dir / name
-    return failures(doc, rc), time.monotonic() - start, out_dir / name
+    record, outcome = batch.run_one(spec, out_dir, kvm)
+    run_dir = out_dir / record["run"]
+    if record["verdict"] == batch.INTERRUPTED:
+        return None, time.monotonic() - start, run_dir
+    if outcome is None:
+        return failures(None, None, record["reason"]), \
+            time.monotonic() - start, run_dir
+    return failures(outcome.doc, 0 if outcome.ok else 1), \
+        time.monotonic() - start, run_dir
 
 
 def write_soak(path, args, outcomes, complete):
@@ -254,10 +262,12 @@ def parse_args(argv):
                    help="boots at a time (default: 2)")
     p.add_argument("--accel", choices=("auto", "kvm", "tcg"),
                    default=os.environ.get("HVPROBE_ACCEL", "auto"),
-                   help="passed to tools/run (default: $HVPROBE_ACCEL or "
+                   help="auto draws KVM for some boots where it works; "
+                        "kvm or tcg for all (default: $HVPROBE_ACCEL or "
                         "auto)")
     p.add_argument("--timeout", type=float, metavar="S",
-                   help="per-boot timeout for tools/run (default: its own)")
+                   help="per-boot timeout (default: tools/run's for the "
+                        "boot path, plus 3 s per vCPU)")
     p.add_argument("--tsc-mhz", type=int, metavar="MHZ",
                    help="host TSC rate for lpj= presets (default: this "
                    "host's, as tools/run finds it for lpj=host)")
@@ -352,6 +362,7 @@ def main_body(argv):
     print(f"runs: {out_dir}", flush=True)
 
     outcomes, width = [], len(str(len(plans)))
+    kvm_state = batch.kvm_state()
     soak_json = out_dir / "soak.json"
     pool = concurrent.futures.ThreadPoolExecutor(args.jobs)
     try:
@@ -359,7 +370,8 @@ def main_body(argv):
         futures = {}
         for n, p in enumerate(plans):
             sub = out_dir if args.repeat == 1 else out_dir / f"r{n % args.repeat}"
-            futures[pool.submit(boot_one, p, sub, args.timeout)] = p
+            futures[pool.submit(boot_one, p, sub, args.timeout,
+                                kvm_state)] = p
         for done, future in enumerate(
                 concurrent.futures.as_completed(futures), 1):
             p = futures[future]

@@ -1,6 +1,20 @@
 # SPDX-License-Identifier: MIT
-"""The host package's library (tools.lib): KTAP parsing, QEMU command
-lines, boot media, the serial console, guest runs and batches, scenarios
-and matrices, results and the verdict rules, statistics, tables and the
-command-line pieces the commands share. tools/run, tools/check and bench/
-are built from it."""
+"""The host package's library (tools.lib), by role:
+
+  launch/       booting guests: QEMU command lines, boot media, the
+                serial console, KVM detection, scenarios and matrices,
+                one guest run and batches of them
+  analysis/     reading what runs said: KTAP, results and the verdict
+                rules, result sets, figures, reports, comparisons,
+                statistics, tables, and Linux's kunit.py and LAVA's log
+                as second readers
+  probe/        the host probe: what a KVM host did for a guest,
+                recorded with perf and counted, and make check's row
+  hostkernels/  Debian's kernels as L1 hosts, booted nested, and the
+                apt download they come from
+
+and, beside them, what every command shares: the command-line pieces
+(cli), exit statuses (exits), status words (status), signals, JSON
+files, the host's description (hostinfo), the build's names
+(buildinfo), the house plan (layering) and Debian's Linux as a referee
+(referee). tools/run, tools/check and bench/ are built from it."""

@@ -9,7 +9,7 @@ import os
 import subprocess
 import sys
 
-from . import results
+from .analysis import results
 
 _REST = object()
 

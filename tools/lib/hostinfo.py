@@ -14,9 +14,9 @@ import re
 import subprocess
 from pathlib import Path
 
-from . import kvm, qemu
+from .. import ROOT
+from .launch import kvm, qemu
 
-ROOT = Path(__file__).resolve().parent.parent.parent
 
 
 def _cpu_model(cpuinfo="/proc/cpuinfo"):
@@ -165,8 +165,8 @@ def resolve_host_cpu(cpu, mhz=None):
 
 
 def nested():
-    """How this host was nested, when it is an L1 that tools/lib/nested.py
-    booted (it says so in HVPROBE_NESTED); None on a machine of its own."""
+    """How this host was nested, when it is an L1 that
+    tools/lib/hostkernels/nested.py booted (it says so in HVPROBE_NESTED); None on a machine of its own."""
     try:
         return json.loads(os.environ["HVPROBE_NESTED"])
     except (KeyError, ValueError):
@@ -175,7 +175,7 @@ def nested():
 
 def host(accel, kvm_usable):
     """The host block of results.json for a run under accel; kvm is the
-    host's KVM (tools/lib/kvm.py's state()) whether this run used it or
+    host's KVM (tools/lib/launch/kvm.py's state()) whether this run used it or
     not; nested, how this host was itself a guest (None: it was not)."""
     return {**_static(), "accel": accel, "kvm_usable": kvm_usable,
             "kvm": kvm.state(ROOT, qemu_version()),

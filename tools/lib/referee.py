@@ -19,7 +19,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from . import nested, qemu, serial
+from .hostkernels import nested
+from .launch import qemu, serial
 
 BEGIN, END = "hvprobe-referee: begin", "hvprobe-referee: end"
 TIMEOUT_S = 300

@@ -36,7 +36,9 @@ from contextlib import ExitStack
 from pathlib import Path
 from unittest import mock
 
-from tools.lib import guest, hostinfo, hostprobe, kvm, qemu
+from tools.lib import hostinfo
+from tools.lib.launch import guest, kvm, qemu
+from tools.lib.probe import hostprobe
 
 FAKE_PERF = r"""#!/bin/sh
 echo "$*" >> "$FAKE_LOG"

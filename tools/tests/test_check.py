@@ -2,6 +2,8 @@
 """tools/check: its run list (the file it ships with, and what it refuses)
 and its rows."""
 
+import contextlib
+import io
 import json
 import os
 import shutil
@@ -12,28 +14,57 @@ from pathlib import Path
 from unittest import mock
 
 from tools.commands import check
-from tools.lib import ktap, results
+from tools.lib.analysis import ktap, results
+from tools.lib.launch.scenario import RunSpec
 
 
 class RunList(unittest.TestCase):
-    def load(self, runs):
-        with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
-            f.write(runs if isinstance(runs, str) else json.dumps(runs))
+    def load(self, text):
+        with tempfile.NamedTemporaryFile("w", suffix=".toml") as f:
+            f.write(text)
             f.flush()
             return check.load_runs(f.name)
 
     def test_shipped_list(self):
         runs = check.load_runs(check.RUNS)
-        names = [r["name"] for r in runs]
+        names = [r.name for r in runs]
         self.assertEqual(len(names), len(set(names)), "run names are unique")
         # make check boots every path at least once, and the negative runs.
         for name in ("kernel", "bios", "uefi", "bad-cmdline", "crash"):
             self.assertIn(name, names)
 
-    def expectation(self, name):
+    def test_shipped_list_keeps_its_rows(self):
+        # A row's name is what CI and the README count by: the matrix
+        # keeps make check's 49 runs, in order, with the nested legs.
+        runs = check.load_runs(check.RUNS)
+        self.assertEqual(len(runs), 49)
+        self.assertEqual([r.name for r in runs[:3]], ["kernel", "bios",
+                                                       "uefi"])
+        self.assertEqual([r.name for r in runs if r.host_kernels],
+                         ["l1-all", "l1-kvmclock", "l1-hyperv",
+                          "l1-hyperv-only"])
+        self.assertTrue(all(r.host_kernels == ["6.1", "6.12"]
+                            for r in runs if r.host_kernels))
+        self.assertEqual([r.name for r in runs if r.tool != "run"],
+                         ["linux-referee"])
+        self.assertEqual([r.name for r in runs if r.min_qemu],
+                         ["x2apic-300"])
+        self.assertIn("parallel-linux-6.5", [r.name for r in runs])
+
+    def test_a_run_reads_as_its_tools_run_command_line(self):
         run = next(r for r in check.load_runs(check.RUNS)
-                   if r["name"] == name)
-        return run["args"][run["args"].index("--expect-fail") + 1]
+                   if r.name == "acpi-exit-3g")
+        self.assertEqual(run.run_argv(), [
+            "--boot", "kernel", "--smp", "1", "--mem", "3072M", "--accel",
+            "tcg", "--expect-status", "0", "--", "test=boot", "exit=acpi"])
+        referee = next(r for r in check.load_runs(check.RUNS)
+                       if r.tool == "linux-referee")
+        self.assertEqual(check.referee_argv(referee),
+                         ["--accel", "tcg", "--smp", "4", "--numa", "2"])
+
+    def expectation(self, name):
+        run = next(r for r in check.load_runs(check.RUNS) if r.name == name)
+        return run.expect_fail
 
     def test_shipped_negative_runs_match_the_contract(self):
         crashed = "crashed: unexpected #UD at RIP 0x106765"
@@ -69,17 +100,36 @@ class RunList(unittest.TestCase):
                     alone, self.expectation(name)), name)
 
     def test_refusals(self):
-        for bad in ("{", {"name": "x"}, [{"name": "x"}],
-                    [{"name": "x", "args": "--boot bios"}],
-                    [{"name": "x", "args": [1]}],
-                    [{"name": "a b", "args": []}],
-                    [{"name": "x", "args": []}, {"name": "x", "args": []}]):
+        for bad in ("[[scenario", 'name = "x"\n',
+                    '[[scenario]]\nname = "a b"\n',
+                    '[[scenario]]\nname = "x"\n[[scenario]]\nname = "x"\n',
+                    '[[cross]]\naxes = { vcpus = [1, 2] }\n',
+                    'repeat = 2\n[[scenario]]\nname = "x"\n'):
             with self.assertRaises(check.UsageError, msg=bad):
                 self.load(bad)
 
+    def test_a_bad_key_says_which_and_where(self):
+        for text, said in (
+                ('[[scenario]]\nname = "x"\nexpect_lnes = ["a"]\n',
+                 "scenario 1: unknown key 'expect_lnes' (accepted: "),
+                ('[[scenario]]\nname = "x"\nhost_kernels = ["5.10"]\n',
+                 "scenario 1: host_kernels must list host kernel series "),
+                ('[[scenario]]\nname = "x"\nexpect_fail = "("\n',
+                 "scenario 1: expect_fail: bad regular expression '('"),
+                ('[[scenario]]\nname = "x"\nmin_qemu = "8"\n',
+                 "scenario 1: min_qemu must be the oldest QEMU"),
+                ('[[scenario]]\nname = "x"\ntool = "make"\n',
+                 "scenario 1: tool must be what boots it, one of run, "
+                 "linux-referee, not 'make'"),
+                ('[[scenario]]\nname = "x"\niso_entry = "a.preset"\n',
+                 "scenario 1: iso_entry needs boot bios or uefi")):
+            with self.assertRaises(check.UsageError, msg=text) as caught:
+                self.load(text)
+            self.assertIn(said, str(caught.exception))
+
     def test_missing_file(self):
         with self.assertRaises(check.UsageError):
-            check.load_runs("/nonexistent/runs.json")
+            check.load_runs("/nonexistent/runs.toml")
 
 
 class Rows(unittest.TestCase):
@@ -178,21 +228,73 @@ class LostRuns(unittest.TestCase):
 
     def test_old_qemu_skips_outside_ci(self):
         counts, verdict, text, seen = self.guest_run(
-            {"name": "x2apic-300", "min_qemu": "8.0", "args": []}, ci=False)
+            RunSpec("x2apic-300", "x2apic-300", min_qemu="8.0"), ci=False)
         self.assertEqual((counts.skipped, counts.failed, verdict), (1, 0, "skip"))
         self.assertEqual(seen, {"x2apic-300": "needs QEMU >= 8.0, found 7.2"})
 
     def test_old_qemu_fails_under_ci(self):
         counts, verdict, text, _ = self.guest_run(
-            {"name": "x2apic-300", "min_qemu": "8.0", "args": []}, ci=True)
+            RunSpec("x2apic-300", "x2apic-300", min_qemu="8.0"), ci=True)
         self.assertEqual((counts.failed, verdict), (1, "lost"))
         self.assertIn("needs QEMU >= 8.0, found 7.2", text)
 
     def test_no_kvm_skips_even_under_ci(self):
         counts, verdict, text, seen = self.guest_run(
-            {"name": "kvm-4", "needs_kvm": True, "args": []}, ci=True)
+            RunSpec("kvm-4", "kvm-4", needs_kvm=True), ci=True)
         self.assertEqual((counts.skipped, counts.failed), (1, 0))
         self.assertEqual(text, "needs KVM: /dev/kvm cannot be opened\n")
+
+
+class NestedLegs(unittest.TestCase):
+    """The runs with host_kernels go to one L1 leg per series, under
+    NAME@SERIES rows, beside the plain runs."""
+
+    def check(self, *argv):
+        legs = []
+
+        def nested_runs(label, runs, log_dir, seen):
+            legs.append((label, [r.name for r in runs]))
+            names = [f"{r.name}@{label}" for r in runs] + \
+                [f"host-probe@{label}"] + \
+                ([f"{check.REFEREE}@{label}"] if label == check.REFEREE_L1
+                 else [])
+            return [(n, results.Counts(passed=1), "pass", "")
+                    for n in names]
+
+        def plain(run, log_dir, seen):
+            return results.Counts(passed=2), "pass", ""
+
+        with tempfile.TemporaryDirectory() as d:
+            runs = Path(d) / "runs.toml"
+            runs.write_text('[[scenario]]\nname = "p"\n'
+                            '[[scenario]]\nname = "n"\n'
+                            'host_kernels = ["6.1", "6.12"]\n')
+            with mock.patch.object(check, "ROWS", ()), \
+                    mock.patch.object(check, "AFTER_RUNS", ()), \
+                    mock.patch.object(check, "nested_runs", nested_runs), \
+                    mock.patch.dict(check.TOOLS_RUN_BY_NAME, {"run": plain}), \
+                    mock.patch.object(check, "kvm_works",
+                                      return_value=(False, "not here")), \
+                    mock.patch.object(check, "machine_lines",
+                                      return_value=[]), \
+                    contextlib.redirect_stdout(io.StringIO()):
+                rc = check.main(["--no-build", "--runs", str(runs),
+                                 "--results", d, "--json",
+                                 str(Path(d) / "s.json"), *argv])
+            doc = json.loads((Path(d) / "s.json").read_text())
+        return rc, sorted(r["name"] for r in doc["rows"]), legs
+
+    def test_every_leg_and_the_plain_run(self):
+        rc, rows, legs = self.check()
+        self.assertEqual(rc, 0)
+        self.assertEqual(rows, ["host-probe@6.1", "host-probe@6.12",
+                                "linux-referee@6.12", "n@6.1", "n@6.12", "p"])
+        self.assertEqual(legs, [("6.1", ["n"]), ("6.12", ["n"])])
+
+    def test_only_one_leg(self):
+        rc, rows, legs = self.check("--only", "n@6.12")
+        self.assertEqual(legs, [("6.12", ["n"])])
+        self.assertNotIn("p", rows)
 
 
 class MachineLines(unittest.TestCase):

@@ -1,9 +1,10 @@
 # SPDX-License-Identifier: MIT
-"""tools/lib/coverage.py: what make check says it could not exercise."""
+"""tools/lib/analysis/coverage.py: what make check says it could not
+exercise."""
 
 import unittest
 
-from tools.lib import coverage
+from tools.lib.analysis import coverage
 
 
 def case(name, status="pass", reason=None, cases=()):

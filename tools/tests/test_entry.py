@@ -119,7 +119,7 @@ class Call(unittest.TestCase):
         # A bug: its traceback and its own status, never 1 ("a run
         # failed").
         status, said = self.call(Command(ValueError("a bug")))
-        self.assertEqual(status, entry.INTERNAL_ERROR)
+        self.assertEqual(status, entry.EXIT_INTERNAL_ERROR)
         self.assertIn("ValueError: a bug", said)
         self.assertTrue(said.endswith("tools/x: internal error (a bug in "
                                       "hvprobe's tools; the traceback "

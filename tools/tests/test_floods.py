@@ -14,7 +14,8 @@ from unittest import mock
 
 from tools.commands import report as report_cmd
 from tools.commands import run, soak
-from tools.lib import guest, ktap, results, scenario, serial
+from tools.lib.analysis import ktap, results
+from tools.lib.launch import guest, scenario, serial
 
 
 def nested(levels, indent=" "):
@@ -129,7 +130,7 @@ class Bounds(unittest.TestCase):
             soak.parse_args, ["--runs", str(10 ** 8)]))
 
     def test_smp_and_numa(self):
-        from tools.lib import qemu
+        from tools.lib.launch import qemu
         for machine in (qemu.Machine(smp=10 ** 8),
                         qemu.Machine(smp=8, numa=10 ** 8)):
             with self.assertRaises(qemu.ConfigError):

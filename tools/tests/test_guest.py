@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""tools/lib/guest.py end to end over a stand-in QEMU: what a run under a
-KVM flavour leaves out, says and records."""
+"""tools/lib/launch/guest.py end to end over a stand-in QEMU: what a run
+under a KVM flavour leaves out, says and records."""
 
 import json
 import os
@@ -10,7 +10,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from tools.lib import guest, kvm, qemu
+from tools.lib.launch import guest, kvm, qemu
 
 # Answers like hvprobe: every test the kernel's skip= names reports SKIP
 # by name, the others pass, the boot test echoes the command line.

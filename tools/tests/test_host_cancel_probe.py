@@ -20,7 +20,7 @@ from pathlib import Path
 
 from tools import ROOT
 from tools.commands import host_cancel_probe as hcp
-from tools.lib import hostprobe
+from tools.lib.probe import hostprobe
 from tools.tests.fakehost import (QEMU_PID, STORM_KTAP, VCPU_TIDS, FakeHost,
                                   alive, storm_script)
 

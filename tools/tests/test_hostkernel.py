@@ -14,7 +14,8 @@ from pathlib import Path
 from unittest import mock
 
 from tools.commands import run
-from tools.lib import cli, hostkernel, nested
+from tools.lib import cli
+from tools.lib.hostkernels import hostkernel, nested
 
 MADISON = """\
 linux-image-amd64 | 6.12.95-1~bpo12+1 | http://mirror bookworm-backports/main amd64 Packages

@@ -13,7 +13,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from tools.lib import hostprobe
+from tools.lib.probe import hostprobe
 from tools.tests.fakehost import (QEMU_PID, VCPU_TIDS, FakeHost,
                                   storm_script)
 

@@ -8,7 +8,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from tools.lib import ktap, results
+from tools.lib.analysis import ktap, results
 
 GOOD = """\
 SeaBIOS (version 1.16.3-debian-1.16.3-2)
@@ -352,7 +352,7 @@ class LyingStructure(unittest.TestCase):
     warnings (kunit.py 6.1 and 6.12 exit 1 on these)."""
 
     def doc(self, text):
-        from tools.lib import resultset
+        from tools.lib.analysis import resultset
         with tempfile.TemporaryDirectory() as d:
             log = Path(d) / "serial.log"
             log.write_text(text)

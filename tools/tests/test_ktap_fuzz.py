@@ -16,7 +16,7 @@ import random
 import unittest
 from pathlib import Path
 
-from tools.lib import ktap
+from tools.lib.analysis import ktap
 
 LOGS = Path(__file__).resolve().parent / "logs"
 SEED = 7

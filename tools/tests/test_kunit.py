@@ -1,6 +1,6 @@
 # SPDX-License-Identifier: MIT
-"""tools/lib/kunit.py: how make check's kunit row reads kunit.py, judged
-against stand-ins (kunit.py itself is fetched at test time, never kept)."""
+"""tools/lib/analysis/kunit.py: how make check's kunit row reads
+kunit.py, judged against stand-ins (kunit.py itself is fetched at test time, never kept)."""
 
 import os
 import shutil
@@ -10,7 +10,8 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from tools.lib import aptdeb, ktap, kunit
+from tools.lib.analysis import ktap, kunit
+from tools.lib.hostkernels import aptdeb
 
 LOG = """KTAP version 1
 1..2

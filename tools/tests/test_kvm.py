@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""tools/lib/kvm.py: KVM found by trying it, its flavour from /sys, the
+"""tools/lib/launch/kvm.py: KVM found by trying it, its flavour from /sys, the
 tests a flavour leaves out, and the cached probe."""
 
 import json
@@ -8,7 +8,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from tools.lib import kvm
+from tools.lib.launch import kvm
 from tools.tests.fakehost import cpuinfo
 
 # Both vendor modules built in: both listed, with no [module].

@@ -10,7 +10,7 @@ import unittest
 
 from tools import TOOLS
 from tools.commands import lava_run
-from tools.lib import ktap, lavalog
+from tools.lib.analysis import ktap, lavalog
 
 LAVA = TOOLS / "lava"
 

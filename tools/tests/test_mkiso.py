@@ -8,7 +8,7 @@ import unittest
 from pathlib import Path
 
 from tools.commands import mkiso
-from tools.lib import guest, media
+from tools.lib.launch import guest, media
 
 TEMPLATE = mkiso.TEMPLATE.read_text()
 

@@ -12,7 +12,8 @@ from pathlib import Path
 from unittest import mock
 
 from tools.commands import check, run, soak
-from tools.lib import hostinfo, qemu
+from tools.lib import hostinfo
+from tools.lib.launch import qemu
 
 
 class QemuBinary(unittest.TestCase):
@@ -39,6 +40,21 @@ class Accel(unittest.TestCase):
             with mock.patch.dict(os.environ, {"HVPROBE_ACCEL": "tcg"}):
                 args = run.parse_args(["--scenario", str(path)])
         self.assertEqual([s.accel for s in args.specs], ["tcg"])
+
+
+class CheckMatrix(unittest.TestCase):
+    def test_tools_run_boots_checks_plain_runs_and_says_what_it_left(self):
+        with mock.patch.dict(os.environ, {}, clear=False):
+            os.environ.pop("HVPROBE_ACCEL", None)
+            args = run.parse_args(["--matrix", "check"])
+        names = [s.name for s in args.specs]
+        self.assertEqual(names[:3], ["kernel", "bios", "uefi"])
+        self.assertNotIn("l1-all", names)
+        self.assertNotIn("linux-referee", names)
+        self.assertIn("linux-referee: runs under tools/check only (tool)",
+                      args.left_out)
+        self.assertIn("l1-all: runs under tools/check only (host_kernels)",
+                      args.left_out)
 
 
 class Latest(unittest.TestCase):

@@ -23,7 +23,8 @@ from unittest import mock
 
 from tools import ROOT
 from tools.commands import pmi_verdict as pv
-from tools.lib import guest, hostprobe, probecount
+from tools.lib.launch import guest
+from tools.lib.probe import hostprobe, probecount
 from tools.tests.fakehost import alive, make_guest_host
 from tools.tests.test_jsonfile import full_disk
 
@@ -401,7 +402,7 @@ class Signals(unittest.TestCase):
         import sys
         from tools import entry
         from tools.commands import pmi_verdict as p
-        from tools.lib import probedrun
+        from tools.lib.probe import probedrun
         from tools.tests.fakehost import FakeHost, guest_patches
         # The fake QEMU answers no QMP after "cont": to its SIGTERM soon.
         probedrun.KILL_WAIT_S = 1

@@ -13,7 +13,8 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from tools.lib import guest, hostprobe, kvm, probecheck, probecount
+from tools.lib.launch import guest, kvm
+from tools.lib.probe import hostprobe, probecheck, probecount
 from tools.tests.fakehost import guest_host
 from tools.tests.test_jsonfile import full_disk_for
 

@@ -6,7 +6,7 @@ perf's lost records, and the figures a Result gives."""
 import unittest
 from collections import Counter
 
-from tools.lib import probecount as pc
+from tools.lib.probe import probecount as pc
 from tools.tests.fakehost import (FIXED_IPI, NMI_IPI, accept, pio,
                                   script_line)
 

@@ -13,7 +13,8 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from tools.lib import hostprobe, probedrun, qemu
+from tools.lib.launch import qemu
+from tools.lib.probe import hostprobe, probedrun
 from tools.tests.fakehost import guest_host
 
 

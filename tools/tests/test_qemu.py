@@ -5,8 +5,8 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from tools.lib import media, qemu
-from tools.lib.qemu import ConfigError, Machine
+from tools.lib.launch import media, qemu
+from tools.lib.launch.qemu import ConfigError, Machine
 
 COMMON = ["-nodefaults", "-display", "none", "-monitor", "none",
           "-serial", "stdio", "-no-reboot",

@@ -6,9 +6,9 @@ import io
 import json
 import unittest
 
-from tools.lib import figures, plotdata, report
-from tools.lib.progress import Progress
-from tools.lib.table import Column, render
+from tools.lib.analysis import figures, plotdata, report
+from tools.lib.analysis.table import Column, render
+from tools.lib.launch.progress import Progress
 
 
 def ap(apic_id, node, marks, source="calibrate"):

@@ -8,8 +8,9 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from tools.lib import jsonfile, ktap, results
-from tools.lib.results import Counts
+from tools.lib import jsonfile
+from tools.lib.analysis import ktap, results
+from tools.lib.analysis.results import Counts
 
 
 def case(number, name, status, reason="", cases=()):

@@ -11,7 +11,9 @@ from unittest import mock
 from pathlib import Path
 
 from tools import ROOT
-from tools.lib import guest, hostinfo, qemu, resultset, results
+from tools.lib import hostinfo
+from tools.lib.analysis import resultset, results
+from tools.lib.launch import guest, qemu
 
 GOOD = b"""\x1b[2J\x1b[HGRUB loading...
 KTAP version 1

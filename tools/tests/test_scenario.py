@@ -7,8 +7,9 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from tools.lib import scenario as scen
-from tools.lib.scenario import ScenarioError
+from tools.commands import run
+from tools.lib.launch import scenario as scen
+from tools.lib.launch.scenario import ScenarioError
 
 BASE = '''
 description = "d"
@@ -154,6 +155,79 @@ cal = { cmdline = "lpj_source=calibrate" }
             with self.subTest(text=text), \
                     self.assertRaisesRegex(ScenarioError, words):
                 scen.load_matrix(path, self.dir)
+
+
+class CheckKeys(Files):
+    """The keys make check's runs need (tools/matrices/check.toml)."""
+
+    def test_expectations_and_their_command_line(self):
+        path = self.write("m.toml", """
+[[scenario]]
+name = "neg-1.5"
+boot = "bios"
+accel = "tcg"
+vcpus = 2
+timeout = 30
+qemu_args = ["-acpitable", "file=x.aml"]
+expect_status = 3
+expect_fail = "^not ok 1 boot # ERROR"
+expect_lines = ['"cpus":2,', "^ok \\\\d+ smp$"]
+min_qemu = "8.0"
+host_kernels = ["6.12"]
+cmdline = "test=boot hz=100"
+""")
+        [spec], _, _, _ = scen.load_matrix(path)
+        self.assertEqual((spec.name, spec.expect_fail, spec.expect_lines,
+                          spec.min_qemu, spec.host_kernels, spec.tool),
+                         ("neg-1.5", "^not ok 1 boot # ERROR",
+                          ['"cpus":2,', "^ok \\d+ smp$"], "8.0", ["6.12"],
+                          "run"))
+        self.assertEqual(spec.run_argv(), [
+            "--timeout", "30", "--boot", "bios", "--smp", "2", "--mem",
+            "256M", "--accel", "tcg", "--qemu-arg=-acpitable",
+            "--qemu-arg=file=x.aml", "--expect-status", "3", "--expect-fail",
+            "^not ok 1 boot # ERROR", "--expect-line", '"cpus":2,',
+            "--expect-line", "^ok \\d+ smp$", "--", "test=boot", "hz=100"])
+        # tools/run reads it back as the same run.
+        args = run.parse_args(spec.run_argv())
+        self.assertEqual((args.boot, args.smp, args.timeout, args.qemu_arg,
+                          args.expect_status, args.expect_fail,
+                          args.expect_line, args.cmdline),
+                         ("bios", 2, 30.0, ["-acpitable", "file=x.aml"], 3,
+                          spec.expect_fail, spec.expect_lines,
+                          ["test=boot", "hz=100"]))
+
+    def test_iso_entry(self):
+        path = self.write("m.toml", '[[scenario]]\nname = "i"\n'
+                          'boot = "uefi"\niso_entry = "lpj-numa-32.preset"\n')
+        [spec], _, _, _ = scen.load_matrix(path)
+        self.assertEqual(spec.run_argv()[-2:], ["--iso-entry",
+                                                "lpj-numa-32.preset"])
+        path.write_text('[[scenario]]\nname = "i"\nboot = "uefi"\n'
+                        'iso_entry = "a.preset"\ncmdline = "test=smp"\n')
+        with self.assertRaisesRegex(ScenarioError, "give no cmdline"):
+            scen.load_matrix(path)
+
+    def test_a_dot_only_in_a_matrix_scenario_without_variants(self):
+        with self.assertRaisesRegex(ScenarioError, "bad name 'a.b'"):
+            scen.from_table({"name": "a.b"}, "x")
+        path = self.write("m.toml", '[[scenario]]\nname = "a.b"\n'
+                          '[scenario.variants]\nv = {vcpus = 2}\n')
+        with self.assertRaisesRegex(ScenarioError, "bad name 'a.b'"):
+            scen.load_matrix(path)
+
+    def test_refusals_name_the_key(self):
+        for keys, said in (
+                ({"expect_lines": "x"}, "expect_lines must be a list"),
+                ({"expect_lines": ["("]}, "expect_lines: bad regular "),
+                ({"host_kernels": ["6.1", "6.1"]}, "host_kernels must list"),
+                ({"tool": "bench"}, "tool must be what boots it"),
+                ({"min_qemu": 8}, "min_qemu must be"),
+                ({"expect_fail": 1}, "expect_fail must be a regular "),
+                ({"iso_entry": ""}, "iso_entry must be an entry")):
+            with self.subTest(keys=keys), \
+                    self.assertRaisesRegex(ScenarioError, f"^x: {said}"):
+                scen.from_table({"name": "s", **keys}, "x")
 
 
 class Shipped(unittest.TestCase):

@@ -8,7 +8,7 @@ import tempfile
 import unittest
 from pathlib import Path
 
-from tools.lib import serial
+from tools.lib.launch import serial
 
 FAKE_QEMU = """\
 import sys, time

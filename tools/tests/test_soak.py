@@ -6,7 +6,8 @@ import re
 import unittest
 
 from tools.commands import run, soak
-from tools.lib import buildinfo, qemu
+from tools.lib import buildinfo
+from tools.lib.launch import qemu
 
 N = 500
 
@@ -175,8 +176,9 @@ class Failures(unittest.TestCase):
         self.assertEqual(soak.failures(d, 1), [
             "crash: timed out after N s before the totals line", "smp",
             "host smp_cpus"])
-        self.assertEqual(soak.failures(None, 3),
-                         ["no results.json (tools/run exited 3)"])
+        self.assertEqual(soak.failures(None, None, "build/hvprobe.elf32 is "
+                                       "missing"),
+                         ["not run: build/hvprobe.elf32 is missing"])
 
     def test_summary_groups(self):
         p1, p2 = soak.plan(9, 1), soak.plan(9, 2)

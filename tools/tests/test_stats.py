@@ -3,7 +3,7 @@
 
 import unittest
 
-from tools.lib import comparison, stats
+from tools.lib.analysis import comparison, stats
 
 
 def run(name, total_us, cpus=4, repeat=1):

@@ -5,7 +5,7 @@ went before (JSON, f-strings, dict keys, a word read back from JSON)."""
 import json
 import unittest
 
-from tools.lib import ktap
+from tools.lib.analysis import ktap
 from tools.lib.status import Status
 
 

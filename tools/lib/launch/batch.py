@@ -19,19 +19,19 @@ import concurrent.futures
 import datetime
 import json
 import shutil
-import subprocess
-import sys
 import threading
 import time
 from pathlib import Path
 
-from . import guest, hostinfo, jsonfile, media, qemu, results, serial
+from ... import ROOT
+from .. import hostinfo, jsonfile
+from ..analysis import results
+from ..status import Status
+from . import guest, media, qemu, serial
 from . import kvm as kvm_lib
 from .progress import Progress
-from .status import Status
 
 INDEX = "index.json"
-TOOLS_RUN = Path(__file__).resolve().parent.parent / "run"
 
 
 INTERRUPTED = "interrupted"
@@ -54,8 +54,11 @@ def earlier(spec, batch_dir):
 
 
 def run_one(spec, batch_dir, kvm, resume=False):
-    """(record, outcome or None) for one spec; never raises for a run
-    that cannot start, so that one bad run does not stop the batch."""
+    """(record, outcome or None) for one spec, in batch_dir/its run
+    name: the one way every command boots a guest (tools/run, bench,
+    tools/check, tools/soak). Never raises for a run that cannot start,
+    so that one bad run does not stop the batch. kvm is kvm_state()'s.
+    A negative run (expect_fail) adds "expected" to its record."""
     record = {"name": spec.name, "run": spec.run_name, "repeat": spec.repeat,
               "verdict": None, "reason": None, "wall_s": None}
     if resume and (done := earlier(spec, batch_dir)):
@@ -75,7 +78,9 @@ def run_one(spec, batch_dir, kvm, resume=False):
         outcome = guest.run(spec.qemu_machine(accel), spec.cmdline, run_dir,
                             spec.timeout_s, scenario=spec.to_json(),
                             quiet=True, expect_status=spec.expect_status,
-                            kvm_ok=kvm_ok)
+                            expect_fail=spec.expect_fail,
+                            expect_lines=spec.expect_lines,
+                            iso_entry=spec.iso_entry, kvm_ok=kvm_ok)
     except serial.Interrupted as err:
         record["verdict"] = INTERRUPTED
         record["reason"] = str(err)
@@ -86,49 +91,19 @@ def run_one(spec, batch_dir, kvm, resume=False):
         record["reason"] = str(err)
         return record, None
     record["verdict"] = outcome.doc["verdict"]
+    if spec.expect_fail is not None:
+        record["expected"] = outcome.doc["expected"]
     record["reason"] = outcome.doc["crash"]
     record["wall_s"] = round(time.monotonic() - start, 3)
     return record, outcome
 
 
-def run_process(args, out_dir, name, timeout):
-    """tools/run as a process of its own (--no-build --quiet, then args),
-    its run folder out_dir/name: (exit status, or None when it still ran
-    after timeout seconds; what it printed, also kept in run.txt there;
-    its results.json document, or None)."""
-    cmd = [sys.executable, str(TOOLS_RUN), "--no-build", "--quiet",
-           "--results", str(out_dir), "--name", name, *args]
-    # Its own process group: the timeout, or an interrupt, kills
-    # tools/run and its QEMU together (serial.spawn()).
-    proc = serial.spawn(cmd, cwd=TOOLS_RUN.parent.parent,
-                        stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                        stderr=subprocess.STDOUT, text=True,
-                        errors="replace")
-    try:
-        text, _ = proc.communicate(timeout=timeout)
-        rc = proc.returncode
-    except subprocess.TimeoutExpired:
-        text, rc = f"tools/run still running after {timeout} s\n", None
-    finally:
-        serial.kill(proc)
-        proc.stdout.close()
-    if serial.STOP.is_set():
-        raise serial.Interrupted("interrupted")
-    run_dir = out_dir / name
-    run_dir.mkdir(parents=True, exist_ok=True)
-    (run_dir / "run.txt").write_text(text)
-    try:
-        with open(run_dir / "results.json") as f:
-            return rc, text, json.load(f)
-    except (OSError, ValueError):
-        return rc, text, None
-
-
-def kvm_state():
+def kvm_state(works=None):
     """KVM's availability, looked up once: index False is what accel=auto
     sees (KVM tried and working), True what an explicit accel=kvm needs;
-    reason says why KVM works or not, module which KVM it is."""
-    ok, why = kvm_lib.works(str(guest.ROOT), hostinfo.qemu_version())
+    reason says why KVM works or not, module which KVM it is. works:
+    kvm.works()'s (ok, reason) when the caller has it already."""
+    ok, why = works or kvm_lib.works(str(ROOT), hostinfo.qemu_version())
     return {"usable": ok, "reason": why, True: qemu.kvm_device_ok(),
             False: ok, "module": kvm_lib.flavour()["module"]}
 
@@ -154,7 +129,8 @@ def run_all(specs, batch_dir, jobs, about, stream=None, live=None,
         def one(i, spec):
             progress.started()
             record, outcome = run_one(spec, batch_dir, kvm, resume)
-            bad = record["verdict"] not in (Status.PASS, Status.SKIP)
+            bad = record["verdict"] not in (Status.PASS, Status.SKIP) \
+                and not record.get("expected")
             took = f" ({record['wall_s']:.1f} s)" if record["wall_s"] else ""
             line = f"{record['verdict'].upper():7} {record['run']}{took}"
             if record["reason"]:

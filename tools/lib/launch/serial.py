@@ -28,7 +28,7 @@ import threading
 import time
 from pathlib import Path
 
-from . import ktap
+from ..analysis import ktap
 
 LOG, TIMES, STDERR = "serial.log", "serial.times", "qemu.stderr"
 # A QEMU whose stdout has closed is on its way out; this long is waited.

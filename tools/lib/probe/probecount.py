@@ -3,7 +3,7 @@
 the windows the guest marked, each event counted under the vCPU thread
 that caused it, and a probed run's Result read back as figures.
 
-Pure: tools/lib/hostprobe.py runs perf and feeds this module its text;
+Pure: tools/lib/probe/hostprobe.py runs perf and feeds this module its text;
 the tests feed it text of their own.
 """
 

@@ -12,7 +12,7 @@ listed too.
 
 import collections
 
-from .status import Status
+from ..status import Status
 
 REASONS_SHOWN = 2
 # The reason of a test the kernel's skip= left out: on request, or a

@@ -12,8 +12,8 @@ import json
 import sys
 from pathlib import Path
 
+from ..launch.batch import INDEX
 from . import ktap, results
-from .batch import INDEX
 
 # Raw logs inside a folder are taken only under these names (or with a
 # .meta.json beside them), so that a results tree's other logs (a check

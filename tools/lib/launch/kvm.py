@@ -235,7 +235,7 @@ def host_notes(module, enable_pmu):
 
 def _cache_path(root):
     # An L1 host kernel sees this checkout read-only: it keeps its cache
-    # on its own tmpfs (tools/lib/nested.py sets the variable).
+    # on its own tmpfs (tools/lib/hostkernels/nested.py sets the variable).
     return Path(os.environ.get("HVPROBE_KVM_CACHE") or
                 Path(root) / "build" / "kvm-probe.json")
 
@@ -310,7 +310,7 @@ def _works_once(root, qemu_version):
 def flavour_works(root):
     """(vendor module, whether KVM works here), for choosing how to run
     an L1 host kernel."""
-    from . import hostinfo      # hostinfo imports this module
+    from .. import hostinfo     # hostinfo imports this module
     return flavour()["module"], _works_once(str(root),
                                             hostinfo.qemu_version())[0]
 

@@ -4,7 +4,7 @@ shared read-only, load KVM, and run commands of this checkout inside it
 (tools/run, above all), whose guests are then L2 under a real upstream
 KVM. One L1 boot serves a list of commands.
 
-L1 gets a busybox initramfs built here (tools/lib/hostkernel.py finds the
+L1 gets a busybox initramfs built here (hostkernel.py finds the
 modules), two 9p shares (the root, read-only; a results folder,
 read-write, mounted over the same path inside, so what L2 runs write
 lands where the host reads it), tmpfs over /tmp, /run and /dev/shm
@@ -29,9 +29,10 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import hostkernel, serial
+from ... import ROOT
+from ..launch import serial
+from . import hostkernel
 
-ROOT = hostkernel.ROOT
 BUSYBOX = Path("/bin/busybox")
 L1_VCPUS = 2
 L1_MEM_MIB = 2048

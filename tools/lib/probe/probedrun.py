@@ -20,7 +20,8 @@ import threading
 import time
 from pathlib import Path
 
-from . import guest, hostprobe
+from ..launch import guest
+from . import hostprobe
 
 QMP_WAIT_S = 20
 KILL_WAIT_S = 5             # for QEMU to go after quit, then SIGTERM

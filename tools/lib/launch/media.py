@@ -15,8 +15,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from ... import TOOLS
+
 # The one recipe for a GRUB ISO, shared with the Makefile.
-MKISO = Path(__file__).resolve().parent.parent / "mkiso"
+MKISO = TOOLS / "mkiso"
 _MULTIBOOT2 = re.compile(r"^(\s*multiboot2\s+)(\S+)")
 
 

@@ -45,11 +45,11 @@ import tempfile
 import time
 from pathlib import Path
 
-from . import kvm
-from .probecount import (KPROBES, KEYS, KPROBE_KEYS, MARK_EVENT,
-                         MARK_FILTER, NMI_SYMBOL, PMI_SYMBOL, PROBE_GROUP,
-                         SEP, Result, Tally, event_keys,
-                         parse_lost, parse_stat, tally, window_names)
+from ..launch import kvm
+from .probecount import (KPROBES, KEYS, KPROBE_KEYS, MARK_EVENT, MARK_FILTER,
+                         NMI_SYMBOL, PMI_SYMBOL, PROBE_GROUP, SEP, Result,
+                         Tally, event_keys, parse_lost, parse_stat, tally,
+                         window_names)
 
 # Tests point these elsewhere.
 PROC = Path("/proc")

@@ -12,8 +12,8 @@ import collections
 import fnmatch
 from dataclasses import dataclass
 
+from ..status import Status
 from . import figures, resultset, stats
-from .status import Status
 
 
 @dataclass

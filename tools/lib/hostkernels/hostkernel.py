@@ -4,8 +4,7 @@
 
 A Debian kernel is the image package that linux-image-amd64 depends on,
 at the newest version of that series any apt source offers. It is
-fetched as tools/lib/aptdeb.py fetches every package (into a private
-folder, the file apt names, its SHA256 checked against apt's index) and
+fetched as aptdeb.py fetches every package (into a private folder, the file apt names, its SHA256 checked against apt's index) and
 unpacked with `dpkg-deb -x` into build/host-kernels/: never installed,
 /boot and the package database untouched.
 
@@ -23,9 +22,9 @@ import subprocess
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ... import ROOT
 from . import aptdeb
 
-ROOT = Path(__file__).resolve().parent.parent.parent
 CACHE = ROOT / "build" / "host-kernels"
 META_PACKAGE = "linux-image-amd64"
 SERIES = ("6.1", "6.12")

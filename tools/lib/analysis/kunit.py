@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: MIT
 """Linux's own KTAP parser, `kunit.py parse`, as a referee of hvprobe's
 serial logs: a reader hvprobe did not write must see the verdict and the
-counts that tools/lib/ktap.py sees.
+counts that tools/lib/analysis/ktap.py sees.
 
 kunit.py comes out of Debian's linux-source-6.1 and linux-source-6.12
 packages at test time: `apt-get download` of the package (the file apt's
@@ -19,8 +19,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import aptdeb, ktap
-from .status import Status
+from ..hostkernels import aptdeb
+from ..status import Status
+from . import ktap
 
 PACKAGES = ("linux-source-6.1", "linux-source-6.12")
 TIMEOUT_S = 5
@@ -63,8 +64,8 @@ def _pipeline(deb, into):
 
 def fetch(cache, package):
     """kunit.py of package, from the cache or fetched into it now: the
-    .deb apt names, checked against its SHA256 (tools/lib/aptdeb.py), in
-    a private folder."""
+    .deb apt names, checked against its SHA256
+    (tools/lib/hostkernels/aptdeb.py), in a private folder."""
     found = cached(cache, package)
     if found:
         return found
@@ -155,11 +156,12 @@ def judge(verdict, report, hvprobe_passed):
     if verdict.summary is None:
         problems.append("kunit.py printed no summary line")
     elif got != want:
-        problems.append(f"kunit.py counted {got}, tools/lib/ktap.py {want}")
+        problems.append(f"kunit.py counted {got}, "
+                        f"tools/lib/analysis/ktap.py {want}")
     return problems
 
 
 def report_of(log):
-    """tools/lib/ktap.py's reading of a serial log."""
+    """tools/lib/analysis/ktap.py's reading of a serial log."""
     with open(log, "rb") as f:
         return ktap.parse(f.read().splitlines())

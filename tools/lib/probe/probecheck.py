@@ -17,9 +17,11 @@ are missing the row is one SKIP that says which.
 
 import shutil
 
-from . import (guest, hostinfo, hostprobe, jsonfile, kvm, probecount,
-               probedrun, qemu, results)
-from .status import Status
+from .. import hostinfo, jsonfile
+from ..analysis import results
+from ..launch import guest, kvm, qemu
+from ..status import Status
+from . import hostprobe, probecount, probedrun
 
 SMP = 2
 TIMEOUT_S = 60
@@ -192,12 +194,12 @@ EXIT_PASS, EXIT_FAIL, EXIT_SKIP = 0, 1, 4
 
 def main(argv):
     """The row alone, for a job inside a nested host kernel: python3 -m
-    tools.lib.probecheck LOG_DIR [--kprobes auto|off] [--perf PATH].
+    tools.lib.probe.probecheck LOG_DIR [--kprobes auto|off] [--perf PATH].
     Prints the row's text; exit 0 passed, 1 failed or could not run,
     4 skipped. LOG_DIR/host-probe/host-probe.json holds the counts."""
     import argparse
     p = argparse.ArgumentParser(
-        prog="python3 -m tools.lib.probecheck",
+        prog="python3 -m tools.lib.probe.probecheck",
         description="make check's host-probe row alone: nmi_storm under "
                     "KVM with the host probe attached, judged.",
         epilog="exit status: 0 passed, 1 failed or could not run, 2 bad "
@@ -211,7 +213,7 @@ def main(argv):
                    help="perf binary (default: perf on PATH)")
     args = p.parse_args(argv)
     from pathlib import Path
-    from . import signals
+    from .. import signals
     with signals.interruptible():
         try:
             counts, verdict, text = row(Path(args.log_dir), args.perf,

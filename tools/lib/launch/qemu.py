@@ -4,7 +4,7 @@ layout, and the three boot paths (QEMU's multiboot1 loader, GRUB from a CD
 under SeaBIOS, GRUB from a CD under OVMF).
 
 Everything here is pure so that the tests can pin the exact argv: whether
-KVM is there to use (tools/lib/kvm.py finds out) is the caller's to pass
+KVM is there to use (tools/lib/launch/kvm.py finds out) is the caller's to pass
 in.
 """
 
@@ -13,6 +13,9 @@ import re
 from dataclasses import dataclass, field
 
 BOOTS = ("kernel", "bios", "uefi")
+# Seconds a guest of each boot path gets before its run counts as a
+# crash, unless told otherwise: OVMF alone takes ~5 s under TCG.
+BOOT_TIMEOUT_S = {"kernel": 60, "bios": 60, "uefi": 120}
 ACCELS = ("auto", "kvm", "tcg")
 
 OVMF_CODE = os.environ.get("HVPROBE_OVMF_CODE",

@@ -14,11 +14,13 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import (cli, hostinfo, jsonfile, ktap, kvm, media, qemu, results,
-               serial)
-from .status import Status
+from ... import ROOT
+from .. import cli, hostinfo, jsonfile
+from ..analysis import ktap, results
+from ..exits import CannotRun
+from ..status import Status
+from . import kvm, media, qemu, serial
 
-ROOT = Path(__file__).resolve().parent.parent.parent
 BUILD = ROOT / "build"
 # The kernel exits right after its totals line; one that halts instead
 # (exit=halt) gets this long before QEMU is put down.
@@ -28,10 +30,6 @@ TAIL_LINES = 20
 SHOWN_LINE = 2000
 # The kernel names itself and its version in a diagnostic after the plan.
 _BANNER = re.compile(r"\s*# hvprobe \S+:")
-
-
-class CannotRun(Exception):
-    """The run could not take place; not a verdict on the kernel."""
 
 
 def need(path, why="the build should have made it"):
@@ -149,7 +147,7 @@ def rounded(seconds):
 def kvm_ok_for(accel, boot="kernel", cpu=None):
     """Whether KVM counts as available for a run asking for accel: an
     explicit kvm needs only the device; auto wants KVM to have passed
-    tools/lib/kvm.py's ioctls and probe boot on this host, and to take
+    tools/lib/launch/kvm.py's ioctls and probe boot on this host, and to take
     this boot path and -cpu model (kvm.boot_limit())."""
     if accel == "kvm":
         return qemu.kvm_device_ok()

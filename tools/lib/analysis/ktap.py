@@ -19,7 +19,7 @@ import json
 import re
 from dataclasses import dataclass, field
 
-from .status import Status
+from ..status import Status
 
 # Ranked for the worst of several: a skip above a pass, an error above a
 # skip, a fail above all. A test's own result follows ktap.rst instead

@@ -19,14 +19,15 @@ json.loads). Three kinds of record matter here:
   as serial output too.
 
 The two views come from one stream of bytes and two parsers (LAVA's regex
-and tools/lib/ktap.py), which is what makes the comparison worth doing.
+and tools/lib/analysis/ktap.py), which is what makes the comparison
+worth doing.
 """
 
 import difflib
 import json
 from dataclasses import dataclass, field
 
-from .status import Status
+from ..status import Status
 
 # One LAVA test case per KTAP result line, at any depth. Written for
 # pexpect, which LAVA hands the pattern to (compiled with re.DOTALL and
@@ -43,7 +44,7 @@ from .status import Status
 # - the test number stays out of the case id: it shifts when tests are
 #   added, and LAVA compares cases across jobs by id;
 # - the case id stops at the first " # ", as KTAP's directive or comment
-#   starts there (and tools/lib/ktap.py cuts the name there too).
+#   starts there (and tools/lib/analysis/ktap.py cuts the name there too).
 MONITOR_PATTERN = (
     r"(?m)^[ ]*"
     r"(?=[^\r\n]*?(?P<result># SKIP|# ERROR"

@@ -20,13 +20,22 @@ import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from ... import ROOT, TOOLS
+from ..hostkernels import hostkernel
 from . import qemu
 
-SCENARIOS = Path(__file__).resolve().parent.parent / "scenarios"
+SCENARIOS = TOOLS / "scenarios"
 
 # Names become folder names and the parts of "scenario.variant", so they
-# may not hold a dot.
+# may not hold a dot; a matrix's own scenario without variants may
+# (make check's parallel-linux-6.5), as nothing is appended to it.
 _NAME = re.compile(r"[A-Za-z0-9_+-]{1,64}")
+_DOTTED_NAME = re.compile(r"[A-Za-z0-9_.+-]{1,64}")
+_RELEASE = re.compile(r"\d+\.\d+")
+# What boots a scenario: tools/run's guest run, or tools/linux-referee
+# (Debian's Linux beside hvprobe, on the scenario's accel, vcpus, numa
+# and cpu).
+RUNNERS = ("run", "linux-referee")
 _WORD = re.compile(r"\S+")
 
 # The keys of a scenario, with what each must be. "cpu" may also be a
@@ -47,13 +56,22 @@ KEYS = {
     "timeout": "seconds, a number > 0",
     "needs_kvm": "true or false",
     "expect_status": "QEMU's expected exit status, a whole number",
+    "expect_fail": "a regular expression: a negative run, which passes "
+                   "when it ends with its totals and a not-ok line matches",
+    "expect_lines": "a list of regular expressions, each matching some "
+                    "serial line",
+    "iso_entry": "an entry of the build ISO (NAME.preset), booted with its "
+                 "own command line; boot bios or uefi",
+    "min_qemu": "the oldest QEMU that can run it, \"MAJOR.MINOR\"",
+    "host_kernels": "host kernel series to run it under as L1 "
+                    f"({', '.join(hostkernel.SERIES)}), not on this host",
+    "tool": f"what boots it, one of {', '.join(RUNNERS)}",
     "variants": "a table of variant name -> scenario keys",
 }
 # Keys a variant or axis entry may change (not its name or variants).
 OVERRIDES = set(KEYS) - {"name", "variants"}
 MATRIX_KEYS = {"name", "description", "repeat", "scenarios", "scenario",
                "cross"}
-DEFAULT_TIMEOUT_S = {"kernel": 60, "bios": 60, "uefi": 120}
 MAX_RUNS = 10000
 
 
@@ -81,6 +99,12 @@ class RunSpec:
     timeout: float | None = None
     needs_kvm: bool = False
     expect_status: int | None = None
+    expect_fail: str | None = None
+    expect_lines: list = field(default_factory=list)
+    iso_entry: str | None = None
+    min_qemu: str | None = None
+    host_kernels: list = field(default_factory=list)
+    tool: str = "run"
     source: str | None = None
     matrix: str | None = None
     repeat: int = 1
@@ -96,7 +120,7 @@ class RunSpec:
 
     @property
     def timeout_s(self):
-        return self.timeout or DEFAULT_TIMEOUT_S[self.boot]
+        return self.timeout or qemu.BOOT_TIMEOUT_S[self.boot]
 
     def cpu_for(self, accel):
         """The CPU model for the accelerator the run ends up with; None
@@ -110,6 +134,33 @@ class RunSpec:
                             mem_mib=self.mem_mib, accel=self.accel,
                             cpu=self.cpu_for(accel) if accel else None,
                             machine=self.machine, extra=list(self.qemu_args))
+
+    def run_argv(self):
+        """The tools/run command line (after tools/run itself) that
+        boots this spec alone: for a run inside an L1 host kernel, and
+        to print a run again by hand."""
+        argv = [] if self.timeout is None else ["--timeout",
+                                                f"{self.timeout:g}"]
+        argv += ["--boot", self.boot, "--smp", str(self.vcpus)]
+        if self.numa:
+            argv += ["--numa", str(self.numa)]
+        argv += ["--mem", f"{self.mem_mib}M", "--accel", self.accel]
+        cpu = self.cpu_for(self.accel) if isinstance(self.cpu, dict) \
+            else self.cpu
+        if cpu:
+            argv += ["--cpu", cpu]
+        if self.machine != "q35":
+            argv += ["--machine", self.machine]
+        argv += [f"--qemu-arg={a}" for a in self.qemu_args]
+        if self.expect_status is not None:
+            argv += ["--expect-status", str(self.expect_status)]
+        if self.expect_fail is not None:
+            argv += ["--expect-fail", self.expect_fail]
+        for pattern in self.expect_lines:
+            argv += ["--expect-line", pattern]
+        if self.iso_entry is not None:
+            argv += ["--iso-entry", self.iso_entry]
+        return argv + (["--", *self.cmdline] if self.cmdline else [])
 
     def to_json(self):
         """The scenario block of results.json."""
@@ -220,6 +271,57 @@ def _apply(spec, keys, where, merge):
                 raise ScenarioError(f"{where}: needs_kvm must be true or "
                                     "false")
             spec.needs_kvm = value
+        elif key == "expect_fail":
+            spec.expect_fail = _regex(value, where, key)
+        elif key == "expect_lines":
+            if not isinstance(value, list) or not value:
+                raise ScenarioError(f"{where}: expect_lines must be "
+                                    f"{KEYS[key]}")
+            spec.expect_lines = [_regex(v, where, key) for v in value]
+        elif key == "iso_entry":
+            if not isinstance(value, str) or not value:
+                raise ScenarioError(f"{where}: iso_entry must be {KEYS[key]}")
+            spec.iso_entry = value
+        elif key == "min_qemu":
+            if not isinstance(value, str) or not _RELEASE.fullmatch(value):
+                raise ScenarioError(f"{where}: min_qemu must be {KEYS[key]}, "
+                                    f"not {value!r}")
+            spec.min_qemu = value
+        elif key == "host_kernels":
+            if not (isinstance(value, list) and value and
+                    all(k in hostkernel.SERIES for k in value)
+                    and len(set(value)) == len(value)):
+                raise ScenarioError(f"{where}: host_kernels must list "
+                                    f"{KEYS[key]}, not {value!r}")
+            spec.host_kernels = list(value)
+        elif key == "tool":
+            if value not in RUNNERS:
+                raise ScenarioError(f"{where}: tool must be {KEYS[key]}, "
+                                    f"not {value!r}")
+            spec.tool = value
+    return spec
+
+
+def _regex(value, where, key):
+    if not isinstance(value, str):
+        raise ScenarioError(f"{where}: {key} must be {KEYS[key]}")
+    try:
+        re.compile(value)
+    except re.error as err:
+        raise ScenarioError(f"{where}: {key}: bad regular expression "
+                            f"{value!r}: {err}") from None
+    return value
+
+
+def _checked(spec, where):
+    """spec once all its keys are in: refuse what tools/run would."""
+    if spec.iso_entry is not None:
+        if spec.boot == "kernel":
+            raise ScenarioError(f"{where}: iso_entry needs boot bios or "
+                                "uefi")
+        if spec.cmdline:
+            raise ScenarioError(f"{where}: iso_entry boots the entry's own "
+                                "command line; give no cmdline")
     return spec
 
 
@@ -232,10 +334,12 @@ def _cpu(value, where):
     raise ScenarioError(f"{where}: cpu must be {KEYS['cpu']}")
 
 
-def _name(value, where, what="name"):
-    if not isinstance(value, str) or not _NAME.fullmatch(value):
+def _name(value, where, what="name", dotted=False):
+    pattern = _DOTTED_NAME if dotted else _NAME
+    if not isinstance(value, str) or not pattern.fullmatch(value):
         raise ScenarioError(f"{where}: bad {what} {value!r} (letters, "
-                            "digits, _ + - only, at most 64)")
+                            f"digits, _ + -{' .' if dotted else ''} only, "
+                            "at most 64)")
     return value
 
 
@@ -244,6 +348,8 @@ def _copy(spec, **changes):
     fields["qemu_args"] = list(spec.qemu_args)
     fields["cmdline"] = list(spec.cmdline)
     fields["axes"] = dict(spec.axes)
+    fields["expect_lines"] = list(spec.expect_lines)
+    fields["host_kernels"] = list(spec.host_kernels)
     fields.update(changes)
     return RunSpec(**fields)
 
@@ -267,18 +373,20 @@ def read_file(path):
     return doc
 
 
-def from_table(table, where, default_name=None, source=None):
+def from_table(table, where, default_name=None, source=None, dotted=False):
     """The RunSpecs of one scenario table: the scenario itself when it has
-    no variants, else one per variant, in file order."""
+    no variants, else one per variant, in file order. dotted: its name
+    may hold a dot when it has no variants (a matrix's own scenario)."""
     if not isinstance(table, dict):
         raise ScenarioError(f"{where}: a scenario must be a table")
-    name = _name(table.get("name", default_name), where)
+    name = _name(table.get("name", default_name), where,
+                 dotted=dotted and "variants" not in table)
     base = RunSpec(name=name, scenario=name, source=source)
     _apply(base, {k: v for k, v in table.items()
                   if k not in ("name", "variants")}, where, merge=False)
     variants = table.get("variants")
     if variants is None:
-        return [base]
+        return [_checked(base, where)]
     if not isinstance(variants, dict) or not variants:
         raise ScenarioError(f"{where}: variants must be a non-empty table "
                             "of name -> keys")
@@ -289,7 +397,8 @@ def from_table(table, where, default_name=None, source=None):
         if not isinstance(keys, dict):
             raise ScenarioError(f"{vwhere}: must be a table of keys")
         spec = _copy(base, name=f"{name}.{vname}", variant=vname)
-        specs.append(_apply(spec, keys, vwhere, merge=True))
+        specs.append(_checked(_apply(spec, keys, vwhere, merge=True),
+                              vwhere))
     return specs
 
 
@@ -381,7 +490,7 @@ def cross(table, where, source=None):
         if why:
             left_out.append(f"{name}: {why}")
         else:
-            specs.append(spec)
+            specs.append(_checked(spec, where))
     return specs, left_out
 
 
@@ -392,10 +501,12 @@ def label(value):
 
 
 def impossible(spec):
-    """Why QEMU could not be given this machine, or None."""
+    """Why QEMU could not be given this machine, or None; whether this
+    host has KVM for an accel = "kvm" run is the run's to find out
+    (needs_kvm), not the machine's."""
     try:
-        qemu.qemu_argv(spec.qemu_machine(), False, kernel="", iso="",
-                       vars_file="")
+        qemu.qemu_argv(spec.qemu_machine(), spec.accel == "kvm", kernel="",
+                       iso="", vars_file="")
     except qemu.ConfigError as err:
         return str(err)
     return None
@@ -426,7 +537,7 @@ def load_matrix(path, directory=SCENARIOS):
     for i, table in enumerate(inline if isinstance(inline, list)
                               else [inline]):
         specs += from_table(table, f"{where}: scenario {i + 1}",
-                            source=_shown(path))
+                            source=_shown(path), dotted=True)
     crosses = doc.get("cross", [])
     for i, table in enumerate(crosses if isinstance(crosses, list)
                               else [crosses]):
@@ -455,8 +566,7 @@ def repeated(specs, times):
 
 
 def _shown(path):
-    root = SCENARIOS.parent.parent
     try:
-        return str(Path(path).resolve().relative_to(root))
+        return str(Path(path).resolve().relative_to(ROOT))
     except ValueError:
         return str(path)

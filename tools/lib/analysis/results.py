@@ -11,9 +11,9 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..launch.qemu import EXIT_FAILED, EXIT_PASSED
+from ..status import Status
 from . import ktap
-from .status import Status
-from .qemu import EXIT_FAILED, EXIT_PASSED
 
 SCHEMA = 2
 BAD = ktap.BAD
