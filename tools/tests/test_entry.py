@@ -19,6 +19,7 @@ from tools.lib import cli
 COMMANDS = {
     "bench/boot-time": "bench.commands.boot_time",
     "bench/smp": "bench.commands.smp",
+    "bench/thread-table": "bench.commands.thread_table",
     "tools/check": "tools.commands.check",
     "tools/compare": "tools.commands.compare",
     "tools/host-cancel-probe": "tools.commands.host_cancel_probe",
