@@ -43,6 +43,10 @@ def parse_args(argv):
     p.add_argument("--mem", default="512M", metavar="SIZE")
     p.add_argument("--accel", choices=("tcg", "kvm"), default="tcg")
     p.add_argument("--timeout", type=float, default=300, metavar="S")
+    p.add_argument("--append", default="", metavar="WORDS",
+                   help="more words for Linux's command line (e.g. "
+                        "dyndbg=\"file tsc_sync.c +p\", which makes the "
+                        "TSC sync check say each time it ran)")
     p.add_argument("--keep", metavar="DIR",
                    help="keep the run folder (serial.log, serial.times) "
                         "in DIR")
@@ -79,7 +83,8 @@ def main(argv):
         argv_q = linuxref.qemu_argv(Machine(args.cpu, args.smp, args.numa),
                                     args.mem_mib, args.accel, vmlinuz,
                                     initrd=initrd)
-        words = " ".join([linuxref.cmdline(), *bringuptrace.CMDLINE])
+        words = " ".join([linuxref.cmdline(), *bringuptrace.CMDLINE,
+                          args.append]).strip()
         argv_q[argv_q.index("-append") + 1] = words
         boot = linuxref.Boot(run_dir, until=re.compile(
             re.escape(bringuptrace.END)))

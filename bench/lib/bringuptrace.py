@@ -162,6 +162,17 @@ def trace_window(trace):
     return start, end
 
 
+_SYNC = re.compile(r"TSC synchronization \[CPU#\d+ -> CPU#(\d+)\]")
+
+
+def sync_checks(trace):
+    """How many APs Linux says ran the TSC sync check (its pr_debug line
+    in check_tsc_sync_source(), shown with dyndbg), or None when it
+    printed none."""
+    cpus = {m.group(1) for _, x in trace.dmesg if (m := _SYNC.search(x))}
+    return len(cpus) or None
+
+
 def first_in_package(packages):
     """The APs that are the first CPU of their package, in CPU order:
     check_tsc_warp() runs 20 ms on them, 2 ms on their siblings."""
@@ -184,6 +195,7 @@ class Attribution:
     warp_expected_ms: float
     tsc_adjust: bool
     reliable: bool
+    sync_checks: int | None = None      # None: Linux did not say
 
 
 def attribute(trace):
@@ -220,25 +232,31 @@ def attribute(trace):
     return Attribution(None if w is None else (w[1] - w[0]) * 1000.0,
                        None if tw is None else (tw[1] - tw[0]) * 1000.0,
                        control, per_ap, first, dict(trace.packages),
-                       expected, adjust, reliable)
+                       expected, adjust, reliable, sync_checks(trace))
 
 
 def _median(values):
     return statistics.median(values) if values else None
 
 
+def _outside(ap):
+    return ap["bringup"] - ap["starting"]
+
+
 def excess_of_first(a, packages=None):
-    """{first AP of a package: its 'after' time minus the median of its
-    package's other APs'}: the warp check's 20 ms against 2, measured
-    among CPUs that came up close together."""
+    """{first AP of a package: its wait outside its starting states minus
+    the median of its package's other APs'}: the warp check's 20 ms
+    against 2, measured among CPUs that came up close together. (Where in
+    start_secondary() the check runs, before or after the starting
+    states, does not matter here.)"""
     packages = packages if packages is not None else a.packages
     out = {}
     for cpu in a.first_aps:
         mates = [c for c, p in packages.items()
                  if p == packages.get(cpu) and c != cpu and c in a.per_ap]
         if cpu in a.per_ap and mates:
-            out[cpu] = a.per_ap[cpu]["after"] - _median(
-                [a.per_ap[c]["after"] for c in mates])
+            out[cpu] = _outside(a.per_ap[cpu]) - _median(
+                [_outside(a.per_ap[c]) for c in mates])
     return out
 
 
@@ -287,10 +305,14 @@ def report(a, host_ms=None):
     excess = excess_of_first(a)
     if excess:
         out.append("first CPU of a package against its own package's "
-                   "later APs, after the starting states: " + ", ".join(
+                   "later APs, wait outside the starting states: "
+                   + ", ".join(
                        f"CPU {c} {d:+.1f} ms" for c, d in excess.items())
                    + " (check_tsc_warp() would make it about +18: 20 ms "
                    "against 2)")
+    if a.sync_checks is not None:
+        out.append(f"TSC sync checks Linux reported: {a.sync_checks} (its "
+                   "pr_debug lines, with dyndbg for tsc_sync.c)")
     out.append(f"warp check by Linux's rule: {a.warp_expected_ms:.0f} ms "
                f"(TSC_ADJUST {'yes' if a.tsc_adjust else 'no'}, reliable "
                f"{'yes' if a.reliable else 'no'}, {len(a.first_aps)} "

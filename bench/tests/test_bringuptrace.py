@@ -42,6 +42,8 @@ TRACE = "\n".join([
     "flags\t\t: fpu tsc constant_tsc", "processor\t: 2", "physical id\t: 1",
     "processor\t: 3", "physical id\t: 1",
     "[    1.000000] smpboot: x86: Booting SMP configuration:",
+    "[    1.010000] TSC synchronization [CPU#0 -> CPU#2]: passed",
+    "[    1.030000] TSC synchronization [CPU#0 -> CPU#3]: passed",
     "[    1.040000] smp: Brought up 2 nodes, 4 CPUs",
     "# tracer: nop",
     *ap(1, 10.0, 5, 40, 30, 2),
@@ -86,8 +88,9 @@ class Attribute(unittest.TestCase):
         self.assertAlmostEqual(one["starting"], 2.0)
         self.assertAlmostEqual(one["after"], 8.0)
         self.assertEqual(a.first_aps, [2])
-        # CPU 2's 23 ms after its starting states against CPU 3's 3.
+        # CPU 2's 28 ms outside its starting states against CPU 3's 8.
         self.assertAlmostEqual(bt.excess_of_first(a)[2], 20.0)
+        self.assertEqual(a.sync_checks, 2)
         # No TSC_ADJUST: 20 ms for CPU 2, 2 ms each for CPUs 1 and 3.
         self.assertEqual((a.tsc_adjust, a.warp_expected_ms), (False, 24.0))
 
@@ -111,6 +114,8 @@ class Attribute(unittest.TestCase):
         self.assertIn("bringup wait by AP, in bring-up order (ms): 40 30 10",
                       lines)
         self.assertTrue(any("CPU 2 +20.0 ms" in line for line in lines))
+        self.assertIn("TSC sync checks Linux reported: 2 (its pr_debug "
+                      "lines, with dyndbg for tsc_sync.c)", lines)
         self.assertTrue(lines[-1].startswith("warp check by Linux's rule: "
                                              "24 ms (TSC_ADJUST no"))
 
