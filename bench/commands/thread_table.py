@@ -200,7 +200,7 @@ def main(argv):
                     say(done, total, f"{row.name} Linux {series}", figs)
     rows = [row for row, _ in pairs]
     print("\n" + "\n".join(threadtable.table(rows, args.runs, releases,
-                                             args.accel)))
+                                             args.accel, args.quick)))
     doc = {"schema": 1, "benchmark": "lpj-thread-table",
            "accel": args.accel, "quick": args.quick, "runs": args.runs,
            "finished": datetime.datetime.now().isoformat(timespec="seconds"),

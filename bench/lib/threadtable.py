@@ -142,7 +142,7 @@ HEADER = (f"{'row':<15} {'HZ':>4}  {'who':<70} {'cal':>3} {'median':>8} "
 
 def machine_line(row):
     return (f"{row.name}: {row.vcpus} vCPUs on {row.nodes} node"
-            f"{'s' if row.nodes > 1 else ''} (one socket each), -cpu "
+            f"{'s' if row.nodes > 1 else ''} (a socket per node), -cpu "
             f"{row.cpu}{', lpj= preset' if row.preset else ''}; the thread "
             f"reported {row.thread_ms} ms (its Linux, its host)")
 
@@ -167,11 +167,13 @@ def lines_of(row, releases):
     return out
 
 
-def table(rows, runs, releases, accel):
+def table(rows, runs, releases, accel, quick=False):
     """The whole table as lines. releases: series -> the release that
-    booted, for the Linux lines."""
+    booted, for the Linux lines; quick: the rows have QUICK_VCPUS."""
     out = [f"The lpj thread's table: {accel.upper()}, q35, {runs} run"
-           f"{'s' if runs != 1 else ''} per line", HEADER]
+           f"{'s' if runs != 1 else ''} per line"
+           + (" (--quick: 4 and 8 vCPUs where the thread had 16 and 32)"
+              if quick else ""), HEADER]
     for row in rows:
         out += lines_of(row, releases)
     out += [

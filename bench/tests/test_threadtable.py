@@ -155,13 +155,16 @@ class Table(unittest.TestCase):
                           "tcg")
         self.assertEqual(lines[0], "The lpj thread's table: TCG, q35, 2 runs"
                                    " per line")
-        self.assertEqual(lines[3], "four-nodes-32: 32 vCPUs on 4 nodes (one "
-                         "socket each), -cpu Skylake-Client; the thread "
+        self.assertEqual(lines[3], "four-nodes-32: 32 vCPUs on 4 nodes (a "
+                         "socket per node), -cpu Skylake-Client; the thread "
                          "reported ~210 ms (its Linux, its host)")
         body = lines[4:4 + len(tab.CONFIGS) + 2]
         self.assertEqual(body[0].split(), [
             "1000", "hvprobe", "lpj_policy=linux-6.1,", "serial", "3",
             "926.0", "900.0"])
+        quick = tab.table([self.row()], 1, {}, "tcg", quick=True)
+        self.assertIn("(--quick: 4 and 8 vCPUs where the thread had 16 and "
+                      "32)", quick[0])
         # Runs that disagree on the count show ?, a failed run *.
         self.assertEqual(body[1].split()[-3:], ["?", "385.4*", "370.8"])
         self.assertIn("bringup=linux-6.5 (Linux 6.5's shape)", body[1])
