@@ -64,6 +64,10 @@ class Figures(unittest.TestCase):
                           f["bsp_lpj_source"]),
                          (1000, "linux-6.1", "serial", "lpj_fine"))
         self.assertIsNone(f["error"])
+        # A boot CPU that calibrated is still not an AP.
+        f = tab.hvprobe_figures(hvprobe_doc(sources=("calibrate",
+                                                     "calibrate", "copied")))
+        self.assertEqual(f["ap_calibrations"], 1)
         f = tab.hvprobe_figures(None)
         self.assertIsNone(f["ms"])
         self.assertEqual(f["error"], "no smp DATA line with total_us")
