@@ -28,8 +28,13 @@ noisy) and writes every raw timing to results/bench-smp-<date-time>.json
 (results/bench-smp.json links to the last), so that a new sweep never
 overwrites an earlier one.
 
-Exit status: 0 every run gave a time, 1 some did not or the reference
-kernel is missing, 2 bad usage, 3 the benchmark could not run (build,
+After the table, each machine and lpj mode's serial and concurrent
+(bringup=parallel) rows are judged: concurrent must not be slower than
+serial beyond the noise of their repeats (bench/lib/concurrency.py).
+
+Exit status: 0 every run gave a time and concurrent bring-up was never
+slower than serial beyond noise, 1 some run gave no time, some row was
+slower or the reference kernel is missing, 2 bad usage, 3 the benchmark could not run (build,
 QEMU), 130 interrupted (the JSON then holds what was measured).
 """
 
@@ -44,7 +49,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench.lib import linuxref, sidebyside
+from bench.lib import concurrency, linuxref, sidebyside
 from bench.lib.sidebyside import Machine
 from tools import ROOT, TOOLS
 from tools.lib import cli, jsonfile
@@ -623,7 +628,9 @@ class Bench:
                         timespec="seconds"),
                     lpj={m: {"value": v, "source": s}
                          for m, (v, s) in self.lpjs.items()},
-                    rows=rows)
+                    rows=rows,
+                    concurrency=[j.to_json() for j in
+                                 concurrency.judge(self.rows)])
 
     def linux_ticks(self):
         """(HZ, ticks) of Linux's direct calibration, as the runs' smp DATA
@@ -656,8 +663,13 @@ class Bench:
                         "runs show -")
         print("\n" + "\n".join(head + sidebyside.table(
             self.rows, args.runs, hvprobe=not args.no_hvprobe,
-            linux=not args.no_linux, linux_ticks=self.linux_ticks())))
+            linux=not args.no_linux, linux_ticks=self.linux_ticks())
+            + concurrency.report(self.judgements(),
+                                 sidebyside.LPJ_LABELS)))
         print(f"raw timings: {shown(args.output)}", flush=True)
+
+    def judgements(self):
+        return [] if self.args.no_hvprobe else concurrency.judge(self.rows)
 
 
 def bsp_lpj(doc):
@@ -699,6 +711,12 @@ def main(argv):
     if bench.failed:
         print(f"bench/smp: {bench.failed} boot"
               f"{'s' if bench.failed != 1 else ''} gave no bring-up time",
+              file=sys.stderr)
+        return EXIT_FAILED
+    slower = concurrency.failures(bench.judgements())
+    if slower:
+        print(f"bench/smp: concurrent bring-up slower than serial beyond "
+              f"noise in {len(slower)} row{'s' if len(slower) != 1 else ''}",
               file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK

@@ -251,11 +251,13 @@ def boot(argv, run_dir, timeout, silence=SILENCE_S):
     return run
 
 
-def qemu_argv(machine, mem_mib, accel, vmlinuz, lpj=None):
+def qemu_argv(machine, mem_mib, accel, vmlinuz, lpj=None, initrd=None):
     """QEMU's command line for Linux on machine (cpu, vcpus, nodes): the
-    very machine tools/run gives hvprobe, from the same module."""
+    very machine tools/run gives hvprobe, from the same module; initrd,
+    when given, is its initramfs."""
     m = qemu.Machine(boot="kernel", smp=machine.vcpus, numa=machine.nodes,
-                     mem_mib=mem_mib, accel=accel, cpu=machine.cpu)
+                     mem_mib=mem_mib, accel=accel, cpu=machine.cpu,
+                     extra=[] if initrd is None else ["-initrd", str(initrd)])
     kvm_ok = guest.kvm_ok_for(accel)
     return qemu.qemu_argv(m, kvm_ok, kernel=str(vmlinuz),
                           cmdline=cmdline(lpj))[0]

@@ -10,18 +10,29 @@ bogomips (a copied lpj equals its source to the last digit) and its
 calibration and TSC lines (tools/lib/referee.py). Linux's kernel is
 fetched as --host-kernel fetches it: never installed.
 
+--matrix runs every scenario of the comparison instead of one machine
+(tools/lib/refmatrix.py): TCG on one node and on four, and inside each
+--host-kernel as L1 (one L1 boot for all of its scenarios, as tools/run
+--host-kernel boots one) plain KVM, -kvmclock, Hyper-V emulation with and
+without hv-frequencies, and Hyper-V alone (kvm=off) with and without
+them, each on one node and on four; --only narrows them by name. It
+prints one table of what Linux and hvprobe did in each.
+
 Exit status: 0 hvprobe and Linux agree on every kernel, 1 they disagree
 or a boot failed, 2 bad usage, 3 it could not run.
 """
 
+import datetime
 import json
+import subprocess
 import sys
 
-from tools import ROOT
-from tools.lib import cli, referee
+from tools import ROOT, TOOLS
+from tools.lib import cli, referee, refmatrix
 from tools.lib.analysis import figures, results
-from tools.lib.hostkernels import hostkernel
+from tools.lib.hostkernels import hostkernel, nested
 from tools.lib.launch import guest, qemu
+from tools.lib.launch import kvm as kvm_lib
 from tools.lib.status import Status
 
 # hvprobe's policy and bring-up that claim to be each Linux's.
@@ -31,6 +42,9 @@ SOURCES = {"lpj_fine": "lpj_fine", "calibrate": "calibrate",
            "cmdline": "preset", "kvmclock": "preset", "hyperv": "preset",
            "kvm": "preset", "cpuid": "lpj_fine"}
 TIMEOUT_S = 300
+# One nested scenario: four L2 boots (two Linux, two hvprobe) under an L1
+# that may itself run under TCG.
+NESTED_TIMEOUT_S = 1200
 
 
 def parse_args(argv):
@@ -46,9 +60,31 @@ def parse_args(argv):
     p.add_argument("--cpu", metavar="MODEL",
                    help="CPU model (default: the accelerator's, as tools/run)")
     p.add_argument("--name", default="referee", metavar="NAME")
+    matrix = p.add_argument_group("every scenario")
+    matrix.add_argument("--matrix", "--all", action="store_true",
+                        help="run the comparison's scenarios (TCG, and "
+                             "nested under each --host-kernel) and print "
+                             "their table; --smp, --numa, --cpu and "
+                             "--accel are then the scenarios'")
+    matrix.add_argument("--only", action="append", metavar="PATTERN",
+                        help="with --matrix: only scenarios whose name "
+                             "matches (shell pattern, repeatable; "
+                             "--list-scenarios lists them)")
+    matrix.add_argument("--host-kernel", default="6.1,6.12",
+                        metavar="LIST",
+                        help="with --matrix: the L1 host kernels, by "
+                             "series (default: %(default)s)")
+    matrix.add_argument("--list-scenarios", action="store_true",
+                        help="list the --matrix scenarios and exit")
     cli.results_option(p, ROOT, "where the referee's folder goes")
     cli.no_build(p)
     args = p.parse_args(argv)
+    hosts = [h for h in args.host_kernel.split(",") if h]
+    if not hosts or any(h not in hostkernel.SERIES for h in hosts):
+        p.error(f"--host-kernel takes {', '.join(hostkernel.SERIES)}")
+    args.scenarios = refmatrix.pick(refmatrix.scenarios(hosts), args.only)
+    if (args.matrix or args.list_scenarios) and not args.scenarios:
+        p.error(f"--only {' '.join(args.only)} matches no scenario")
     args.series = [s for s in args.series.split(",") if s]
     unknown = [s for s in args.series if s not in POLICIES]
     if unknown or not args.series:
@@ -80,12 +116,83 @@ def hvprobe_side(machine, policy, bringup, run_dir, kvm_ok):
             outcome.doc["verdict"])
 
 
+def run_matrix(args):
+    """Every scenario of args.scenarios: TCG's here, one after another,
+    then each host kernel's inside one boot of it as L1; the table, and
+    the exit status."""
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    name = "referee-matrix-" + stamp if args.name == "referee" else args.name
+    folder = results.new_dir(args.results, name)
+    done = {}
+    here = [s for s in args.scenarios if s.host == refmatrix.TCG]
+    for s in here:
+        print(f"{s.name}: TCG, {s.vcpus} vCPUs on {s.nodes} node(s)",
+              flush=True)
+        cmd = [sys.executable, str(TOOLS / "linux-referee"),
+               *s.argv(folder)]
+        try:
+            rc = subprocess.run(cmd, cwd=ROOT, stdin=subprocess.DEVNULL,
+                                timeout=TIMEOUT_S * 8).returncode
+        except subprocess.TimeoutExpired:
+            rc = None
+        done[s] = rc
+    hosts = dict.fromkeys(s.host for s in args.scenarios
+                          if s.host != refmatrix.TCG)
+    for host in hosts:
+        mine = [s for s in args.scenarios if s.host == host]
+        done.update(run_nested(host, mine, folder))
+    got = [(s, refmatrix.read(folder / s.name), done.get(s))
+           for s in args.scenarios]
+    print("\n" + "\n".join(refmatrix.table(got)))
+    agree, total = refmatrix.agreed(got)
+    doc = {"schema": results.SCHEMA, "kind": "referee-matrix",
+           "scenarios": [{"name": s.name, "host": s.host, "cpu": s.cpu,
+                          "vcpus": s.vcpus, "nodes": s.nodes,
+                          "exit_status": rc, "referee": d}
+                         for s, d, rc in got],
+           "agree": agree, "total": total}
+    (folder / "matrix.json").write_text(json.dumps(doc, indent=1) + "\n")
+    print(f"{agree} of {total} scenarios agree; results: "
+          f"{guest.shown(folder)}")
+    return 0 if agree == total else 1
+
+
+def run_nested(host, mine, folder):
+    """{scenario: exit status or None} of host's scenarios, run inside
+    one boot of it as L1; each scenario's folder lands in folder."""
+    try:
+        kernel = hostkernel.resolve(host)
+    except hostkernel.HostKernelError as err:
+        print(f"host kernel {host}: {err}; its scenarios are not run")
+        return dict.fromkeys(mine)
+    l0 = nested.choose_l0(*kvm_lib.flavour_works(ROOT))
+    print(f"L1 {kernel.describe()} under {l0.accel} ({l0.why}): "
+          f"{len(mine)} scenario(s)", flush=True)
+    commands = [[sys.executable, str(TOOLS / "linux-referee"),
+                 *s.argv(folder)] for s in mine]
+    try:
+        outcome = nested.run(kernel, commands, folder,
+                             NESTED_TIMEOUT_S * len(commands), l0)
+    except nested.NestedError as err:
+        print(f"L1 {host}: {err}")
+        return dict.fromkeys(mine)
+    return dict(zip(mine, outcome.statuses))
+
+
 def main(argv):
     args = parse_args(argv)
+    if args.list_scenarios:
+        for s in args.scenarios:
+            print(f"{s.name}: {s.vcpus} vCPUs on {s.nodes} node(s), "
+                  f"{'TCG' if s.host == refmatrix.TCG else 'L1 ' + s.host}"
+                  f", -cpu {s.cpu or 'default'}")
+        return 0
     if not args.no_build:
         failed = cli.build(ROOT)
         if failed:
             raise guest.CannotRun(failed)
+    if args.matrix:
+        return run_matrix(args)
     folder = results.new_dir(args.results, args.name)
     kvm_ok = guest.kvm_ok_for(args.accel)
     accel, model = qemu.resolve_accel(args.accel, kvm_ok)

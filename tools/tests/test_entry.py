@@ -18,7 +18,9 @@ from tools.lib import cli
 
 COMMANDS = {
     "bench/boot-time": "bench.commands.boot_time",
+    "bench/linux-bringup": "bench.commands.linux_bringup",
     "bench/smp": "bench.commands.smp",
+    "bench/thread-table": "bench.commands.thread_table",
     "tools/check": "tools.commands.check",
     "tools/compare": "tools.commands.compare",
     "tools/host-cancel-probe": "tools.commands.host_cancel_probe",

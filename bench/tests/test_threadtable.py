@@ -1,0 +1,222 @@
+# SPDX-License-Identifier: MIT
+"""bench/thread-table: the lpj thread's rows from the scenario, hvprobe's
+and Linux's figures read from made-up logs, and the table they make (no
+QEMU needed)."""
+
+import contextlib
+import io
+import json
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from bench.commands import thread_table as tt
+from bench.lib import threadtable as tab
+from tools.lib import referee
+from tools.lib.analysis import resultset
+
+
+def hvprobe_doc(total_us=952000, hz=1000, sources=("lpj_fine", "calibrate",
+                                                    "copied", "calibrate")):
+    """The results document of an smp run whose CPUs got lpj from
+    sources (the boot CPU first)."""
+    aps = [{"cpu": i, "lpj_source": s} for i, s in enumerate(sources)]
+    smp = {"test": "smp", "cpus": len(sources), "bringup": "serial",
+           "lpj_policy": "linux-6.1", "lpj_source": sources[0],
+           "calibrations": 3, "hz": hz, "total_us": total_us, "aps": aps}
+    text = "\n".join(["KTAP version 1", "1..1", "    KTAP version 1",
+                      "    # Subtest: smp", f"    # DATA {json.dumps(smp)}",
+                      "    ok 1 all CPUs online", "    1..1", "ok 1 smp",
+                      "# Totals: pass:1 fail:0 skip:0 error:0"]) + "\n"
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "serial.log"
+        path.write_text(text)
+        return resultset.doc_from_log(path, [])
+
+
+# Linux 6.1 on four packages of two CPUs: the boot CPU from the TSC's
+# rate, CPU 1 copies it, CPUs 2, 4 and 6 (each the first of its
+# package) calibrate, 3, 5 and 7 copy theirs.
+LINUX_LINES = [
+    (7.50, "[    0.000000] Linux version 6.1.0-57-cloud-amd64"),
+    (7.90, "[    0.004011] Calibrating delay loop (skipped), value "
+           "calculated using timer frequency.. 4190.00 BogoMIPS "
+           "(lpj=8380000)"),
+    (8.10, "[    0.969070] smpboot: x86: Booting SMP configuration:"),
+    (10.85, "[    1.182693] smp: Brought up 4 nodes, 8 CPUs"),
+]
+BOGOMIPS = ["4190.00", "4190.00", "4201.12", "4201.12", "4188.31", "4188.31",
+            "4195.07", "4195.07"]
+REFEREE_TEXT = "\n".join(
+    [text for _, text in LINUX_LINES] + [referee.BEGIN] +
+    [f"processor\t: {i}\nphysical id\t: {i // 2}\nbogomips\t: {b}"
+     for i, b in enumerate(BOGOMIPS)] +
+    [LINUX_LINES[1][1], referee.END]) + "\n"
+
+
+class Figures(unittest.TestCase):
+    def test_hvprobe(self):
+        f = tab.hvprobe_figures(hvprobe_doc())
+        self.assertEqual(f["ms"], 952.0)
+        # APs only: the boot CPU's lpj_fine is not a calibration.
+        self.assertEqual(f["ap_calibrations"], 2)
+        self.assertEqual((f["hz"], f["policy"], f["bringup"],
+                          f["bsp_lpj_source"]),
+                         (1000, "linux-6.1", "serial", "lpj_fine"))
+        self.assertIsNone(f["error"])
+        # A boot CPU that calibrated is still not an AP.
+        f = tab.hvprobe_figures(hvprobe_doc(sources=("calibrate",
+                                                     "calibrate", "copied")))
+        self.assertEqual(f["ap_calibrations"], 1)
+        f = tab.hvprobe_figures(None)
+        self.assertIsNone(f["ms"])
+        self.assertEqual(f["error"], "no smp DATA line with total_us")
+
+    def test_linux(self):
+        f = tab.linux_figures(LINUX_LINES, REFEREE_TEXT, 8)
+        self.assertEqual(f["ms"], 2750.0)
+        self.assertEqual(f["ap_calibrations"], 3)
+        self.assertEqual(f["bsp_lpj_source"], "lpj_fine")
+        self.assertIsNone(f["error"])
+        # Short of CPUs: no time; no end marker: no count, and it says so.
+        self.assertEqual(tab.linux_figures(LINUX_LINES, REFEREE_TEXT,
+                                           16)["error"],
+                         "brought up 8 of 16 CPUs")
+        f = tab.linux_figures(LINUX_LINES, "no markers\n", 8)
+        self.assertIsNone(f["ap_calibrations"])
+        self.assertEqual(f["error"], "the referee initramfs never finished")
+        f = tab.linux_figures(LINUX_LINES[:3], REFEREE_TEXT, 8)
+        self.assertEqual(f["error"], "no 'smp: Brought up' line")
+
+    def test_config_hz(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            boot = Path(tmp)
+            (boot / "config-6.1.0-57-cloud-amd64").write_text(
+                "CONFIG_HZ_250=y\nCONFIG_HZ=250\n")
+            self.assertEqual(tab.config_hz(boot / "vmlinuz-6.1.0-57-cloud"
+                                                  "-amd64"), 250)
+            self.assertIsNone(tab.config_hz(boot / "vmlinuz-6.12"))
+
+
+class Rows(unittest.TestCase):
+    def test_five_rows_from_the_scenario(self):
+        pairs = tt.rows_and_specs(list(tab.ROWS), "tcg")
+        got = [(r.name, r.cpu, r.vcpus, r.nodes, r.preset, r.thread_ms)
+               for r, _ in pairs]
+        self.assertEqual(got, [
+            ("calibrating-16", "qemu64", 16, 1, False, "~1300"),
+            ("preset-16", "qemu64", 16, 1, True, "~130"),
+            ("one-node-32", "Skylake-Client", 32, 1, False, "26"),
+            ("four-nodes-32", "Skylake-Client", 32, 4, False, "~210"),
+            ("preset-32", "Skylake-Client", 32, 4, True, "32")])
+        # HZ per row: 250 for the 16-vCPU report, 1000 for the 32.
+        self.assertIn("hz=250", pairs[0][1].cmdline)
+        self.assertIn("hz=1000", pairs[3][1].cmdline)
+        quick = tt.rows_and_specs(["calibrating-16", "four-nodes-32"], "tcg",
+                                  quick=True)
+        self.assertEqual([(r.vcpus, r.nodes) for r, _ in quick],
+                         [(4, 1), (8, 4)])
+
+    def test_hvprobe_spec_names_policy_and_bringup(self):
+        row, spec = tt.rows_and_specs(["four-nodes-32"], "tcg", True)[0]
+        one = tt.hvprobe_spec(spec, row, "linux-6.5", "linux-6.5", "tcg",
+                              120, 2)
+        self.assertEqual(one.cmdline, ["test=smp,lpj", "hz=1000",
+                                       "lpj_policy=linux-6.5",
+                                       "bringup=linux-6.5"])
+        self.assertEqual((one.vcpus, one.numa, one.accel, one.run_name),
+                         (8, 4, "tcg",
+                          "lpj-thread.four-nodes-32-linux-6.5-linux-6.5-r2"))
+        self.assertEqual(spec.vcpus, 32)        # the scenario's own spec
+
+    def test_linux_lpj_at_linux_hz(self):
+        # lpj=host at Linux's HZ, not the row's: 2095.2 MHz / 250.
+        with mock.patch("tools.lib.hostinfo.tsc_mhz",
+                        return_value=(2095.2, "test")):
+            self.assertEqual(tt.linux_lpj(250), 8380800)
+            self.assertEqual(tt.linux_lpj(1000), 2095200)
+
+
+class Table(unittest.TestCase):
+    def row(self):
+        row = tab.Row("four-nodes-32", "Skylake-Client", 32, 4, False, "~210")
+        row.hvprobe[("linux-6.1", "serial")] = [
+            {"ms": 952.0, "ap_calibrations": 3, "hz": 1000},
+            {"ms": 900.0, "ap_calibrations": 3, "hz": 1000}]
+        row.hvprobe[("hvprobe", "parallel")] = [
+            {"ms": None, "ap_calibrations": None, "hz": None}]
+        row.hvprobe[("linux-6.5", "linux-6.5")] = [
+            {"ms": 370.8, "ap_calibrations": 0, "hz": 1000},
+            {"ms": 400.0, "ap_calibrations": 1, "hz": 1000},
+            {"ms": None, "ap_calibrations": None, "hz": None}]
+        row.linux = {"6.1": [{"ms": 2739.4, "ap_calibrations": 3}],
+                     "6.12": [{"ms": 2445.0, "ap_calibrations": 0}]}
+        row.linux_hz = {"6.1": 250, "6.12": 250}
+        return row
+
+    def test_lines_say_who_and_hz(self):
+        lines = tab.table([self.row()], 2, {"6.1": "6.1.0-57-cloud-amd64"},
+                          "tcg")
+        self.assertEqual(lines[0], "The lpj thread's table: TCG, q35, 2 runs"
+                                   " per line")
+        self.assertEqual(lines[3], "four-nodes-32: 32 vCPUs on 4 nodes (a "
+                         "socket per node), -cpu Skylake-Client; the thread "
+                         "reported ~210 ms (its Linux, its host)")
+        body = lines[4:4 + len(tab.CONFIGS) + 2]
+        self.assertEqual(body[0].split(), [
+            "1000", "hvprobe", "lpj_policy=linux-6.1,", "serial", "3",
+            "926.0", "900.0"])
+        quick = tab.table([self.row()], 1, {}, "tcg", quick=True)
+        self.assertIn("(--quick: 4 and 8 vCPUs where the thread had 16 and "
+                      "32)", quick[0])
+        # Runs that disagree on the count show ?, a failed run *.
+        self.assertEqual(body[1].split()[-3:], ["?", "385.4*", "370.8"])
+        self.assertIn("bringup=linux-6.5 (Linux 6.5's shape)", body[1])
+        self.assertEqual(body[2].split()[-2:], ["-", "-"])      # not run
+        self.assertIn("bringup=parallel (hvprobe's own, not Linux)", body[5])
+        self.assertEqual(body[5].split()[-2:], ["FAIL", "FAIL"])
+        # Linux's lines: its own figures, its own HZ, its release.
+        self.assertEqual(body[6].split(), [
+            "250", "Linux", "6.1.0-57-cloud-amd64", "(serial)", "3",
+            "2739.4", "2739.4"])
+        self.assertEqual(body[7].split(), [
+            "250", "Linux", "6.12", "(parallel,", "Linux's", "own)", "0",
+            "2445.0", "2445.0"])
+        # No hvprobe line is labelled Linux but the shape it copies.
+        for line in body[:6]:
+            self.assertNotIn("Linux 6.1", line)
+            self.assertIn(" hvprobe lpj_policy=", line)
+
+    def test_json(self):
+        doc = tab.row_json(self.row())
+        self.assertEqual([(h["lpj_policy"], h["bringup"], len(h["runs"]))
+                          for h in doc["hvprobe"]],
+                         [("linux-6.1", "serial", 2),
+                          ("linux-6.5", "linux-6.5", 3),
+                          ("hv-preset", "serial", 0),
+                          ("hv-preset", "linux-6.5", 0),
+                          ("hvprobe", "serial", 0),
+                          ("hvprobe", "parallel", 1)])
+        self.assertEqual(doc["linux"][1], {"series": "6.12", "hz": 250,
+                                           "runs": [{"ms": 2445.0,
+                                                     "ap_calibrations": 0}]})
+
+
+class CommandLine(unittest.TestCase):
+    def test_options(self):
+        args = tt.parse_args(["--quick", "--output", "x.json"])
+        self.assertEqual((args.runs, args.rows), (1, list(tab.ROWS)))
+        args = tt.parse_args(["--rows", "preset-16,one-node-32"])
+        self.assertEqual((args.runs, args.rows),
+                         (3, ["preset-16", "one-node-32"]))
+        self.assertTrue(args.output.endswith(".json"))
+        with contextlib.redirect_stderr(io.StringIO()):
+            with self.assertRaises(SystemExit):
+                tt.parse_args(["--rows", "two-nodes"])
+            with self.assertRaises(SystemExit):
+                tt.parse_args(["--runs", "0"])
+
+
+if __name__ == "__main__":
+    unittest.main()

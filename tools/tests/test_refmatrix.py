@@ -1,0 +1,162 @@
+# SPDX-License-Identifier: MIT
+"""tools/linux-referee --matrix: its scenarios, the options each gives
+tools/linux-referee, and the table read from made-up referee.json
+documents (nothing is booted)."""
+
+import contextlib
+import io
+import json
+import tempfile
+import unittest
+from pathlib import Path
+from unittest import mock
+
+from tools.commands import linux_referee as lr
+from tools.lib import refmatrix as rm
+
+
+def referee_doc(linux61=(2, "lpj_fine", None), hv61=(2, "lpj_fine"),
+                linux612=(0, "lpj_fine", None), hv612=(0, "lpj_fine")):
+    """What tools/linux-referee writes: per series, Linux's count of APs
+    that calibrated, its boot CPU's source and TSC verdict, and hvprobe's
+    count and source under the policy of the same name."""
+    rows = []
+    for series, policy, lx, hv in (("6.1", "linux-6.1", linux61, hv61),
+                                   ("6.12", "linux-6.5", linux612, hv612)):
+        agree = lx[:2] == hv
+        rows.append({"series": series, "release": f"{series}.0-test",
+                     "policy": policy, "bringup": "serial",
+                     "linux": {"calibrations": lx[0], "bsp_lpj_source": lx[1],
+                               "tsc_unstable": lx[2]},
+                     "hvprobe": {"calibrations": hv[0],
+                                 "bsp_lpj_source": hv[1], "verdict": "pass"},
+                     "agree": agree})
+    return {"rows": rows, "agree": all(r["agree"] for r in rows)}
+
+
+class Scenarios(unittest.TestCase):
+    def test_every_scenario_of_the_issue(self):
+        all_ = rm.scenarios()
+        self.assertEqual(len(all_), 2 + 2 * 6 * 2)
+        self.assertEqual([(s.name, s.vcpus, s.nodes, s.cpu)
+                          for s in all_[:2]],
+                         [("tcg-1node", 8, 1, None), ("tcg-4node", 8, 4, None)])
+        by_name = {s.name: s for s in all_}
+        s = by_name["l1-6.12-hv-alone-4node"]
+        self.assertEqual((s.host, s.vcpus, s.nodes, s.flavour),
+                         ("6.12", 4, 4, "hv-alone"))
+        self.assertEqual(s.cpu, "host,-arch-capabilities,hv-relaxed,"
+                                "hv-vpindex,hv-time,kvm=off")
+        self.assertNotIn("hv-frequencies", s.cpu)
+        self.assertIn("hv-frequencies",
+                      by_name["l1-6.1-hv-freq-1node"].cpu)
+        self.assertIn("-kvmclock", by_name["l1-6.1-no-kvmclock-4node"].cpu)
+        self.assertEqual(s.argv("/r"), [
+            "--no-build", "--results", "/r", "--name",
+            "l1-6.12-hv-alone-4node", "--smp", "4", "--numa", "4", "--accel",
+            "kvm", "--cpu", s.cpu])
+        self.assertEqual(all_[0].argv("/r")[-2:], ["--accel", "tcg"])
+
+    def test_pick(self):
+        names = [s.name for s in rm.pick(rm.scenarios(("6.12",)),
+                                         ["tcg-*", "*hv-alone-4node"])]
+        self.assertEqual(names, ["tcg-1node", "tcg-4node",
+                                 "l1-6.12-hv-alone-4node"])
+        self.assertEqual(len(rm.pick(rm.scenarios(("6.1",)), None)), 14)
+
+
+class Table(unittest.TestCase):
+    def test_rows_per_series(self):
+        tcg = rm.scenarios(())[1]
+        hv = rm.Scenario("l1-6.12-hv-alone-4node", "6.12", "x", 4, 4,
+                         "hv-alone")
+        freq = rm.Scenario("l1-6.12-hv-freq-1node", "6.12", "x", 4, 1,
+                           "hv-freq")
+        lines = rm.table([
+            (tcg, referee_doc(), 0),
+            (hv, referee_doc(linux61=(3, "calibrate", "running on Hyper-V"),
+                             hv61=(3, "lpj_fine")), 1),
+            (freq, None, 3)])
+        self.assertEqual(lines[0].split()[:3], ["scenario", "host", "CPU"])
+        cells = [line.split() for line in lines[1:]]
+        self.assertEqual(cells[0], ["tcg-4node", "TCG", "default", "4", "6.1",
+                                    "6.1.0-test", "2", "lpj_fine",
+                                    "linux-6.1", "2", "lpj_fine", "pass",
+                                    "agree"])
+        self.assertEqual(cells[1][4], "6.12")
+        # A disagreement under Hyper-V alone is the known one, and said so.
+        self.assertEqual(cells[2][:10], [
+            "l1-6.12-hv-alone-4node", "L1", "6.12", "hv-alone", "4", "6.1",
+            "6.1.0-test", "3", "calibrate", "(TSC"])
+        self.assertEqual(cells[2][-2:], ["DISAGREE", "(known)"])
+        self.assertEqual(cells[3][-1], "agree")
+        self.assertEqual(cells[4][-2:], ["NO", "RESULT"])
+        self.assertIn("no referee.json (exit 3)", lines[5])
+        self.assertTrue(lines[-1].startswith("known: hv-alone: Linux cannot "
+                                             "calibrate its TSC"))
+        self.assertEqual(rm.agreed([(tcg, referee_doc(), 0),
+                                    (hv, referee_doc(hv61=(1, "lpj_fine")),
+                                     1), (freq, None, None)]), (1, 3))
+
+    def test_tcg_disagreement_is_not_excused(self):
+        tcg = rm.Scenario("tcg-1node", rm.TCG, None, 8, 1, "hv-alone")
+        [row, _] = rm.lines(tcg, referee_doc(hv612=(1, "lpj_fine")))
+        self.assertEqual(row[-1], "agree")
+        [_, row] = rm.lines(tcg, referee_doc(hv612=(1, "lpj_fine")))
+        self.assertEqual(row[-1], "DISAGREE")
+
+
+class Command(unittest.TestCase):
+    def test_list_and_only(self):
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            self.assertEqual(lr.main(["--list-scenarios", "--only", "tcg-*"]),
+                             0)
+        self.assertEqual(out.getvalue().splitlines(), [
+            "tcg-1node: 8 vCPUs on 1 node(s), TCG, -cpu default",
+            "tcg-4node: 8 vCPUs on 4 node(s), TCG, -cpu default"])
+        with contextlib.redirect_stderr(io.StringIO()):
+            with self.assertRaises(SystemExit):
+                lr.parse_args(["--matrix", "--only", "nothing-*"])
+            with self.assertRaises(SystemExit):
+                lr.parse_args(["--matrix", "--host-kernel", "5.10"])
+
+    def test_matrix_runs_tcg_here_and_the_rest_in_one_l1(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            args = lr.parse_args(["--matrix", "--no-build", "--results", tmp,
+                                  "--host-kernel", "6.12", "--only",
+                                  "tcg-1node", "--only", "l1-*-kvm-*"])
+            ran, nested_calls = [], []
+
+            def fake_run(cmd, **kwargs):
+                name = cmd[cmd.index("--name") + 1]
+                folder = Path(cmd[cmd.index("--results") + 1]) / name
+                folder.mkdir()
+                (folder / "referee.json").write_text(json.dumps(
+                    referee_doc()))
+                ran.append(name)
+                return mock.Mock(returncode=0)
+
+            def fake_nested(host, mine, folder):
+                nested_calls.append((host, [s.name for s in mine]))
+                return dict.fromkeys(mine)
+            out = io.StringIO()
+            with mock.patch("subprocess.run", fake_run), \
+                    mock.patch.object(lr, "run_nested", fake_nested), \
+                    contextlib.redirect_stdout(out):
+                rc = lr.main(["--matrix", "--no-build", "--results", tmp,
+                              "--host-kernel", "6.12", "--only", "tcg-1node",
+                              "--only", "l1-*-kvm-*"])
+            self.assertEqual(ran, ["tcg-1node"])
+            self.assertEqual(nested_calls, [
+                ("6.12", ["l1-6.12-kvm-1node", "l1-6.12-kvm-4node"])])
+            self.assertEqual(rc, 1)     # the nested two left no result
+            self.assertIn("1 of 3 scenarios agree", out.getvalue())
+            [folder] = Path(tmp).glob("referee-matrix-*")
+            doc = json.loads((folder / "matrix.json").read_text())
+            self.assertEqual((doc["agree"], doc["total"]), (1, 3))
+            self.assertEqual(len(args.scenarios), 3)
+
+
+if __name__ == "__main__":
+    unittest.main()
