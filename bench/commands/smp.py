@@ -219,6 +219,10 @@ def sweep(args, **axes):
     table["axes"] = {axis: axes.get(axis, wanted[axis]) for axis in wanted}
     table.update(mem=f"{args.mem_mib}M", timeout=args.timeout)
     specs, _ = scen.cross(table, shown(MATRIX), shown(MATRIX))
+    # Linux 6.5's bring-up shape is Linux 6.5's experiment: under its lpj
+    # policy only.
+    specs = [s for s in specs if s.axes["bringup"] != "linux65"
+             or s.axes["lpj"] == "linux65"]
     for spec in specs:
         spec.accel = args.accel
     there = {(s.cpu, s.vcpus, s.numa) for s in specs}
@@ -589,8 +593,9 @@ class Bench:
                 rec, _ = self.boot_hvprobe(
                     self.repeats[(row.spec.name, r + 1)])
                 label = sidebyside.LPJ_LABELS.get(row.lpj_mode, row.lpj_mode)
+                mode = sidebyside.BRINGUP_LABELS.get(row.bringup, row.bringup)
                 self.record(row.hvprobe_runs, rec, r, describe(
-                    machine, "hvprobe", f"{label}/{row.bringup}", r,
+                    machine, "hvprobe", f"{label}/{mode}", r,
                     args.runs))
             for variant, row in linux:
                 self.progress.started()

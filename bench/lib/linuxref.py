@@ -91,13 +91,15 @@ def variant_for(lpj_mode, bringup, model):
     the same package when the TSC is constant: hvprobe's serial rows
     under lpj_policy=linux-6.1 (and, with lpj=, its serial preset rows).
     Linux 6.12 starts them in parallel and copies the boot CPU's lpj when
-    the TSC is constant and synchronized: the parallel linux-6.5 rows.
+    the TSC is constant and synchronized: the linux-6.5 rows in Linux
+    6.5's bring-up shape (bringup=linux-6.5), never hvprobe's own
+    concurrent mode.
     The model decides what either Linux does (constant_tsc())."""
     if bringup == "serial" and lpj_mode == "preset":
         return "lpj"
     if bringup == "serial" and lpj_mode == "linux61":
         return "calibrate"
-    if bringup == "parallel" and lpj_mode == "linux65":
+    if bringup == "linux65" and lpj_mode == "linux65":
         return "6.12"
     return None
 

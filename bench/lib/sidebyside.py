@@ -16,6 +16,8 @@ from . import linuxref
 # names it.
 LPJ_LABELS = {"none": "per-CPU", "node": "per-node", "preset": "preset",
               "linux61": "6.1-rule", "linux65": "6.5-rule"}
+# The bringup axis, as the table names it: the mode's own word.
+BRINGUP_LABELS = {"linux65": "linux-6.5"}
 
 
 @dataclass(frozen=True)
@@ -97,10 +99,10 @@ def _cells(runs, wanted=True):
     return f"{s.low:8.1f} {s.median:8.1f}{'*' if s.n < total else ' '}"
 
 
-HEADER = (f"{'vCPUs':>5} {'nodes':>5} {'lpj':<8} {'bringup':<8} {'cal':>3}"
+HEADER = (f"{'vCPUs':>5} {'nodes':>5} {'lpj':<8} {'bringup':<9} {'cal':>3}"
           f" {'tick':>4} | {'hvprobe':<18} | {'Linux':<8} {'':<18} |"
           f" {'hv/Linux':>8}")
-SUBHEADER = (f"{'':>5} {'':>5} {'':<8} {'':<8} {'':>3} {'':>4}"
+SUBHEADER = (f"{'':>5} {'':>5} {'':<8} {'':<9} {'':>3} {'':>4}"
              f" | {'min':>8} {'median':>8}  | {'':<8} {'min':>8} "
              f"{'median':>8}  | {'median':>8}")
 
@@ -135,7 +137,7 @@ def table(rows, runs, hvprobe=True, linux=True, linux_ticks=None):
             out.append(
                 f"{m.vcpus if first else '':>5} {m.nodes if first else '':>5}"
                 f" {LPJ_LABELS.get(row.lpj_mode, row.lpj_mode):<8}"
-                f" {row.bringup:<8} {calibrations(row.hvprobe_runs):>3}"
+                f" {BRINGUP_LABELS.get(row.bringup, row.bringup):<9} {calibrations(row.hvprobe_runs):>3}"
                 f" {ticks(row.hvprobe_runs):>4}"
                 f" | {_cells(row.hvprobe_runs, hvprobe)}"
                 f" | {linuxref.VARIANTS[row.linux] if has_linux else '-':<8}"
@@ -164,8 +166,10 @@ def table(rows, runs, hvprobe=True, linux=True, linux_ticks=None):
         "socket is a node",
         "here). Linux 6.12 starts them in parallel and copies the boot "
         "CPU's when the TSC",
-        "is also synchronized: the parallel 6.5-rule rows "
-        "(lpj_policy=linux-6.5).",
+        "is also synchronized: the 6.5-rule rows in Linux 6.5's shape "
+        "(lpj_policy=linux-6.5",
+        "bringup=linux-6.5). bringup=parallel is hvprobe's own concurrent "
+        "mode, beside no Linux.",
     ]
     if any_failed:
         notes.append("*: some runs failed, FAIL: all did; the JSON says "

@@ -122,8 +122,10 @@ class Plan(unittest.TestCase):
             # Linux 6.1 beside hvprobe under its rule, serially.
             self.assertEqual(v("linux61", "serial", model), "calibrate")
             self.assertEqual(v("preset", "serial", model), "lpj")
-            # Linux 6.12 beside the 6.5 rule, in parallel.
-            self.assertEqual(v("linux65", "parallel", model), "6.12")
+            # Linux 6.12 beside the 6.5 rule in Linux 6.5's shape, never
+            # beside hvprobe's own concurrent mode.
+            self.assertEqual(v("linux65", "linux65", model), "6.12")
+            self.assertIsNone(v("linux65", "parallel", model))
             for mode in ("none", "node"):
                 self.assertIsNone(v(mode, "serial", model))
             for mode in sbs.LPJ_LABELS:
@@ -139,7 +141,7 @@ class Plan(unittest.TestCase):
         self.assertNotIn(sbs.Machine("qemu64", 1, 4), machines)
         self.assertEqual(len(args.skipped), 1)
         self.assertIn("1 vCPUs x 4 nodes", args.skipped[0])
-        self.assertEqual(len(rows), 18 * 10)
+        self.assertEqual(len(rows), 18 * 11)
         # Machine by machine, as the table shows them.
         self.assertEqual(machines[:3], [sbs.Machine("Skylake-Client", 1, 1),
                                         sbs.Machine("Skylake-Client", 4, 1),
@@ -499,13 +501,13 @@ class CommandLine(unittest.TestCase):
         self.assertEqual(a.accel, "tcg")
         self.assertEqual((a.lpj_modes, a.bringup, a.timeout),
                          (["none", "node", "preset", "linux61", "linux65"],
-                          ["serial", "parallel"],
+                          ["serial", "parallel", "linux65"],
                           300))
 
     def test_quick_and_overrides(self):
         a = parse("--quick")
         self.assertEqual((a.runs, a.vcpus), (1, [1, 4, 16]))
-        self.assertEqual(len(a.specs), 2 * 5 * 10)
+        self.assertEqual(len(a.specs), 2 * 5 * 11)
         a = parse("--quick", "--runs", "2", "--vcpus", "8,8,2",
                   "--cpu", "qemu64", "--lpj-modes", "preset,none",
                   "--accel", "tcg", "--mem", "512M", "--timeout", "30")
