@@ -32,7 +32,7 @@ import xml.etree.ElementTree as ET
 from tools import ROOT, TOOLS
 from tools.lib import (batch, cli, coverage, hostinfo, hostkernel, ktap,
                        jsonfile, kunit, kvm, layering, nested, probecheck,
-                       results, serial, signals)
+                       results, serial, signals, style)
 from tools.lib.status import Status
 
 UNIT = ROOT / "build" / "unit" / "hvprobe-unit"
@@ -543,7 +543,9 @@ def lint_row(log_dir, root=ROOT):
 # something failed). A new row is one more line here.
 ROWS = (
     ("layering", layering_row),
+    ("format", functools.partial(style.format_row, root=ROOT)),
     ("lint", lint_row),
+    ("types", functools.partial(style.types_row, root=ROOT)),
     ("unit", unit_binary),
     ("python", python_tests),
     ("fuzz", fuzz_targets),

@@ -51,6 +51,7 @@ class Interrupted(Exception):
 
 # prctl(2): the signal a child gets when the thread that made it exits.
 PR_SET_PDEATHSIG = 1
+_LIBC: ctypes.CDLL | None
 try:
     _LIBC = ctypes.CDLL(None, use_errno=True)
 except OSError:
