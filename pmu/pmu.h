@@ -20,6 +20,7 @@
  * as Linux's msr-index.h names them: IA32_PMC0 at 0xc1 is MSR_IA32_PERFCTR0
  * there, and MSR_IA32_PMC0 is the full-width alias IA32_A_PMC0 at 0x4c1.
  */
+/* clang-format off */
 #define MSR_IA32_PERFCTR0 0x000000c1
 #define MSR_IA32_PERFEVTSEL0 0x00000186
 #define MSR_IA32_PERF_CAPABILITIES 0x00000345
@@ -32,6 +33,7 @@
 #define MSR_IA32_PERF_GLOBAL_OVF_CTRL 0x00000390
 #define MSR_IA32_PMC0 0x000004c1 /* IA32_A_PMC0: all bits written */
 #define PERF_GLOBAL_FIXED_SHIFT 32
+/* clang-format on */
 
 /* AMD (APM Vol 2 13.2; PerfMonV2 APM Vol 2 13.2.2) */
 #define MSR_K7_EVNTSEL0 0xc0010000

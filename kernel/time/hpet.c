@@ -12,6 +12,7 @@
 #include "kernel/lib/printf.h"
 #include "kernel/lib/string.h"
 
+/* clang-format off */
 #define HPET_GCAP_ID 0x000
 #define  HPET_GCAP_COUNT_SIZE_64 BIT(13)
 #define  HPET_GCAP_PERIOD_SHIFT 32
@@ -21,6 +22,7 @@
 #define FEMTOSECONDS_PER_SECOND 1000000000000000ULL
 /* The specification caps the period at 100 ns (10 MHz minimum). */
 #define HPET_MAX_PERIOD_FS 100000000ULL
+/* clang-format on */
 
 static volatile u64 *hpet;
 

@@ -97,8 +97,10 @@ struct cpu_property {
 #define X86_PROPERTY_MAX_LOGICAL_CPUS CPU_PROPERTY(CPUID_LEAF_FEATURES, 0, CPUID_EBX, 16, 23)
 /* Leaf 0BH, per level: the level's type and the APIC ID shift to the next */
 #define X86_PROPERTY_TOPOLOGY_SHIFT(level) CPU_PROPERTY(CPUID_LEAF_TOPOLOGY, level, CPUID_EAX, 0, 4)
+/* clang-format off */
 #define X86_PROPERTY_TOPOLOGY_TYPE(level) CPU_PROPERTY(CPUID_LEAF_TOPOLOGY, level, CPUID_ECX, 8, 15)
 #define  CPUID_TOPOLOGY_TYPE_INVALID 0
+/* clang-format on */
 /* Leaf 0AH: architectural performance monitoring (SDM Vol 3B 21.2) */
 #define X86_PROPERTY_PMU_VERSION CPU_PROPERTY(CPUID_LEAF_ARCH_PERFMON, 0, CPUID_EAX, 0, 7)
 #define X86_PROPERTY_PMU_NR_GP_COUNTERS CPU_PROPERTY(CPUID_LEAF_ARCH_PERFMON, 0, CPUID_EAX, 8, 15)

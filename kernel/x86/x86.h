@@ -26,6 +26,7 @@
  * caller's far jump to a 64-bit code segment completes the switch.
  * Clobbers EAX, ECX and EDX.
  */
+/* clang-format off */
 .macro enable_long_mode cr3
 	movl %cr4, %eax
 	orl $X86_CR4_PAE, %eax
@@ -40,6 +41,7 @@
 	orl $(X86_CR0_PG | X86_CR0_PE), %eax
 	movl %eax, %cr0
 .endm
+/* clang-format on */
 #else
 
 static inline void outb(u16 port, u8 val)
