@@ -8,8 +8,8 @@
 #ifndef APIC_SMP_INTERNAL_H
 #define APIC_SMP_INTERNAL_H
 
-#include "kernel/acpi/madt.h"
 #include "apic/turns.h"
+#include "kernel/acpi/madt.h"
 #include "kernel/acpi/srat.h"
 #include "kernel/x86/percpu.h"
 

@@ -77,12 +77,12 @@ struct hyperv_state {
 	bool guest_os_id_set;
 	/* From the frequency MSRs when EAX[11] and EDX[8] grant them, else 0. */
 	u64 tsc_hz, apic_hz;
-	bool ref_counter;	/* EAX[1]: HV_X64_MSR_TIME_REF_COUNT readable */
-	bool tsc_page;		/* EAX[9] and the page enabled */
+	bool ref_counter; /* EAX[1]: HV_X64_MSR_TIME_REF_COUNT readable */
+	bool tsc_page;	  /* EAX[9] and the page enabled */
 	u64 tsc_page_phys;
 	u64 tsc_page_scale;
 	s64 tsc_page_offset;
-	u64 tsc_hz_from_page;	/* derived from the page's scale: a cross-check */
+	u64 tsc_hz_from_page; /* derived from the page's scale: a cross-check */
 	char problems[192];
 };
 

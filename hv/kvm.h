@@ -49,10 +49,10 @@ struct kvm_state {
 	u32 max_leaf;
 	u32 features;
 	u32 hints;
-	bool timing_leaf;	/* max_leaf reaches base + KVM_CPUID_TIMING */
+	bool timing_leaf; /* max_leaf reaches base + KVM_CPUID_TIMING */
 	u32 timing_tsc_khz, timing_apic_khz;
-	bool kvmclock;		/* CLOCKSOURCE2 or CLOCKSOURCE, enabled on the BSP */
-	u64 kvmclock_tsc_khz;	/* from mul and shift */
+	bool kvmclock;	      /* CLOCKSOURCE2 or CLOCKSOURCE, enabled on the BSP */
+	u64 kvmclock_tsc_khz; /* from mul and shift */
 	u8 kvmclock_flags;
 	char problems[192];
 };

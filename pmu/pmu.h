@@ -81,7 +81,7 @@ struct pmu_info {
 	u32 evtsel_base, counter_base, msr_stride;
 	struct pmu_event instructions, cycles;
 	struct pmu_event event; /* what the stress counts: instructions, else cycles */
-	char why[160]; /* what is missing when vendor is PMU_NONE */
+	char why[160];		/* what is missing when vendor is PMU_NONE */
 };
 
 /* Raw CPUID.0AH and the one capability bit that matters. */
@@ -153,21 +153,21 @@ bool pmu_probe_counts(void);
 #define PMU_MAX_ARMED_GP 4
 
 struct pmu_counter {
-	bool fixed;		  /* a fixed counter (Intel v2+), else a GP one */
-	u32 index;		  /* its number among its kind */
+	bool fixed; /* a fixed counter (Intel v2+), else a GP one */
+	u32 index;  /* its number among its kind */
 	u32 width;
 	u32 status_bit;		  /* GLOBAL_STATUS: n for GP counter n, 32 + i for fixed i */
 	struct pmu_event event;	  /* what it counts */
 	bool counts_instructions; /* so its overflows can be expected */
 	u64 period;
-	u64 armed_value;	  /* 2^width - period */
+	u64 armed_value; /* 2^width - period */
 };
 
 struct pmu_plan {
 	struct pmu_counter armed[PMU_ARMED_MAX];
 	u32 narmed;
 	bool has_reference;
-	u32 reference;		  /* the GP counter counting freely */
+	u32 reference; /* the GP counter counting freely */
 };
 
 /*

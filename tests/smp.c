@@ -12,12 +12,12 @@
  * in microseconds from the start of bring-up; the host checks the CPU and
  * node counts against what it gave QEMU.
  */
+#include "apic/smp.h"
 #include "apic/apic.h"
 #include "apic/options.h"
-#include "apic/smp.h"
 #include "kernel/lib/json.h"
-#include "kernel/time/delay.h"
 #include "kernel/test/test.h"
+#include "kernel/time/delay.h"
 #include "kernel/x86/x86.h"
 
 #define NMI_TIMEOUT_US 1000000
@@ -201,8 +201,8 @@ DEFINE_TEST(smp, "every listed CPU comes online where the firmware says", 0)
 		const struct percpu *c = cpu_at(i);
 
 		if (c->state != CPU_ONLINE) {
-			report_info("APIC ID %u did not come online (state %u, ESR 0x%x)", c->apic_id,
-				    c->state, c->esr);
+			report_info("APIC ID %u did not come online (state %u, ESR 0x%x)",
+				    c->apic_id, c->state, c->esr);
 			continue;
 		}
 		id_ok += c->hw_apic_id == c->apic_id;

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: MIT
 /* Delay loop and lpj calibration; see delay.h. */
-#include "kernel/time/clock.h"
-#include "kernel/x86/cpuid.h"
 #include "kernel/time/delay.h"
-#include "kernel/time/options.h"
-#include "kernel/time/lpj.h"
 #include "kernel/lib/json.h"
 #include "kernel/lib/printf.h"
 #include "kernel/lib/string.h"
+#include "kernel/time/clock.h"
+#include "kernel/time/lpj.h"
+#include "kernel/time/options.h"
+#include "kernel/x86/cpuid.h"
 #include "kernel/x86/x86.h"
 
 /* calibrate=fast: one window against the reference timer. */
@@ -91,7 +91,8 @@ u64 delay_calibrate_linux(u32 *edges)
 	u64 lower[LPJ_DIRECT_SAMPLES], upper[LPJ_DIRECT_SAMPLES];
 
 	for (u32 i = 0; i < LPJ_DIRECT_SAMPLES; i++) {
-		u64 start = jiffies, seen = start, pre_start = 0, post_start, pre_end = 0, post_end, t;
+		u64 start = jiffies, seen = start, pre_start = 0, post_start, pre_end = 0, post_end,
+		    t;
 		u64 first_edge;
 
 		/* Bracket the edge after start + 1, then the one DCT ticks later. */
@@ -226,12 +227,12 @@ static const char *unavailable(u32 source)
 	case LPJ_SOURCE_CMDLINE: return "no lpj= given";
 	case LPJ_SOURCE_HYPERV:
 		return clock_offers.hyperv ? "Hyper-V grants no frequency MSRs (CPUID 0x40000003 "
-					"EAX[11] and EDX[8])"
-				      : "no Hyper-V leaves";
+					     "EAX[11] and EDX[8])"
+					   : "no Hyper-V leaves";
 	case LPJ_SOURCE_KVMCLOCK:
 		return clock_offers.kvm ? "kvmclock not available (KVM_FEATURE_CLOCKSOURCE2 and "
 					  "CLOCKSOURCE clear)"
-				   : "no KVM leaves";
+					: "no KVM leaves";
 	case LPJ_SOURCE_KVM:
 		return clock_offers.kvm ? "no KVM timing leaf (base + 0x10)" : "no KVM leaves";
 	case LPJ_SOURCE_CPUID: return "CPUID.15H states no TSC frequency";
@@ -307,7 +308,7 @@ const char *delay_policy_rule(void)
 	case LPJ_POLICY_LINUX_6_5:
 	case LPJ_POLICY_HV_PRESET:
 		return tsc_unstable() ? "constant TSC, not synchronized: copy within the package"
-					  : "constant, synchronized TSC: copy the boot CPU's";
+				      : "constant, synchronized TSC: copy the boot CPU's";
 	default: break;
 	}
 	switch (time_options.lpj_reuse) {
@@ -322,7 +323,8 @@ static void planned_sibling(void *ctx, u32 i, struct lpj_sibling *out)
 {
 	const struct percpu *self = ctx, *c = cpu_at(i);
 
-	*out = (struct lpj_sibling){ .package = c->package, .node = c->node,
+	*out = (struct lpj_sibling){ .package = c->package,
+				     .node = c->node,
 				     .has_lpj = i < self->index };
 }
 
@@ -372,8 +374,8 @@ void delay_plan_ap(struct percpu *cpu)
  */
 static void hyperv_tsc(void)
 {
-	u32 action = lpj_hyperv_tsc(time_options.lpj_policy, clock_offers.hyperv,
-				    clock_offers.kvm, clock_offers.hyperv_tsc_invariant_access);
+	u32 action = lpj_hyperv_tsc(time_options.lpj_policy, clock_offers.hyperv, clock_offers.kvm,
+				    clock_offers.hyperv_tsc_invariant_access);
 
 	if (action == LPJ_HV_TSC_NONE)
 		return;

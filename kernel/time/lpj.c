@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Loops-per-jiffy arithmetic; see lpj.h. */
-#include "kernel/time/options.h"
 #include "kernel/time/lpj.h"
+#include "kernel/time/options.h"
 
 #define US_PER_SECOND 1000000ULL
 
@@ -147,8 +147,7 @@ u32 lpj_preset(u32 policy, u32 requested, const struct lpj_offers *o, u32 hz, u6
 
 u32 lpj_hyperv_tsc(u32 policy, bool hyperv, bool kvm, bool access_tsc_invariant)
 {
-	if (policy == LPJ_POLICY_HVPROBE ||
-	    lpj_linux_platform(hyperv, kvm) != LPJ_PLATFORM_HYPERV)
+	if (policy == LPJ_POLICY_HVPROBE || lpj_linux_platform(hyperv, kvm) != LPJ_PLATFORM_HYPERV)
 		return LPJ_HV_TSC_NONE;
 	return access_tsc_invariant ? LPJ_HV_TSC_EXPOSE_INVARIANT : LPJ_HV_TSC_UNSTABLE;
 }

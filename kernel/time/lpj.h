@@ -82,11 +82,11 @@ u64 lpj_converge(const struct lpj_timebase *t, u32 *edges);
 
 /* What the command line and the hypervisor offer; 0 where nothing is. */
 struct lpj_offers {
-	bool hyperv, kvm;	/* whose leaves are there (Linux's platform) */
+	bool hyperv, kvm; /* whose leaves are there (Linux's platform) */
 	u64 cmdline_lpj;
 	u64 hyperv_tsc_hz;	/* HV_X64_MSR_TSC_FREQUENCY */
 	u64 kvmclock_tsc_khz;	/* from kvmclock's mul and shift */
-	u64 kvm_timing_tsc_khz;	/* the timing leaf at KVM's base + 0x10 */
+	u64 kvm_timing_tsc_khz; /* the timing leaf at KVM's base + 0x10 */
 	u64 cpuid_tsc_hz;	/* CPUID.15H */
 };
 

@@ -3,21 +3,24 @@
  * timer=, hz=, lpj=, lpj_source=, calibrate=, lpj_reuse= and lpj_policy=: see README,
  * "Kernel command line".
  */
-#include "kernel/lib/option.h"
 #include "kernel/time/options.h"
+#include "kernel/lib/option.h"
 
 struct time_options time_options;
 
 const char *const timer_names[] = {
-	[TIMER_AUTO] = "auto", [TIMER_PIT] = "pit",   [TIMER_HPET] = "hpet",
+	[TIMER_AUTO] = "auto",	 [TIMER_PIT] = "pit",	[TIMER_HPET] = "hpet",
 	[TIMER_PMTMR] = "pmtmr", [TIMER_APIC] = "apic", [TIMER_HV] = "hv",
 };
 _Static_assert(ARRAY_SIZE(timer_names) == TIMER_COUNT, "timer_names");
 
 const char *const lpj_source_names[] = {
-	[LPJ_SOURCE_AUTO] = "auto",	      [LPJ_SOURCE_HYPERV] = "hyperv",
-	[LPJ_SOURCE_KVM] = "kvm",	      [LPJ_SOURCE_KVMCLOCK] = "kvmclock",
-	[LPJ_SOURCE_CPUID] = "cpuid",	      [LPJ_SOURCE_CMDLINE] = "cmdline",
+	[LPJ_SOURCE_AUTO] = "auto",
+	[LPJ_SOURCE_HYPERV] = "hyperv",
+	[LPJ_SOURCE_KVM] = "kvm",
+	[LPJ_SOURCE_KVMCLOCK] = "kvmclock",
+	[LPJ_SOURCE_CPUID] = "cpuid",
+	[LPJ_SOURCE_CMDLINE] = "cmdline",
 	[LPJ_SOURCE_CALIBRATE] = "calibrate",
 };
 _Static_assert(ARRAY_SIZE(lpj_source_names) == LPJ_SOURCE_COUNT, "lpj_source_names");
