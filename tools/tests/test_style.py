@@ -79,6 +79,13 @@ class FormatRow(unittest.TestCase):
                          ("pass", 1, 0))
 
 
+    def test_this_tree_is_formatted(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            counts, verdict, text = style.format_row(Path(tmp), ROOT)
+        self.assertEqual(verdict, "pass", text)
+        self.assertEqual(counts.passed, len(style.c_sources(ROOT)))
+
+
 class MissingTools(unittest.TestCase):
     def test_missing_clang_format_is_one_named_skip(self):
         with Tree({"kernel/bad.c": MISFORMATTED}, []) as tree, \
@@ -129,6 +136,12 @@ class TypesRow(unittest.TestCase):
         self.assertEqual(text, "tools/lib/bad.py:2: error: Incompatible "
                          "return value type (got \"str\", expected "
                          "\"int\")  [return-value]\n")
+
+
+    def test_this_tree_is_typed(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            counts, verdict, text = style.types_row(Path(tmp), ROOT)
+        self.assertEqual(verdict, "pass", text)
 
 
 class Makefile(unittest.TestCase):
