@@ -11,6 +11,8 @@
 #   make fuzz     each parser fuzz target FUZZ_SECONDS (60) seconds
 #   make soak     SOAK_RUNS boots on random machines and command lines
 #                 (SOAK_SEED= repeats one soak)
+#   make format   clang-format every C source in place, as make check's
+#                 format row wants it
 #   make bench    boot time of the three boot paths, the SMP bring-up
 #                 sweep side by side with Debian's Linux kernel, and the lpj
 #                 thread's five rows beside Linux 6.1 and 6.12 (hours)
@@ -171,11 +173,17 @@ UNIT_TESTS := \
 	tests/unit/test_srat.c \
 	tests/unit/test_stats.c
 
+# The folders of C sources: the unit binary's headers, make format and
+# make check's format row (tools/lib/style.py) read the same list.
+C_TREES := apic boot hv kernel pmu tests
+C_SOURCES = $(shell find $(C_TREES) -name '*.[ch]' | sort)
+
 UNIT_CFLAGS := -std=gnu11 -O1 -g -I. -DHOST_TEST -pthread \
 	-fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer -Wall -Wextra -Werror
 
-.PHONY: all run check check-lava bench bench-quick unit info deps clean soak
+.PHONY: all run check check-lava bench bench-quick unit info deps clean soak \
+	format
 
 all: $(BUILD)/hvprobe.elf $(BUILD)/hvprobe.elf32 $(BUILD)/hvprobe.iso
 
@@ -231,8 +239,14 @@ run: deps all
 # with perf on kvm: tracepoints. The nested leg boots Debian's kernels as
 # L1 with a busybox initramfs, and probes inside them with this perf.
 check: deps all $(BUILD)/unit/hvprobe-unit fuzz-build
-	@tools/deps perf:linux-perf /bin/busybox:busybox-static pyflakes3:python3-pyflakes
+	@tools/deps perf:linux-perf /bin/busybox:busybox-static pyflakes3:python3-pyflakes \
+		clang-format-14:clang-format-14 mypy:mypy
 	tools/check --no-build
+
+# Debian bookworm's clang-format-14, the version the tree is laid out by.
+format:
+	@tools/deps clang-format-14:clang-format-14
+	clang-format-14 -i --style=file $(C_SOURCES)
 
 # The -kernel and ISO boots under LAVA's dispatcher; Debian's
 # lava-dispatcher is installed if missing (as root; else the command).

@@ -11,10 +11,12 @@
 #include "kernel/x86/msr.h"
 
 /* MSR_IA32_APIC_BASE (kernel/x86/msr.h) fields, SDM Vol 3A 11.4.4 */
+/* clang-format off */
 #define  APIC_BASE_BSP BIT(8)
 #define  APIC_BASE_EXTD BIT(10)
 #define  APIC_BASE_EN BIT(11)
 #define  APIC_BASE_ADDR_MASK 0xfffff000ULL
+/* clang-format on */
 
 /* x2APIC register MSRs: 0x800 + xAPIC offset / 16 (SDM Vol 3A 11.12.1.2) */
 #define MSR_IA32_X2APIC_BASE 0x00000800
@@ -30,6 +32,7 @@
 #define APIC_DM_STARTUP 6
 
 /* Register offsets (SDM Vol 3A Table 11-1) */
+/* clang-format off */
 #define APIC_ID 0x020
 #define  APIC_ID_XAPIC GENMASK(31, 24) /* x2APIC uses all 32 bits */
 #define APIC_LVR 0x030
@@ -70,6 +73,7 @@
 #define APIC_TIMER_CCR 0x390
 #define APIC_TIMER_DCR 0x3e0
 #define  APIC_TIMER_DIVIDE_1 0xb
+/* clang-format on */
 
 /* Vectors hvprobe uses. Above the 32 exceptions, below the spurious one. */
 #define APIC_VECTOR_TICK 0x20

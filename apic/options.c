@@ -37,8 +37,8 @@ DEFINE_OPTION_ENUM("bringup", apic_options.bringup, bringup_names, BRINGUP_SERIA
 DEFINE_OPTION_U32("cpus", apic_options.cpus, 0, 65535, CPUS_ALL);
 /* SDM Vol 3A 9.4.4.1 waits 10 ms after INIT; auto is Linux's rule by vendor and family. */
 DEFINE_OPTION_U64_OR_AUTO("init_udelay", apic_options.init_udelay, 0, 1000000);
-DEFINE_OPTION_ENUM("parallel_calibrate", apic_options.parallel_calibrate,
-		   parallel_calibrate_names, PARALLEL_CALIBRATE_AUTO);
+DEFINE_OPTION_ENUM("parallel_calibrate", apic_options.parallel_calibrate, parallel_calibrate_names,
+		   PARALLEL_CALIBRATE_AUTO);
 
 /* Linux's smp_quirk_init_udelay() (arch/x86/kernel/smpboot.c). */
 u64 init_udelay_rule(const char *vendor, u32 family, const char **why)
@@ -73,8 +73,7 @@ u32 calibrate_concurrency(u64 solo, const u64 *together, u32 n, u32 *parallelism
 u64 ap_bringup_cycles(u64 bsp_init, u64 bsp_sipi, u64 ap_alive, u64 ap_online, u64 bsp_seen,
 		      bool *offset)
 {
-	*offset = ap_alive < bsp_sipi || ap_online < ap_alive ||
-		  (bsp_seen && ap_online > bsp_seen);
+	*offset = ap_alive < bsp_sipi || ap_online < ap_alive || (bsp_seen && ap_online > bsp_seen);
 	if (!*offset)
 		return ap_online - bsp_init;
 	return bsp_seen > bsp_init ? bsp_seen - bsp_init : 0;

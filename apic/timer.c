@@ -80,8 +80,11 @@ static bool apic_ref_probe(struct refclock *r)
 	const char *source;
 	u64 hz = stated_rate(&source);
 
-	*r = (struct refclock){ .name = "apic", .hz = hz, .bits = 32,
-				.read = apic_ref_read, .start = apic_ref_start,
+	*r = (struct refclock){ .name = "apic",
+				.hz = hz,
+				.bits = 32,
+				.read = apic_ref_read,
+				.start = apic_ref_start,
 				.stop = apic_ref_stop };
 	if (!hz) {
 		str_copy(r->absent,

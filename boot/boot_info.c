@@ -55,8 +55,7 @@ static void add_region(struct boot_info *bi, u64 base, u64 length, u32 type)
 		return;
 	/* Past the top of the address space is garbage; and merges cannot wrap. */
 	if (length > ~0ULL - base) {
-		note(bi->problems, "memory region at 0x%llx runs past 2^64",
-		     base);
+		note(bi->problems, "memory region at 0x%llx runs past 2^64", base);
 		return;
 	}
 	if (last && last->type == type && last->base + last->length == base) {
@@ -181,8 +180,8 @@ bool boot_info_from_mb2(u64 mbi, phys_reader phys, struct boot_info *bi)
 		if (tag->type == MB2_TAG_END)
 			break;
 		if (tag->size < sizeof(*tag) || tag->size > hdr->total_size - off) {
-			note(bi->problems, "tag %u at +%u: size %u runs past the end", tag->type, off,
-				tag->size);
+			note(bi->problems, "tag %u at +%u: size %u runs past the end", tag->type,
+			     off, tag->size);
 			break;
 		}
 		switch (tag->type) {
@@ -221,8 +220,7 @@ bool boot_info_from_mb2(u64 mbi, phys_reader phys, struct boot_info *bi)
 			have_new_rsdp = is_new;
 			break;
 		}
-		default:
-			break;
+		default: break;
 		}
 	}
 	/* The basic meminfo tag is a fallback: the map, when present, wins. */

@@ -8,13 +8,17 @@
 #ifndef BOOT_MULTIBOOT_H
 #define BOOT_MULTIBOOT_H
 
+/* clang-format off */
 #define MB1_HEADER_MAGIC 0x1badb002
 #define  MB1_HEADER_MEMINFO (1 << 1)
 #define MB1_BOOT_MAGIC 0x2badb002
+/* clang-format on */
 
+/* clang-format off */
 #define MB2_HEADER_MAGIC 0xe85250d6
 #define  MB2_ARCH_I386 0
 #define MB2_BOOT_MAGIC 0x36d76289
+/* clang-format on */
 
 #ifndef __ASSEMBLER__
 #include "kernel/lib/types.h"
@@ -37,10 +41,12 @@ struct mb1_info {
 	u32 boot_loader_name;
 } __packed;
 
+/* clang-format off */
 #define  MB1_INFO_MEM BIT(0)
 #define  MB1_INFO_CMDLINE BIT(2)
 #define  MB1_INFO_MMAP BIT(6)
 #define  MB1_INFO_LOADER_NAME BIT(9)
+/* clang-format on */
 
 /* The size field counts the bytes after itself. */
 struct mb1_mmap_entry {

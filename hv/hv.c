@@ -5,8 +5,8 @@
 #include "kernel/lib/string.h"
 
 const char *const hv_kind_names[] = {
-	[HV_KIND_HYPERV] = "hyperv", [HV_KIND_KVM] = "kvm",   [HV_KIND_TCG] = "tcg",
-	[HV_KIND_VMWARE] = "vmware", [HV_KIND_XEN] = "xen",   [HV_KIND_UNKNOWN] = "unknown",
+	[HV_KIND_HYPERV] = "hyperv", [HV_KIND_KVM] = "kvm", [HV_KIND_TCG] = "tcg",
+	[HV_KIND_VMWARE] = "vmware", [HV_KIND_XEN] = "xen", [HV_KIND_UNKNOWN] = "unknown",
 };
 _Static_assert(ARRAY_SIZE(hv_kind_names) == HV_KIND_COUNT, "hv_kind_names");
 
@@ -54,7 +54,8 @@ void hv_scan(struct hv_info *info, bool present, struct cpuid_regs (*leaf)(u32 l
 			continue;
 		if (kind == HV_KIND_UNKNOWN && !r.ebx && !r.ecx && !r.edx)
 			continue;
-		if (kind == HV_KIND_HYPERV && leaf(base + HV_CPUID_INTERFACE).eax != HV_INTERFACE_HV1)
+		if (kind == HV_KIND_HYPERV &&
+		    leaf(base + HV_CPUID_INTERFACE).eax != HV_INTERFACE_HV1)
 			kind = HV_KIND_UNKNOWN;
 		*b = (struct hv_block){ .base = base, .max_leaf = r.eax, .kind = kind };
 		memcpy(b->signature, &r.ebx, 4);

@@ -33,8 +33,9 @@ static void offer_rates(void)
 		kvm_platform.detect = kvm.base;
 		kvmclock_rate = (struct rate_offer){
 			.tsc_hz = kvm.kvmclock ? kvm.kvmclock_tsc_khz * 1000 : 0,
-			.absent = "kvmclock not available (KVM_FEATURE_CLOCKSOURCE2 and CLOCKSOURCE "
-				  "clear)",
+			.absent =
+				"kvmclock not available (KVM_FEATURE_CLOCKSOURCE2 and CLOCKSOURCE "
+				"clear)",
 		};
 		kvm_timing_rate = (struct rate_offer){
 			.tsc_hz = kvm.timing_leaf ? (u64)kvm.timing_tsc_khz * 1000 : 0,

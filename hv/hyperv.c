@@ -10,10 +10,10 @@
  * recorded in problems, not fatal.
  */
 #include "hv/hyperv.h"
+#include "kernel/lib/printf.h"
 #include "kernel/lib/string.h"
 #include "kernel/time/clock.h"
 #include "kernel/x86/alloc.h"
-#include "kernel/lib/printf.h"
 #include "kernel/x86/trap.h"
 #include "kernel/x86/x86.h"
 
@@ -171,8 +171,8 @@ static void enable_tsc_page(void)
 	hyperv.tsc_page_phys = phys;
 	/* A host that ignores the write would leave us reading zeroed RAM. */
 	if (rdmsr_safe(HV_X64_MSR_REFERENCE_TSC, &msr) || msr != want)
-		note(hyperv.problems, "reference TSC MSR reads 0x%llx after writing 0x%llx",
-		     msr, want);
+		note(hyperv.problems, "reference TSC MSR reads 0x%llx after writing 0x%llx", msr,
+		     want);
 	if (!tsc_page_read(&scale, &offset, NULL)) {
 		note(hyperv.problems, "reference TSC page invalid (sequence %u)",
 		     tsc_page->sequence);
@@ -239,8 +239,9 @@ u64 hyperv_ref_time(void)
 /* TLFS "Partition Reference Counter": 100 ns units, through the TSC page or MSR. */
 static bool hv_ref_probe(struct refclock *r)
 {
-	*r = (struct refclock){ .name = "hv", .hz = HV_REF_COUNT_HZ, .bits = 64,
-				.read = hyperv_ref_time };
+	*r = (struct refclock){
+		.name = "hv", .hz = HV_REF_COUNT_HZ, .bits = 64, .read = hyperv_ref_time
+	};
 	if (!hyperv.present) {
 		str_copy(r->absent, "no Hyper-V reference counter: no Hyper-V leaves",
 			 sizeof(r->absent));

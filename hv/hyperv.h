@@ -12,6 +12,7 @@
 #include "kernel/lib/types.h"
 
 /* CPUID leaves, as offsets from the Hyper-V block's base */
+/* clang-format off */
 #define HV_CPUID_VENDOR_AND_MAX 0x0
 #define HV_CPUID_INTERFACE 0x1
 #define  HV_INTERFACE_HV1 0x31237648 /* "Hv#1" */
@@ -30,7 +31,9 @@
 #define HV_CPUID_ENLIGHTENMENT_INFO 0x4
 #define HV_CPUID_IMPLEMENT_LIMITS 0x5
 #define HV_CPUID_HARDWARE_FEATURES 0x6
+/* clang-format on */
 
+/* clang-format off */
 #define HV_X64_MSR_GUEST_OS_ID 0x40000000
 /* TLFS "Guest OS Identity MSR for Open Source Operating Systems" */
 #define  HV_GUEST_OS_ID_OPEN_SOURCE BIT(63)
@@ -48,6 +51,7 @@
 /* TLFS: with HV_ACCESS_TSC_INVARIANT, exposes CPUID.80000007H:EDX[8] */
 #define HV_X64_MSR_TSC_INVARIANT_CONTROL 0x40000118
 #define  HV_EXPOSE_INVARIANT_TSC BIT(0)
+/* clang-format on */
 
 /* The reference counter ticks in 100 ns units: 10 MHz. */
 #define HV_REF_COUNT_HZ 10000000ULL
@@ -73,12 +77,12 @@ struct hyperv_state {
 	bool guest_os_id_set;
 	/* From the frequency MSRs when EAX[11] and EDX[8] grant them, else 0. */
 	u64 tsc_hz, apic_hz;
-	bool ref_counter;	/* EAX[1]: HV_X64_MSR_TIME_REF_COUNT readable */
-	bool tsc_page;		/* EAX[9] and the page enabled */
+	bool ref_counter; /* EAX[1]: HV_X64_MSR_TIME_REF_COUNT readable */
+	bool tsc_page;	  /* EAX[9] and the page enabled */
 	u64 tsc_page_phys;
 	u64 tsc_page_scale;
 	s64 tsc_page_offset;
-	u64 tsc_hz_from_page;	/* derived from the page's scale: a cross-check */
+	u64 tsc_hz_from_page; /* derived from the page's scale: a cross-check */
 	char problems[192];
 };
 

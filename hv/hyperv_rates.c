@@ -47,8 +47,8 @@ struct rate_platform hyperv_platform = {
  * where Hyper-V is the platform; Linux's policies never do.
  */
 DEFINE_RATE_SOURCE(hyperv_rate, .name = "hyperv", .rank = 100,
-		   .lpj_flags = RATE_LPJ_HVPROBE | RATE_LPJ_HV_PRESET,
-		   .platform = &hyperv_platform, .absent = "no Hyper-V leaves");
+		   .lpj_flags = RATE_LPJ_HVPROBE | RATE_LPJ_HV_PRESET, .platform = &hyperv_platform,
+		   .absent = "no Hyper-V leaves");
 
 /* After the HPET and the PM timer for auto, before the APIC timer. */
 DEFINE_REFCLOCK_NAME("hv", 50, 40);

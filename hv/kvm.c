@@ -8,9 +8,9 @@
  * or never fills the structure is recorded in problems, not fatal.
  */
 #include "hv/kvm.h"
-#include "kernel/x86/alloc.h"
 #include "kernel/lib/printf.h"
 #include "kernel/lib/string.h"
+#include "kernel/x86/alloc.h"
 #include "kernel/x86/trap.h"
 #include "kernel/x86/x86.h"
 

@@ -10,6 +10,7 @@
 
 #include "kernel/lib/types.h"
 
+/* clang-format off */
 #define KVM_CPUID_SIGNATURE 0x0
 #define KVM_CPUID_FEATURES 0x1
 /* EAX feature bits */
@@ -17,13 +18,16 @@
 #define  KVM_FEATURE_CLOCKSOURCE2 3
 #define  KVM_FEATURE_CLOCKSOURCE_STABLE_BIT 24
 #define KVM_CPUID_TIMING 0x10 /* EAX TSC kHz, EBX APIC bus kHz */
+/* clang-format on */
 
 /* msr.rst: the legacy pair of KVM_FEATURE_CLOCKSOURCE, same layout */
+/* clang-format off */
 #define MSR_KVM_WALL_CLOCK 0x11
 #define MSR_KVM_SYSTEM_TIME 0x12
 #define MSR_KVM_WALL_CLOCK_NEW 0x4b564d00
 #define MSR_KVM_SYSTEM_TIME_NEW 0x4b564d01
 #define  KVM_SYSTEM_TIME_ENABLE BIT(0)
+/* clang-format on */
 
 /* msr.rst "MSR_KVM_SYSTEM_TIME": 32 bytes, version odd while updating */
 struct pvclock_vcpu_time_info {
@@ -45,10 +49,10 @@ struct kvm_state {
 	u32 max_leaf;
 	u32 features;
 	u32 hints;
-	bool timing_leaf;	/* max_leaf reaches base + KVM_CPUID_TIMING */
+	bool timing_leaf; /* max_leaf reaches base + KVM_CPUID_TIMING */
 	u32 timing_tsc_khz, timing_apic_khz;
-	bool kvmclock;		/* CLOCKSOURCE2 or CLOCKSOURCE, enabled on the BSP */
-	u64 kvmclock_tsc_khz;	/* from mul and shift */
+	bool kvmclock;	      /* CLOCKSOURCE2 or CLOCKSOURCE, enabled on the BSP */
+	u64 kvmclock_tsc_khz; /* from mul and shift */
 	u8 kvmclock_flags;
 	char problems[192];
 };

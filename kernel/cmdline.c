@@ -20,7 +20,7 @@ void options_reset(void)
 {
 	const struct option *d;
 
-	table_for_each(d, hvprobe_options) {
+	table_for_each (d, hvprobe_options) {
 		switch (d->kind) {
 		case OPTION_STRING: str_copy(d->value, d->def_string, d->count); break;
 		case OPTION_U64:
@@ -68,7 +68,7 @@ static const char *next_key(const char *prev)
 	const char *best = NULL;
 	const struct option *d;
 
-	table_for_each(d, hvprobe_options)
+	table_for_each (d, hvprobe_options)
 		if ((!prev || strcmp(d->key, prev) > 0) && (!best || strcmp(d->key, best) < 0))
 			best = d->key;
 	return best;
@@ -86,8 +86,7 @@ static void list_keys(char *why, size_t whylen)
 	str_append(why, ")", whylen);
 }
 
-static bool set_value(const struct option *d, const char *val, size_t len, char *why,
-		      size_t whylen)
+static bool set_value(const struct option *d, const char *val, size_t len, char *why, size_t whylen)
 {
 	void *field = d->value;
 	u64 v;
@@ -104,7 +103,8 @@ static bool set_value(const struct option *d, const char *val, size_t len, char 
 		return true;
 	case OPTION_ENUM:
 		for (u32 i = 0; option_word(d, i); i++) {
-			if (strlen(option_word(d, i)) == len && !strncmp(option_word(d, i), val, len)) {
+			if (strlen(option_word(d, i)) == len &&
+			    !strncmp(option_word(d, i), val, len)) {
 				*(u32 *)field = i;
 				return true;
 			}
@@ -135,8 +135,7 @@ static bool set_value(const struct option *d, const char *val, size_t len, char 
 	case OPTION_U64:
 		if (!parse_u64(val, len, &v) || v < d->min || v > d->max) {
 			snprintf(why, whylen, "%s: '%.*s' is not accepted (accepted: %llu..%llu)",
-				 d->key, (int)len, val, d->min,
-				 d->max);
+				 d->key, (int)len, val, d->min, d->max);
 			return false;
 		}
 		if (d->kind == OPTION_U32)
@@ -176,7 +175,7 @@ bool cmdline_parse(const char *line, char *why, size_t whylen)
 			return false;
 		}
 		key_len = eq - word;
-		table_for_each(o, hvprobe_options)
+		table_for_each (o, hvprobe_options)
 			if (!d && strlen(o->key) == key_len && !strncmp(o->key, word, key_len))
 				d = o;
 		if (!d) {

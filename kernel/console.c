@@ -4,11 +4,11 @@
  * hvprobe never reads the console.
  */
 #include "kernel/console.h"
+#include "kernel/lib/printf.h"
+#include "kernel/lib/string.h"
 #include "kernel/uart.h"
 #include "kernel/x86/percpu.h"
-#include "kernel/lib/printf.h"
 #include "kernel/x86/spinlock.h"
-#include "kernel/lib/string.h"
 #include "kernel/x86/x86.h"
 
 #define COM1 UART_COM1

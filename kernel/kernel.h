@@ -3,9 +3,9 @@
 #ifndef KERNEL_KERNEL_H
 #define KERNEL_KERNEL_H
 
-#include "kernel/x86/boot_info.h"
 #include "kernel/acpi/acpi.h"
 #include "kernel/acpi/fadt.h"
+#include "kernel/x86/boot_info.h"
 
 #define HVPROBE_VERSION "0.1"
 

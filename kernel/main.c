@@ -38,19 +38,19 @@ static struct percpu bsp;
 
 static bool setup(char *why, size_t whylen)
 {
-	hv_init();				/* Hyper-V, KVM: what they offer */
-	pmu_discover();				/* the counters CPUID describes */
-	pmi_init();				/* the fixed-vector PMI handler */
+	hv_init();					    /* Hyper-V, KVM: what they offer */
+	pmu_discover();					    /* the counters CPUID describes */
+	pmi_init();					    /* the fixed-vector PMI handler */
 	if (!apic_init_bsp(apic_options.mode, why, whylen)) /* xAPIC or x2APIC, tick */
 		return false;
 	if (kernel_options.fault == FAULT_EARLY_NMI) /* before timers and SMP */
 		apic_send_ipi(apic_id(), APIC_ICR_DM_NMI);
 	if (!clock_init(time_options.timer, time_options.hz, why, whylen)) /* TSC Hz */
 		return false;
-	delay_init_bsp();			/* the BSP's lpj */
-	if (!smp_init(why, whylen))		/* CPU list, trampoline */
+	delay_init_bsp();	    /* the BSP's lpj */
+	if (!smp_init(why, whylen)) /* CPU list, trampoline */
 		return false;
-	smp_boot();				/* the APs */
+	smp_boot(); /* the APs */
 	return true;
 }
 
@@ -59,18 +59,18 @@ __noreturn void kmain(const struct boot_info *bi)
 	char why[KTAP_REASON_MAX * 2], banner[160];
 
 	boot_info = bi;
-	cpu_tables_init(&bsp, 0);		/* GS, GDT, TSS, IDT: faults report */
-	nmi_init();				/* an NMI is counted from here on */
-	pic_disable();				/* 8259s off the exception vectors */
-	console_init();				/* COM1 for KTAP */
-	tests_init(console_write_line, power_exit); /* KTAP out; how a run ends */
-	trap_set_fatal(tests_crashed);		/* from here a crash ends the plan */
-	clock_on_tick(watchdog_tick);		/* a test that runs too long is ended */
-	acpi_ok = acpi_init(&acpi, bi, phys_map); /* RSDP, root table */
+	cpu_tables_init(&bsp, 0);			    /* GS, GDT, TSS, IDT: faults report */
+	nmi_init();					    /* an NMI is counted from here on */
+	pic_disable();					    /* 8259s off the exception vectors */
+	console_init();					    /* COM1 for KTAP */
+	tests_init(console_write_line, power_exit);	    /* KTAP out; how a run ends */
+	trap_set_fatal(tests_crashed);			    /* from here a crash ends the plan */
+	clock_on_tick(watchdog_tick);			    /* a test that runs too long is ended */
+	acpi_ok = acpi_init(&acpi, bi, phys_map);	    /* RSDP, root table */
 	fadt_ok = acpi_ok && acpi_fadt_parse(&acpi, &fadt); /* PM1 ports, \\_S5 */
-	power_init(EXIT_AUTO, fadt_ok ? &fadt : NULL); /* until exit= is known */
-	alloc_init(bi);				/* memory above the kernel */
-	options_reset();			/* every key at its default */
+	power_init(EXIT_AUTO, fadt_ok ? &fadt : NULL);	    /* until exit= is known */
+	alloc_init(bi);					    /* memory above the kernel */
+	options_reset();				    /* every key at its default */
 
 	if (!cmdline_parse(bi->cmdline, why, sizeof(why)) ||
 	    !tests_check_selection("test", test_options.test, why, sizeof(why)) ||

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* exit= and fault=: see README, "Kernel command line". */
-#include "kernel/lib/option.h"
 #include "kernel/options.h"
+#include "kernel/lib/option.h"
 
 struct kernel_options kernel_options;
 

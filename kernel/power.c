@@ -5,9 +5,9 @@
  * SLP_TYP|SLP_EN to PM1a/PM1b control (ACPI 6.5 7.4.2 and 16.1.7), after
  * switching to ACPI mode through SMI_CMD if firmware left it off.
  */
-#include "kernel/options.h"
 #include "kernel/power.h"
 #include "kernel/lib/printf.h"
+#include "kernel/options.h"
 #include "kernel/x86/x86.h"
 
 #define ACPI_ENABLE_POLLS 100000
@@ -38,8 +38,8 @@ bool power_under_qemu(void)
 
 static void qemu_exit(enum result r)
 {
-	outb(QEMU_DEBUG_EXIT_PORT, r == RESULT_PASS || r == RESULT_SKIP ?
-					     QEMU_DEBUG_EXIT_PASSED : QEMU_DEBUG_EXIT_FAILED);
+	outb(QEMU_DEBUG_EXIT_PORT, r == RESULT_PASS || r == RESULT_SKIP ? QEMU_DEBUG_EXIT_PASSED
+									: QEMU_DEBUG_EXIT_FAILED);
 }
 
 static void acpi_power_off(void)
@@ -47,13 +47,14 @@ static void acpi_power_off(void)
 	const struct fadt_info *f = &fadt_copy;
 
 	if (!have_fadt || !f->has_s5 || !f->pm1a_cnt || f->pm1a_cnt > 0xffff) {
-		printf("# exit: no ACPI S5 path (FADT %s, \\_S5 %s)\n", have_fadt ? "found" : "missing",
-		       f->has_s5 ? "found" : "missing");
+		printf("# exit: no ACPI S5 path (FADT %s, \\_S5 %s)\n",
+		       have_fadt ? "found" : "missing", f->has_s5 ? "found" : "missing");
 		return;
 	}
 	if (!(inw(f->pm1a_cnt) & ACPI_PM1_CNT_SCI_EN) && f->smi_cmd && f->acpi_enable) {
 		outb(f->smi_cmd, f->acpi_enable);
-		for (int i = 0; i < ACPI_ENABLE_POLLS && !(inw(f->pm1a_cnt) & ACPI_PM1_CNT_SCI_EN); i++)
+		for (int i = 0; i < ACPI_ENABLE_POLLS && !(inw(f->pm1a_cnt) & ACPI_PM1_CNT_SCI_EN);
+		     i++)
 			pause();
 	}
 	outw(f->pm1a_cnt, (f->s5_typa << ACPI_PM1_CNT_SLP_TYP_SHIFT) | ACPI_PM1_CNT_SLP_EN);

@@ -12,8 +12,8 @@
  * QEMU exits with (value << 1) | 1 when the guest writes value there.
  */
 #define QEMU_DEBUG_EXIT_PORT 0xf4
-#define QEMU_DEBUG_EXIT_PASSED 0	/* QEMU's status 1 */
-#define QEMU_DEBUG_EXIT_FAILED 1	/* QEMU's status 3 */
+#define QEMU_DEBUG_EXIT_PASSED 0 /* QEMU's status 1 */
+#define QEMU_DEBUG_EXIT_FAILED 1 /* QEMU's status 3 */
 
 /* QEMU fw_cfg I/O interface (QEMU docs/specs/fw_cfg.rst) */
 #define FW_CFG_PORT_SEL 0x510

@@ -9,6 +9,7 @@
 
 #include "kernel/lib/bits.h"
 
+/* clang-format off */
 #define UART_COM1 0x3f8
 #define UART_THR 0 /* transmit holding (DLAB=0) */
 #define UART_DLL 0 /* divisor latch low (DLAB=1) */
@@ -25,5 +26,6 @@
 #define  UART_LSR_THRE BIT(5)
 /* 1.8432 MHz / 16 / 115200 */
 #define UART_DIVISOR_115200 1
+/* clang-format on */
 
 #endif

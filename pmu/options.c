@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* pmu.period=, pmu.seconds=, pmu.nmi_ipi= and pmu.lvtpc=: see README. */
-#include "kernel/lib/option.h"
 #include "pmu/options.h"
+#include "kernel/lib/option.h"
 
 struct pmu_options pmu_options;
 

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* The PMU as an NMI source, and the fixed-vector PMI handler. */
+#include "pmu/pmi.h"
 #include "apic/apic.h"
 #include "kernel/x86/nmi.h"
 #include "kernel/x86/trap.h"
 #include "kernel/x86/x86.h"
-#include "pmu/pmi.h"
 #include "pmu/workload.h"
 
 /*

@@ -5,12 +5,12 @@
  * there are two or more, is the reference that says how many events
  * really happened.
  */
-#include "kernel/x86/cpuid.h"
+#include "pmu/pmu.h"
 #include "kernel/lib/json.h"
 #include "kernel/lib/printf.h"
+#include "kernel/x86/cpuid.h"
 #include "kernel/x86/trap.h"
 #include "kernel/x86/x86.h"
-#include "pmu/pmu.h"
 
 /* Instructions the probe runs; any counting PMU sees at least this many. */
 #define PROBE_LOOPS 10000
@@ -29,7 +29,8 @@ static u32 counter_msr(u32 n)
 
 static u32 status_msr(void)
 {
-	return pmu.vendor == PMU_AMD ? MSR_AMD_PERF_CNTR_GLOBAL_STATUS : MSR_IA32_PERF_GLOBAL_STATUS;
+	return pmu.vendor == PMU_AMD ? MSR_AMD_PERF_CNTR_GLOBAL_STATUS
+				     : MSR_IA32_PERF_GLOBAL_STATUS;
 }
 
 static u32 status_clear_msr(void)
@@ -168,10 +169,12 @@ static void select_events(bool on)
 		if (c->fixed)
 			fixed_ctrl |= on ? pmu_fixed_ctrl(c->index, true) : 0;
 		else
-			wrmsr(evtsel_msr(c->index), on ? pmu_evtsel(pmu.vendor, c->event, true) : 0);
+			wrmsr(evtsel_msr(c->index),
+			      on ? pmu_evtsel(pmu.vendor, c->event, true) : 0);
 	}
 	if (plan->has_reference)
-		wrmsr(evtsel_msr(plan->reference), on ? pmu_evtsel(pmu.vendor, pmu.event, false) : 0);
+		wrmsr(evtsel_msr(plan->reference),
+		      on ? pmu_evtsel(pmu.vendor, pmu.event, false) : 0);
 	if (pmu.fixed_counters)
 		wrmsr(MSR_IA32_FIXED_CTR_CTRL, fixed_ctrl);
 }
@@ -266,7 +269,8 @@ u64 pmu_silent_wraps(void)
 
 u32 pmu_leftover(void)
 {
-	u32 pending = bits_set(overflowed_bits() & ~(plan->has_reference ? BIT(plan->reference) : 0));
+	u32 pending =
+		bits_set(overflowed_bits() & ~(plan->has_reference ? BIT(plan->reference) : 0));
 
 	if (pmu.global_ctrl)
 		wrmsr(status_clear_msr(), enable_bits);

@@ -20,6 +20,7 @@
  * as Linux's msr-index.h names them: IA32_PMC0 at 0xc1 is MSR_IA32_PERFCTR0
  * there, and MSR_IA32_PMC0 is the full-width alias IA32_A_PMC0 at 0x4c1.
  */
+/* clang-format off */
 #define MSR_IA32_PERFCTR0 0x000000c1
 #define MSR_IA32_PERFEVTSEL0 0x00000186
 #define MSR_IA32_PERF_CAPABILITIES 0x00000345
@@ -32,6 +33,7 @@
 #define MSR_IA32_PERF_GLOBAL_OVF_CTRL 0x00000390
 #define MSR_IA32_PMC0 0x000004c1 /* IA32_A_PMC0: all bits written */
 #define PERF_GLOBAL_FIXED_SHIFT 32
+/* clang-format on */
 
 /* AMD (APM Vol 2 13.2; PerfMonV2 APM Vol 2 13.2.2) */
 #define MSR_K7_EVNTSEL0 0xc0010000
@@ -79,7 +81,7 @@ struct pmu_info {
 	u32 evtsel_base, counter_base, msr_stride;
 	struct pmu_event instructions, cycles;
 	struct pmu_event event; /* what the stress counts: instructions, else cycles */
-	char why[160]; /* what is missing when vendor is PMU_NONE */
+	char why[160];		/* what is missing when vendor is PMU_NONE */
 };
 
 /* Raw CPUID.0AH and the one capability bit that matters. */
@@ -151,21 +153,21 @@ bool pmu_probe_counts(void);
 #define PMU_MAX_ARMED_GP 4
 
 struct pmu_counter {
-	bool fixed;		  /* a fixed counter (Intel v2+), else a GP one */
-	u32 index;		  /* its number among its kind */
+	bool fixed; /* a fixed counter (Intel v2+), else a GP one */
+	u32 index;  /* its number among its kind */
 	u32 width;
 	u32 status_bit;		  /* GLOBAL_STATUS: n for GP counter n, 32 + i for fixed i */
 	struct pmu_event event;	  /* what it counts */
 	bool counts_instructions; /* so its overflows can be expected */
 	u64 period;
-	u64 armed_value;	  /* 2^width - period */
+	u64 armed_value; /* 2^width - period */
 };
 
 struct pmu_plan {
 	struct pmu_counter armed[PMU_ARMED_MAX];
 	u32 narmed;
 	bool has_reference;
-	u32 reference;		  /* the GP counter counting freely */
+	u32 reference; /* the GP counter counting freely */
 };
 
 /*

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Counter description and arithmetic, free of MSR access; see pmu.h. */
 #include "kernel/lib/printf.h"
-#include "kernel/x86/cpuid.h"
 #include "kernel/lib/string.h"
+#include "kernel/x86/cpuid.h"
 #include "pmu/pmu.h"
 
 /* SDM Vol 3B Table 21-1, the pre-defined architectural events' encodings */
@@ -54,8 +54,10 @@ bool pmu_decode_intel(const struct pmu_intel_cpuid *c, struct pmu_info *p)
 	if (p->events_unavailable & BIT(ARCH_EVENT_INSTRUCTIONS)) {
 		if (p->events_unavailable & BIT(ARCH_EVENT_CORE_CYCLES)) {
 			snprintf(p->why, sizeof(p->why),
-				 "architectural PMU v%u offers neither instructions retired nor core "
-				 "cycles (CPUID.0AH:EBX=0x%x)", p->version, c->ebx);
+				 "architectural PMU v%u offers neither instructions retired nor "
+				 "core "
+				 "cycles (CPUID.0AH:EBX=0x%x)",
+				 p->version, c->ebx);
 			p->vendor = PMU_NONE;
 			return false;
 		}
@@ -101,7 +103,8 @@ void pmu_describe(const struct pmu_info *p, char *buf, size_t size)
 	else if (p->vendor == PMU_AMD && p->version == 1)
 		snprintf(buf, size, "AMD core PMU");
 	else if (p->vendor == PMU_AMD)
-		snprintf(buf, size, "AMD legacy PMU, no core counters (CPUID 0x80000001:ECX[23]=0)");
+		snprintf(buf, size,
+			 "AMD legacy PMU, no core counters (CPUID 0x80000001:ECX[23]=0)");
 	else
 		snprintf(buf, size, "no PMU");
 }
@@ -197,8 +200,7 @@ static bool add(struct pmu_plan *plan, struct pmu_counter c, u64 *next, u64 limi
 	return true;
 }
 
-bool pmu_plan(const struct pmu_info *p, u64 period, struct pmu_plan *plan, char *why,
-	      size_t whylen)
+bool pmu_plan(const struct pmu_info *p, u64 period, struct pmu_plan *plan, char *why, size_t whylen)
 {
 	/* Legacy writes reach 2^31 at most; a counter's top bit must be set when armed. */
 	u64 limit = p->full_width_writes ? 1ULL << (p->gp_width - 1) : 1ULL << 31, next = period;
@@ -211,21 +213,26 @@ bool pmu_plan(const struct pmu_info *p, u64 period, struct pmu_plan *plan, char 
 		return false;
 	}
 	for (u32 i = 0; i < MIN(gp, (u32)PMU_MAX_ARMED_GP); i++) {
-		struct pmu_counter c = { .index = i, .width = p->gp_width, .status_bit = i,
+		struct pmu_counter c = { .index = i,
+					 .width = p->gp_width,
+					 .status_bit = i,
 					 .event = p->event,
-					 .counts_instructions = p->event.event ==
-								p->instructions.event };
+					 .counts_instructions =
+						 p->event.event == p->instructions.event };
 
 		if (!add(plan, c, &next, limit, p->full_width_writes, why, whylen))
 			return false;
 	}
 	/* Fixed counters are written at full width (SDM Vol 3B 21.2.2). */
-	for (u32 i = 0; i < p->fixed_counters && i < ARRAY_SIZE(fixed_events) &&
-			plan->narmed < PMU_ARMED_MAX;
+	for (u32 i = 0;
+	     i < p->fixed_counters && i < ARRAY_SIZE(fixed_events) && plan->narmed < PMU_ARMED_MAX;
 	     i++) {
-		struct pmu_counter c = { .fixed = true, .index = i, .width = p->fixed_width,
+		struct pmu_counter c = { .fixed = true,
+					 .index = i,
+					 .width = p->fixed_width,
 					 .status_bit = GLOBAL_FIXED_SHIFT + i,
-					 .event = fixed_events[i], .counts_instructions = i == 0 };
+					 .event = fixed_events[i],
+					 .counts_instructions = i == 0 };
 
 		if (!add(plan, c, &next, 1ULL << (p->fixed_width - 1), true, why, whylen))
 			return false;

@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: MIT
 /* The per-CPU PMI stress; see stress.h. */
+#include "pmu/stress.h"
 #include "apic/apic.h"
 #include "apic/smp/smp.h"
+#include "kernel/kernel.h"
 #include "kernel/lib/json.h"
 #include "kernel/lib/stats.h"
 #include "kernel/test/ktap.h"
-#include "kernel/x86/alloc.h"
 #include "kernel/time/clock.h"
 #include "kernel/time/delay.h"
-#include "kernel/kernel.h"
-#include "kernel/x86/x86.h"
+#include "kernel/x86/alloc.h"
 #include "kernel/x86/nmi.h"
+#include "kernel/x86/x86.h"
 #include "pmu/pmi.h"
 #include "pmu/pmu.h"
-#include "pmu/stress.h"
 #include "pmu/workload.h"
 
 /*
@@ -140,8 +140,8 @@ static void stop(struct stress_cpu *r, struct pmu_cpu *p, struct nmi_cpu *n,
 	p->lvtpc = 0;
 }
 
-static void send_due_ipis(const struct percpu *to, struct stress_cpu *r, u64 now,
-			  u64 interval, u64 *next)
+static void send_due_ipis(const struct percpu *to, struct stress_cpu *r, u64 now, u64 interval,
+			  u64 *next)
 {
 	for (u32 burst = 0; burst < IPI_BURST_MAX && now >= *next; burst++) {
 		nmi_ipi_send(to);
@@ -384,7 +384,8 @@ void stress_checks(const struct stress_config *c, const struct stress_totals *t,
 	 * the fixed cycle counters KVM gives every Intel guest overflow too.
 	 */
 	if (t->expected_from_reference)
-		report(t->instruction_overflows <= t->instruction_expected + t->cpus * c->plan.narmed,
+		report(t->instruction_overflows <=
+			       t->instruction_expected + t->cpus * c->plan.narmed,
 		       "overflows of instruction counters (%llu) do not exceed what the reference "
 		       "counted (%llu)",
 		       t->instruction_overflows, t->instruction_expected);
@@ -467,8 +468,7 @@ void stress_kvm_json(struct json *j, const struct stress_totals *t)
 	json_u64(j, "lost_overflows", t->lost);
 	json_string(j, "a16eb25b09c0", seen(masks, never && !amd, "either"));
 	json_string(j, "49ff3b4aec51", amd ? seen(false, masks, "either") : "unseen");
-	json_string(j, "73554b29bd70",
-		    seen(false, never && t->counts.unknown_after_one, "unseen"));
+	json_string(j, "73554b29bd70", seen(false, never && t->counts.unknown_after_one, "unseen"));
 	json_string(j, "fad505b2cb83", "unseen");
 }
 
@@ -488,8 +488,8 @@ void stress_json(struct json *j, const struct stress_config *c, const struct str
 	json_u64(j, "overflows", t->overflows);
 	json_u64(j, "instruction_overflows", t->instruction_overflows);
 	json_u64(j, "overflows_expected", t->instruction_expected);
-	json_string(j, "expected_from", t->expected_from_reference ? "reference counter"
-								     : "workload instructions");
+	json_string(j, "expected_from",
+		    t->expected_from_reference ? "reference counter" : "workload instructions");
 	json_u64(j, "nmis", t->counts.nmis);
 	json_u64(j, "nmi_ipis_sent", t->ipis_sent);
 	json_u64(j, "nmi_ipis_seen", t->counts.ipis);

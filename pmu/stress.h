@@ -20,7 +20,7 @@
 #include "pmu/pmu.h"
 
 struct stress_config {
-	u64 period;	  /* events per overflow of the first armed counter */
+	u64 period; /* events per overflow of the first armed counter */
 	u64 seconds;
 	u64 nmi_ipi_rate; /* NMI IPIs per second each CPU sends its neighbour; 0: none */
 	u32 lvtpc;	  /* APIC_LVT_DM_NMI, or APIC_VECTOR_PMI for the fixed baseline */
@@ -34,22 +34,22 @@ struct stress_config {
 
 struct stress_cpu {
 	bool ran;
-	bool in_step;		/* arrived at every phase in time */
-	u64 iterations;		/* of the workload, in the timed part */
-	u64 armed_iterations;	/* with the counters armed: the cost phase's and the timed part's */
-	u64 reference_events;	/* counted by the free-running counter, or 0 */
-	u64 unserviced;		/* overflows still set after the stop */
-	bool mail_drained;	/* every NMI IPI sent here was seen */
-	bool lvtpc_unmasked;	/* at the end, as every handler leaves it */
-	bool stopped_cleanly;	/* after the stop: no counting, no overflow */
-	u64 cost_cycles_off;	/* cost_iterations of work without PMIs */
-	u64 cost_cycles_on;	/* and with them */
-	u64 cost_pmis;		/* PMIs (entries that found an overflow) during the latter */
-	u64 armed_cycles;	/* TSC cycles from arming to the stop */
-	u64 lost_counters;	/* armed counters (bit k) the host wrapped silently */
+	bool in_step;	      /* arrived at every phase in time */
+	u64 iterations;	      /* of the workload, in the timed part */
+	u64 armed_iterations; /* with the counters armed: the cost phase's and the timed part's */
+	u64 reference_events; /* counted by the free-running counter, or 0 */
+	u64 unserviced;	      /* overflows still set after the stop */
+	bool mail_drained;    /* every NMI IPI sent here was seen */
+	bool lvtpc_unmasked;  /* at the end, as every handler leaves it */
+	bool stopped_cleanly; /* after the stop: no counting, no overflow */
+	u64 cost_cycles_off;  /* cost_iterations of work without PMIs */
+	u64 cost_cycles_on;   /* and with them */
+	u64 cost_pmis;	      /* PMIs (entries that found an overflow) during the latter */
+	u64 armed_cycles;     /* TSC cycles from arming to the stop */
+	u64 lost_counters;    /* armed counters (bit k) the host wrapped silently */
 	u64 pmis_lvtpc_masked, pmis_lvtpc_unmasked; /* PMIs that found LVTPC masked, or not */
 	u64 ipis_sent;
-	u64 pmis, overflows;	/* entries that found an overflow; overflows serviced */
+	u64 pmis, overflows; /* entries that found an overflow; overflows serviced */
 	u64 counter_overflows[PMU_ARMED_MAX];
 	u64 rereads, gap_outside;
 	struct nmi_counts counts; /* NMI and PMI-vector entries during the stress */

@@ -14,8 +14,8 @@
  * address is 0 when the loader handed over a copy.
  */
 #include "kernel/kernel.h"
-#include "kernel/x86/phys.h"
 #include "kernel/test/test.h"
+#include "kernel/x86/phys.h"
 
 #define HEX_LINE_BYTES 128
 /* A length beyond this is a corrupt header, not a table worth printing. */

@@ -12,12 +12,12 @@
  * DATA line's command line and RAM size with what it gave QEMU.
  */
 #include "boot/boot_info.h"
-#include "kernel/lib/json.h"
 #include "kernel/kernel.h"
-#include "kernel/options.h"
-#include "kernel/x86/percpu.h"
+#include "kernel/lib/json.h"
 #include "kernel/lib/string.h"
+#include "kernel/options.h"
 #include "kernel/test/test.h"
+#include "kernel/x86/percpu.h"
 
 static void emit_data(const struct boot_info *bi)
 {
@@ -53,15 +53,13 @@ DEFINE_TEST(boot, "the loader's information arrives intact", 0)
 	bool disjoint;
 
 	report_info("command line: \"%s\"", bi->cmdline);
-	report(!bi->problems[0], "boot information well-formed%s%s",
-	       bi->problems[0] ? ": " : "", bi->problems);
+	report(!bi->problems[0], "boot information well-formed%s%s", bi->problems[0] ? ": " : "",
+	       bi->problems);
 	report(bi->loader[0], "loader names itself (\"%s\")", bi->loader);
 
 	for (u32 i = 0; i < bi->mem_count; i++)
-		report_info("memory %016llx-%016llx type %u",
-			    bi->mem[i].base,
-			    (bi->mem[i].base + bi->mem[i].length - 1),
-			    bi->mem[i].type);
+		report_info("memory %016llx-%016llx type %u", bi->mem[i].base,
+			    (bi->mem[i].base + bi->mem[i].length - 1), bi->mem[i].type);
 	report(bi->mem_count > 0, "memory map has %u regions", bi->mem_count);
 	/* Order is the loader's own: the map promises none (boot_info.h). */
 	if (!boot_info_regions_in_order(bi))
@@ -76,13 +74,12 @@ DEFINE_TEST(boot, "the loader's information arrives intact", 0)
 	report_prefix_push("acpi");
 	report(acpi.rsdp_source != NULL, "RSDP found (%s)",
 	       acpi.rsdp_source ? acpi.rsdp_source : "none");
-	report(acpi_rsdp_valid(&acpi.rsdp, acpi.rsdp.revision >= 2 ? sizeof(acpi.rsdp)
-								    : ACPI_RSDP_V1_SIZE,
-			       why, sizeof(why)),
+	report(acpi_rsdp_valid(&acpi.rsdp,
+			       acpi.rsdp.revision >= 2 ? sizeof(acpi.rsdp) : ACPI_RSDP_V1_SIZE, why,
+			       sizeof(why)),
 	       "RSDP checksum valid (revision %u)", acpi.rsdp.revision);
-	report(acpi_ok, "root table %s valid with %u tables%s%s",
-	       acpi.xsdt ? "XSDT" : "RSDT", acpi.table_count, acpi.problems[0] ? ": " : "",
-	       acpi.problems);
+	report(acpi_ok, "root table %s valid with %u tables%s%s", acpi.xsdt ? "XSDT" : "RSDT",
+	       acpi.table_count, acpi.problems[0] ? ": " : "", acpi.problems);
 	report(acpi_find(&acpi, "FACP", 0) != NULL, "FADT present and valid");
 	report_prefix_pop();
 

@@ -9,10 +9,10 @@
  * 0x40000000; TCG says "TCGTCGTCGTCG", KVM "KVMKVMKVM"). The checks are
  * the invariants these leaves promise on any x86-64 CPU.
  */
-#include "kernel/x86/cpuid.h"
 #include "kernel/lib/json.h"
 #include "kernel/lib/string.h"
 #include "kernel/test/test.h"
+#include "kernel/x86/cpuid.h"
 #include "kernel/x86/x86.h"
 
 static void regs_to_string(char *out, u32 a, u32 b, u32 c)
@@ -48,8 +48,8 @@ DEFINE_TEST(cpuinfo, "CPU and hypervisor identification", 0)
 
 	report(max_basic >= CPUID_LEAF_FEATURES, "basic leaves reach the feature leaf (max 0x%x)",
 	       max_basic);
-	report(max_ext >= CPUID_LEAF_EXT_FEATURES,
-	       "extended leaves reach 0x80000001 (max 0x%x)", max_ext);
+	report(max_ext >= CPUID_LEAF_EXT_FEATURES, "extended leaves reach 0x80000001 (max 0x%x)",
+	       max_ext);
 	report(cpu_has(X86_FEATURE_LM), "long mode is enumerated");
 	report(cpu_has(X86_FEATURE_TSC) && cpu_has(X86_FEATURE_MSR) && cpu_has(X86_FEATURE_APIC),
 	       "TSC, MSR and APIC are enumerated");

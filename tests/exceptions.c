@@ -12,10 +12,10 @@
  * access type and CR2.
  */
 #include "apic/apic.h"
+#include "kernel/test/test.h"
 #include "kernel/x86/cpuid.h"
 #include "kernel/x86/msr.h"
 #include "kernel/x86/phys.h"
-#include "kernel/test/test.h"
 #include "kernel/x86/trap.h"
 #include "kernel/x86/x86.h"
 
@@ -89,12 +89,12 @@ DEFINE_TEST(exceptions, "faults are caught with the right vector and error code"
 	check("divide by zero faults", X86_TRAP_DE, 0);
 	report_prefix_pop();
 
-	asm volatile(ASM_TRY("1f") "ud2\n\t" ASM_TRY_END("1") ::: "memory");
+	asm volatile(ASM_TRY("1f") "ud2\n\t" ASM_TRY_END("1")::: "memory");
 	report_prefix_push("UD");
 	check("ud2 faults", X86_TRAP_UD, 0);
 	report_prefix_pop();
 
-	asm volatile(ASM_TRY("1f") "int3\n\t" ASM_TRY_END("1") ::: "memory");
+	asm volatile(ASM_TRY("1f") "int3\n\t" ASM_TRY_END("1")::: "memory");
 	report_prefix_push("BP");
 	check("int3 traps", X86_TRAP_BP, 0);
 	report_prefix_pop();

@@ -15,10 +15,10 @@
 #include "hv/hv.h"
 #include "hv/hyperv.h"
 #include "hv/kvm.h"
-#include "kernel/time/clock.h"
 #include "kernel/lib/json.h"
 #include "kernel/lib/stats.h"
 #include "kernel/test/test.h"
+#include "kernel/time/clock.h"
 
 #define STATED_AGREEMENT_PERMILLE 1
 #define MEASURED_AGREEMENT_PCT 1
@@ -68,13 +68,13 @@ static void hyperv_checks(void)
 	report(granted || (!hyperv.tsc_hz && !hyperv.apic_hz),
 	       "frequency MSRs are read only when EAX[11] and EDX[8] grant them");
 	if (granted)
-		report(hyperv.tsc_hz && hyperv.apic_hz, "frequency MSRs give %llu Hz TSC, %llu Hz APIC",
-		       hyperv.tsc_hz, hyperv.apic_hz);
+		report(hyperv.tsc_hz && hyperv.apic_hz,
+		       "frequency MSRs give %llu Hz TSC, %llu Hz APIC", hyperv.tsc_hz,
+		       hyperv.apic_hz);
 	if (hyperv.ref_counter || hyperv.tsc_page) {
 		u64 a = hyperv_ref_time(), b = hyperv_ref_time();
 
-		report(b >= a && a > 0, "the reference counter moves forward (%llu, %llu)",
-		       a, b);
+		report(b >= a && a > 0, "the reference counter moves forward (%llu, %llu)", a, b);
 	} else {
 		report_skip("no reference counter granted (EAX[1])");
 	}
@@ -94,10 +94,8 @@ static void kvm_checks(void)
 	if (kvm_system_time_msr(kvm.features)) {
 		u64 a = kvm_clock_ns(), b = kvm_clock_ns();
 
-		report(kvm.kvmclock, "kvmclock is enabled (tsc_khz %llu)",
-		       kvm.kvmclock_tsc_khz);
-		report(b >= a && a > 0, "kvmclock moves forward (%llu, %llu ns)",
-		       a, b);
+		report(kvm.kvmclock, "kvmclock is enabled (tsc_khz %llu)", kvm.kvmclock_tsc_khz);
+		report(b >= a && a > 0, "kvmclock moves forward (%llu, %llu ns)", a, b);
 	} else {
 		report_skip("no kvmclock (KVM_FEATURE_CLOCKSOURCE2 and CLOCKSOURCE clear)");
 	}
@@ -148,9 +146,8 @@ DEFINE_TEST(hv, "the hypervisor is recognised and its clocks agree", 0)
 			       f[b].name, f[a].hz, f[b].hz);
 	for (u32 a = 0; a < n && measured; a++)
 		report(within_pct(f[a].hz, measured, MEASURED_AGREEMENT_PCT),
-		       "%s agrees with the %s-measured TSC within 1 %% (%llu vs %llu Hz)", f[a].name,
-		       clock_reference()->name, f[a].hz,
-		       measured);
+		       "%s agrees with the %s-measured TSC within 1 %% (%llu vs %llu Hz)",
+		       f[a].name, clock_reference()->name, f[a].hz, measured);
 	report_prefix_pop();
 
 	json_init(&j, buf, sizeof(buf));

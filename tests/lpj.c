@@ -18,18 +18,18 @@
  * the check holds on any host and still catches a delay loop that
  * ignores the preset.
  */
+#include "kernel/time/lpj.h"
 #include "apic/options.h"
 #include "apic/smp/smp.h"
-#include "kernel/time/clock.h"
-#include "kernel/time/delay.h"
-#include "kernel/time/lpj.h"
-#include "kernel/time/options.h"
-#include "kernel/time/rates.h"
-#include "kernel/lib/json.h"
 #include "kernel/kernel.h"
+#include "kernel/lib/json.h"
 #include "kernel/lib/stats.h"
 #include "kernel/lib/string.h"
 #include "kernel/test/test.h"
+#include "kernel/time/clock.h"
+#include "kernel/time/delay.h"
+#include "kernel/time/options.h"
+#include "kernel/time/rates.h"
 
 /* Short enough that a loaded host still runs a vCPU that long at a stretch. */
 #define UDELAY_TEST_US 2000
@@ -141,8 +141,8 @@ static u64 udelay_expected_us(const struct delay_cpu *bsp)
 		return UDELAY_TEST_US;
 	own = lpj_from_tsc_hz(clock.tsc_hz, clock.hz);
 	report_info("lpj=%llu on a TSC of %llu Hz (whose own lpj is %llu): "
-		    "udelay(%d) should last %llu us", bsp->lpj, clock.tsc_hz, own,
-		    UDELAY_TEST_US,
+		    "udelay(%d) should last %llu us",
+		    bsp->lpj, clock.tsc_hz, own, UDELAY_TEST_US,
 		    lpj_delay_lasts_us(bsp->lpj, clock.hz, clock.tsc_hz, UDELAY_TEST_US));
 	return lpj_delay_lasts_us(bsp->lpj, clock.hz, clock.tsc_hz, UDELAY_TEST_US);
 }
@@ -165,9 +165,8 @@ static void check_calibrated(const struct delay_cpu *bsp)
 	if (!n)
 		return;
 	sort_u64(values, n);
-	report_info("APs' own lpj: min %llu, median %llu, max %llu (BSP %llu)",
-		    values[0], percentile_u64(values, n, 50),
-		    values[n - 1], bsp->lpj);
+	report_info("APs' own lpj: min %llu, median %llu, max %llu (BSP %llu)", values[0],
+		    percentile_u64(values, n, 50), values[n - 1], bsp->lpj);
 	if (time_options.calibrate == CALIBRATE_FAST)
 		report(within_pct(percentile_u64(values, n, 50), bsp->lpj, LPJ_FAST_AGREEMENT_PCT),
 		       "the median of %u AP calibrations is within %d %% of the BSP's lpj", n,
@@ -253,8 +252,9 @@ DEFINE_TEST(lpj, "loops-per-jiffy comes from the right source and delays are rig
 		slept = measure_udelay_us(expected_us, read_cost_us);
 		report(lpj_delay_within(slept, read_cost_us, expected_us, UDELAY_TOLERANCE_PCT),
 		       "udelay(%d) lasts %llu us by the %s, one read of which costs %llu us "
-		       "(%llu within %d %%)", UDELAY_TEST_US, slept, clock_reference()->name,
-		       read_cost_us, expected_us, UDELAY_TOLERANCE_PCT);
+		       "(%llu within %d %%)",
+		       UDELAY_TEST_US, slept, clock_reference()->name, read_cost_us, expected_us,
+		       UDELAY_TOLERANCE_PCT);
 	}
 	report_prefix_pop();
 

@@ -15,14 +15,14 @@
  * pending), and the handler never nested.
  */
 #include "apic/smp/smp.h"
-#include "kernel/time/clock.h"
-#include "kernel/lib/json.h"
 #include "kernel/kernel.h"
+#include "kernel/lib/json.h"
 #include "kernel/test/marker.h"
 #include "kernel/test/test.h"
 #include "kernel/test/watchdog.h"
-#include "kernel/x86/x86.h"
+#include "kernel/time/clock.h"
 #include "kernel/x86/nmi.h"
+#include "kernel/x86/x86.h"
 #include "pmu/options.h"
 
 #define STORM_SECONDS 1
@@ -139,9 +139,8 @@ DEFINE_TEST(nmi_storm, "NMI IPIs between all CPUs are all accounted for", 0)
 	report(total.nmis <= sent, "NMIs received (%llu) do not exceed NMIs sent (%llu)",
 	       total.nmis, sent);
 	report(drained && total.ipis == sent,
-	       "every NMI IPI was seen by a handler (%llu of %llu, %llu still posted)",
-	       total.ipis, sent,
-	       undrained);
+	       "every NMI IPI was seen by a handler (%llu of %llu, %llu still posted)", total.ipis,
+	       sent, undrained);
 	report(!over,
 	       "NMIs with no source (%llu) are explained by merged IPIs (credit %llu) on every CPU",
 	       total.unknown, total.credit);

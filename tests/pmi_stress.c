@@ -37,8 +37,7 @@
 /* Gap and skid of the last PMIs of each CPU that the percentiles use. */
 #define SAMPLES_PER_CPU 4096
 
-static void data(const struct stress_config *c, const struct stress_totals *t,
-		 const char *skipped)
+static void data(const struct stress_config *c, const struct stress_totals *t, const char *skipped)
 {
 	char buf[KTAP_LINE_MAX];
 	struct json j;

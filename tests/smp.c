@@ -12,12 +12,12 @@
  * in microseconds from the start of bring-up; the host checks the CPU and
  * node counts against what it gave QEMU.
  */
+#include "apic/smp/smp.h"
 #include "apic/apic.h"
 #include "apic/options.h"
-#include "apic/smp/smp.h"
 #include "kernel/lib/json.h"
-#include "kernel/time/delay.h"
 #include "kernel/test/test.h"
+#include "kernel/time/delay.h"
 #include "kernel/x86/x86.h"
 
 #define NMI_TIMEOUT_US 1000000
@@ -121,8 +121,8 @@ static void parallel_checks(void)
 	for (u32 i = 1; i < cpu_count(); i++) {
 		const struct delay_cpu *c = delay_cpu(i);
 
-		if (cpu_at(i)->state != CPU_ONLINE || c->lpj_plan != LPJ_PLAN_COPY || !c->lpj_from ||
-		    c->calibrated)
+		if (cpu_at(i)->state != CPU_ONLINE || c->lpj_plan != LPJ_PLAN_COPY ||
+		    !c->lpj_from || c->calibrated)
 			continue;
 		copied++;
 		copied_ok += c->lpj == delay_cpu(c->lpj_from->index)->lpj;
@@ -202,8 +202,8 @@ DEFINE_TEST(smp, "every listed CPU comes online where the firmware says", 0)
 		const struct percpu *c = cpu_at(i);
 
 		if (c->state != CPU_ONLINE) {
-			report_info("APIC ID %u did not come online (state %u, ESR 0x%x)", c->apic_id,
-				    c->state, smp_cpu(i)->esr);
+			report_info("APIC ID %u did not come online (state %u, ESR 0x%x)",
+				    c->apic_id, c->state, smp_cpu(i)->esr);
 			continue;
 		}
 		id_ok += c->hw_apic_id == c->apic_id;

@@ -9,11 +9,11 @@
  * runs at hz= by the TSC those references confirmed. A missing timer (pit=off,
  * hpet=off, Hyper-V Gen2) is a SKIP that says why.
  */
-#include "kernel/time/clock.h"
-#include "kernel/lib/json.h"
 #include "kernel/kernel.h"
+#include "kernel/lib/json.h"
 #include "kernel/lib/stats.h"
 #include "kernel/test/test.h"
+#include "kernel/time/clock.h"
 #include "kernel/x86/x86.h"
 
 #define WINDOW_US 25000
@@ -103,8 +103,7 @@ DEFINE_TEST(timers, "every reference timer agrees on the TSC frequency", 0)
 		} else {
 			measured[order[i]] = measure(r);
 			report(measured[order[i]] > 0, "TSC measured at %llu Hz (%u-bit, %llu Hz)",
-			       measured[order[i]], r->bits,
-			       r->hz);
+			       measured[order[i]], r->bits, r->hz);
 		}
 		report_prefix_pop();
 	}
@@ -115,8 +114,8 @@ DEFINE_TEST(timers, "every reference timer agrees on the TSC frequency", 0)
 			if (x && y)
 				report(within_pct(x, y, AGREEMENT_PCT),
 				       "%s and %s agree within %d %% (%llu vs %llu Hz)",
-				       clock_refclock(order[a])->name, clock_refclock(order[b])->name,
-				       AGREEMENT_PCT, x, y);
+				       clock_refclock(order[a])->name,
+				       clock_refclock(order[b])->name, AGREEMENT_PCT, x, y);
 		}
 
 	report_prefix_push("tick");
@@ -127,8 +126,7 @@ DEFINE_TEST(timers, "every reference timer agrees on the TSC frequency", 0)
 		report_skip("the host stalled the tick in each of %d windows", TICK_TRIES);
 	} else {
 		report(within_pct(rate, clock.hz, TICK_TOLERANCE_PCT),
-		       "the jiffy tick runs at %llu Hz by the TSC (hz=%u)",
-		       rate, clock.hz);
+		       "the jiffy tick runs at %llu Hz by the TSC (hz=%u)", rate, clock.hz);
 	}
 	report_prefix_pop();
 

@@ -237,7 +237,8 @@ static bool probe_done(void *arg)
 	for (u32 r = 1; r <= cal_line.probed; r++) {
 		const struct percpu *cpu = cal_line.ranked[r];
 
-		if (!answered(cpu) && !smp_cpu(cpu->index)->tsc_wait_end && cpu->state != CPU_ONLINE)
+		if (!answered(cpu) && !smp_cpu(cpu->index)->tsc_wait_end &&
+		    cpu->state != CPU_ONLINE)
 			return false;
 	}
 	return true;

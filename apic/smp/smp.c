@@ -5,10 +5,10 @@
  * orders parallel bring-up's calibrations). See smp.h, and the
  * trampoline's contract in trampoline.S.
  */
+#include "apic/smp/smp.h"
 #include "apic/apic.h"
 #include "apic/icr.h"
 #include "apic/options.h"
-#include "apic/smp/smp.h"
 #include "apic/smp/smp_internal.h"
 #include "apic/smp/tsc_sync.h"
 #include "kernel/acpi/acpi.h"

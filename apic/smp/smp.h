@@ -86,7 +86,6 @@ void smp_ap_json(struct json *j, u32 index);
 u32 smp_calibrating_aps(void);
 u32 smp_calibrate_concurrency(void);
 
-
 /*
  * Run fn(arg) on an online AP and wait (HLT) until it returns or timeout_us
  * passes; false on timeout.

@@ -3,8 +3,8 @@
  * The warp check of Linux's arch/x86/kernel/tsc_sync.c, on the AP and on
  * the BSP as the control CPU; see tsc_sync.h.
  */
-#include "apic/smp/smp.h"
 #include "apic/smp/tsc_sync.h"
+#include "apic/smp/smp.h"
 #include "kernel/time/clock.h"
 #include "kernel/time/delay.h"
 #include "kernel/x86/cpuid.h"

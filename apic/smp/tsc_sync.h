@@ -28,11 +28,11 @@ u32 smp_tsc_sync_mode(u32 bringup, u32 lpj_policy);
 
 /* What Linux's check of one AP depends on, as the AP comes up. */
 struct smp_tsc_sync_facts {
-	bool unstable;	   /* a warp was seen already (tsc_unstable) */
-	bool constant;	   /* X86_FEATURE_CONSTANT_TSC */
-	bool intel;	   /* the boot CPU is Intel's */
-	bool reliable;	   /* X86_FEATURE_TSC_RELIABLE (tsc_clocksource_reliable) */
-	bool tsc_adjust;   /* X86_FEATURE_TSC_ADJUST */
+	bool unstable;	     /* a warp was seen already (tsc_unstable) */
+	bool constant;	     /* X86_FEATURE_CONSTANT_TSC */
+	bool intel;	     /* the boot CPU is Intel's */
+	bool reliable;	     /* X86_FEATURE_TSC_RELIABLE (tsc_clocksource_reliable) */
+	bool tsc_adjust;     /* X86_FEATURE_TSC_ADJUST */
 	bool package_online; /* another CPU of the AP's package is online */
 };
 

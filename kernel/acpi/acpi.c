@@ -35,7 +35,8 @@ bool acpi_rsdp_valid(const void *p, size_t len, char *why, size_t whylen)
 	}
 	if (r->revision >= 2) {
 		if (len < sizeof(*r) || r->length < sizeof(*r) || r->length > len) {
-			snprintf(why, whylen, "RSDP 2.0 length %u invalid", len < sizeof(*r) ? 0 : r->length);
+			snprintf(why, whylen, "RSDP 2.0 length %u invalid",
+				 len < sizeof(*r) ? 0 : r->length);
 			return false;
 		}
 		if (acpi_checksum(r, r->length)) {
@@ -87,8 +88,8 @@ const struct acpi_header *acpi_table_at(struct acpi *a, u64 addr)
 		return NULL;
 	}
 	if (h->length < sizeof(*h) || h->length > ACPI_TABLE_MAX || !a->phys(addr, h->length)) {
-		note(a->problems, "%.4s at 0x%llx: length %u invalid", h->signature,
-			addr, h->length);
+		note(a->problems, "%.4s at 0x%llx: length %u invalid", h->signature, addr,
+		     h->length);
 		return NULL;
 	}
 	if (acpi_checksum(h, h->length)) {
@@ -154,7 +155,8 @@ bool acpi_init(struct acpi *a, const struct boot_info *bi, phys_reader phys)
 		a->rsdp_source = "BIOS area scan";
 	}
 	/* Prefer the XSDT (ACPI 6.5 5.2.7), fall back to the RSDT. */
-	if (a->rsdp.revision >= 2 && a->rsdp.xsdt_address && load_root(a, a->rsdp.xsdt_address, true))
+	if (a->rsdp.revision >= 2 && a->rsdp.xsdt_address &&
+	    load_root(a, a->rsdp.xsdt_address, true))
 		return true;
 	return load_root(a, a->rsdp.rsdt_address, false);
 }
@@ -197,15 +199,17 @@ void acpi_walk_entries(const struct acpi_header *t, u32 first, const u8 *min_len
 			return;
 		}
 		if (len > left) {
-			notes_add(problems, size, "entry at offset %u (length %u) runs past the end at %u",
-				  off, len, t->length);
+			notes_add(problems, size,
+				  "entry at offset %u (length %u) runs past the end at %u", off,
+				  len, t->length);
 			return;
 		}
 		if (type >= count || !min_length[type])
 			continue;
 		if (len < min_length[type]) {
-			notes_add(problems, size, "type %u entry at offset %u has length %u, needs %u",
-				  type, off, len, min_length[type]);
+			notes_add(problems, size,
+				  "type %u entry at offset %u has length %u, needs %u", type, off,
+				  len, min_length[type]);
 			continue;
 		}
 		visit(ctx, e);

@@ -73,8 +73,8 @@ bool acpi_s5_parse(const u8 *aml, size_t len, u8 *typa, u8 *typb)
 		if (memcmp(p, "_S5_", 4))
 			continue;
 		/* NameOp, optionally with a root prefix, names the object. */
-		if (!(p > aml && (p[-1] == AML_NAME_OP || (p[-1] == '\\' && p - 1 > aml &&
-							     p[-2] == AML_NAME_OP))))
+		if (!(p > aml && (p[-1] == AML_NAME_OP ||
+				  (p[-1] == '\\' && p - 1 > aml && p[-2] == AML_NAME_OP))))
 			continue;
 		if (q >= end || *q++ != AML_PACKAGE_OP || q >= end)
 			continue;

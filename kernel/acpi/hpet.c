@@ -9,19 +9,19 @@
 #include "kernel/lib/unaligned.h"
 
 /* HPET table byte offsets (HPET 1.0a Table 3) */
-#define HPET_BLOCK_ID	     36
-#define HPET_BASE	     40 /* the Generic Address Structure, 12 bytes */
-#define HPET_NUMBER	     52
-#define HPET_MIN_TICK	     53
+#define HPET_BLOCK_ID 36
+#define HPET_BASE 40 /* the Generic Address Structure, 12 bytes */
+#define HPET_NUMBER 52
+#define HPET_MIN_TICK 53
 #define HPET_PAGE_PROTECTION 55
-#define HPET_TABLE_SIZE	     56
+#define HPET_TABLE_SIZE 56
 
 /* Generic Address Structure byte offsets (ACPI 6.5 Table 5.1) */
-#define GAS_SPACE_ID	0
-#define GAS_BIT_WIDTH	1
-#define GAS_BIT_OFFSET	2
+#define GAS_SPACE_ID 0
+#define GAS_BIT_WIDTH 1
+#define GAS_BIT_OFFSET 2
 #define GAS_ACCESS_SIZE 3
-#define GAS_ADDRESS	4
+#define GAS_ADDRESS 4
 
 bool acpi_hpet_parse(const struct acpi_header *hpet, struct hpet_info *h)
 {

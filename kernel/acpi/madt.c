@@ -13,17 +13,17 @@
 
 /* MADT byte offsets (ACPI 6.5 5.2.12) */
 #define MADT_LAPIC_ADDRESS 36
-#define MADT_FLAGS	   40
-#define MADT_ENTRIES	   44
+#define MADT_FLAGS 40
+#define MADT_ENTRIES 44
 
 /* Interrupt controller structure types (ACPI 6.5 5.2.12) */
-#define MADT_TYPE_LAPIC		0
-#define MADT_TYPE_IOAPIC	1
-#define MADT_TYPE_OVERRIDE	2
-#define MADT_TYPE_LAPIC_NMI	4
+#define MADT_TYPE_LAPIC 0
+#define MADT_TYPE_IOAPIC 1
+#define MADT_TYPE_OVERRIDE 2
+#define MADT_TYPE_LAPIC_NMI 4
 #define MADT_TYPE_LAPIC_ADDRESS 5
-#define MADT_TYPE_X2APIC	9
-#define MADT_TYPE_X2APIC_NMI	0xa
+#define MADT_TYPE_X2APIC 9
+#define MADT_TYPE_X2APIC_NMI 0xa
 
 /*
  * The length each parsed type needs. Longer entries are accepted: later
@@ -161,7 +161,8 @@ bool acpi_madt_parse(const struct acpi_header *madt, struct madt_info *m)
 
 	memset(m, 0, sizeof(*m));
 	if (madt->length < MADT_ENTRIES) {
-		note(m->problems, "length %u shorter than the %u-byte header", madt->length, MADT_ENTRIES);
+		note(m->problems, "length %u shorter than the %u-byte header", madt->length,
+		     MADT_ENTRIES);
 		return false;
 	}
 	m->lapic_address = get_le32(t + MADT_LAPIC_ADDRESS);

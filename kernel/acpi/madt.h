@@ -17,6 +17,7 @@
 #define MADT_PROBLEMS_MAX 256
 
 /* MADT flags (ACPI 6.5 Table 5.20) */
+/* clang-format off */
 #define  MADT_PCAT_COMPAT BIT(0)
 /* Local (x2)APIC flags (ACPI 6.5 Table 5.23) */
 #define  MADT_LAPIC_ENABLED BIT(0)
@@ -24,6 +25,7 @@
 /* "All processors" in NMI entries */
 #define MADT_UID_ALL_8 0xff
 #define MADT_UID_ALL_32 0xffffffffu
+/* clang-format on */
 
 struct madt_cpu {
 	u32 apic_id;

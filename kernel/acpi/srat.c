@@ -13,7 +13,7 @@
 #define SRAT_ENTRIES 48
 
 /* Static resource allocation structure types (ACPI 6.5 5.2.16) */
-#define SRAT_TYPE_LAPIC	 0
+#define SRAT_TYPE_LAPIC 0
 #define SRAT_TYPE_MEMORY 1
 #define SRAT_TYPE_X2APIC 2
 
@@ -97,16 +97,15 @@ static void add_mem(struct srat_info *s, u32 *full, u64 base, u64 length, u32 do
 	u32 node;
 
 	if (length && last < base) {
-		note(s->problems, "memory 0x%llx+0x%llx wraps past 2^64", base,
-			length);
+		note(s->problems, "memory 0x%llx+0x%llx wraps past 2^64", base, length);
 		return;
 	}
 	for (u32 i = 0; length && i < s->mem_count; i++) {
 		const struct srat_mem *o = &s->mems[i];
 
 		if (o->length && base <= o->base + o->length - 1 && o->base <= last) {
-			note(s->problems, "memory 0x%llx+0x%llx overlaps an earlier range",
-				base, length);
+			note(s->problems, "memory 0x%llx+0x%llx overlaps an earlier range", base,
+			     length);
 			return;
 		}
 	}
@@ -179,7 +178,8 @@ bool acpi_srat_parse(const struct acpi_header *srat, struct srat_info *s)
 
 	memset(s, 0, sizeof(*s));
 	if (srat->length < SRAT_ENTRIES) {
-		note(s->problems, "length %u shorter than the %u-byte header", srat->length, SRAT_ENTRIES);
+		note(s->problems, "length %u shorter than the %u-byte header", srat->length,
+		     SRAT_ENTRIES);
 		return false;
 	}
 

@@ -17,8 +17,10 @@
 #define NODE_NONE 0xffffffffu
 
 /* Affinity flags (ACPI 6.5 Tables 5.57, 5.59, 5.60) */
+/* clang-format off */
 #define  SRAT_ENABLED BIT(0)
 #define  SRAT_MEM_HOT_PLUGGABLE BIT(1)
+/* clang-format on */
 
 struct srat_cpu {
 	u32 apic_id;

@@ -27,41 +27,42 @@ struct option {
 	u64 count;		  /* enums: how many words; strings: the buffer's size */
 	/* enums without names: the word for a value, NULL past the last */
 	const char *(*word)(u32 value);
-	const char *def_string;	  /* strings: the default */
+	const char *def_string; /* strings: the default */
 };
 
-#define DEFINE_OPTION_(...) \
-	static const struct option TABLE_UNIQUE(option_) TABLE_ENTRY(hvprobe_options) = { __VA_ARGS__ }
+#define DEFINE_OPTION_(...)                                                                        \
+	static const struct option TABLE_UNIQUE(option_)                                           \
+		TABLE_ENTRY(hvprobe_options) = { __VA_ARGS__ }
 
-#define DEFINE_OPTION_U32(k, var, lo, hi, d)                                        \
-	_Static_assert(sizeof(var) == sizeof(u32), k ": a u32 option");             \
-	DEFINE_OPTION_(.key = (k), .kind = OPTION_U32, .value = &(var), .min = (lo), \
-		       .max = (hi), .def = (d))
-#define DEFINE_OPTION_U64(k, var, lo, hi, d)                                        \
-	_Static_assert(sizeof(var) == sizeof(u64), k ": a u64 option");             \
-	DEFINE_OPTION_(.key = (k), .kind = OPTION_U64, .value = &(var), .min = (lo), \
-		       .max = (hi), .def = (d))
+#define DEFINE_OPTION_U32(k, var, lo, hi, d)                                                       \
+	_Static_assert(sizeof(var) == sizeof(u32), k ": a u32 option");                            \
+	DEFINE_OPTION_(.key = (k), .kind = OPTION_U32, .value = &(var), .min = (lo), .max = (hi),  \
+		       .def = (d))
+#define DEFINE_OPTION_U64(k, var, lo, hi, d)                                                       \
+	_Static_assert(sizeof(var) == sizeof(u64), k ": a u64 option");                            \
+	DEFINE_OPTION_(.key = (k), .kind = OPTION_U64, .value = &(var), .min = (lo), .max = (hi),  \
+		       .def = (d))
 /* A number in lo..hi, or the word "auto" (OPTION_AUTO), the default. */
-#define DEFINE_OPTION_U64_OR_AUTO(k, var, lo, hi)                                        \
-	_Static_assert(sizeof(var) == sizeof(u64), k ": a u64 option");                  \
-	_Static_assert((hi) < OPTION_AUTO, k ": auto lies outside the range");           \
-	DEFINE_OPTION_(.key = (k), .kind = OPTION_U64_AUTO, .value = &(var), .min = (lo), \
+#define DEFINE_OPTION_U64_OR_AUTO(k, var, lo, hi)                                                  \
+	_Static_assert(sizeof(var) == sizeof(u64), k ": a u64 option");                            \
+	_Static_assert((hi) < OPTION_AUTO, k ": auto lies outside the range");                     \
+	DEFINE_OPTION_(.key = (k), .kind = OPTION_U64_AUTO, .value = &(var), .min = (lo),          \
 		       .max = (hi), .def = OPTION_AUTO)
 /* table is the array of accepted words, indexed by the enum's values. */
-#define DEFINE_OPTION_ENUM(k, var, table, d)                                         \
-	_Static_assert(sizeof(var) == sizeof(u32), k ": an enum option is a u32");    \
-	DEFINE_OPTION_(.key = (k), .kind = OPTION_ENUM, .value = &(var), .names = (table), \
+#define DEFINE_OPTION_ENUM(k, var, table, d)                                                       \
+	_Static_assert(sizeof(var) == sizeof(u32), k ": an enum option is a u32");                 \
+	DEFINE_OPTION_(.key = (k), .kind = OPTION_ENUM, .value = &(var), .names = (table),         \
 		       .count = ARRAY_SIZE(table), .def = (d))
 /*
  * word(i) is the word for value i, NULL past the last: for words another
  * table registers, unknown until link time.
  */
-#define DEFINE_OPTION_WORDS(k, var, wordfn, d)                                       \
-	_Static_assert(sizeof(var) == sizeof(u32), k ": an enum option is a u32");    \
-	DEFINE_OPTION_(.key = (k), .kind = OPTION_ENUM, .value = &(var), .word = (wordfn), \
+#define DEFINE_OPTION_WORDS(k, var, wordfn, d)                                                     \
+	_Static_assert(sizeof(var) == sizeof(u32), k ": an enum option is a u32");                 \
+	DEFINE_OPTION_(.key = (k), .kind = OPTION_ENUM, .value = &(var), .word = (wordfn),         \
 		       .def = (d))
-#define DEFINE_OPTION_STRING(k, buf, d) \
-	DEFINE_OPTION_(.key = (k), .kind = OPTION_STRING, .value = (buf), .count = sizeof(buf), \
+#define DEFINE_OPTION_STRING(k, buf, d)                                                            \
+	DEFINE_OPTION_(.key = (k), .kind = OPTION_STRING, .value = (buf), .count = sizeof(buf),    \
 		       .def_string = (d))
 
 /* An enum's word for value i, or NULL past the last. */

@@ -22,8 +22,7 @@ static void pad(struct out *o, char c, int n)
 		put(o, c);
 }
 
-static void put_field(struct out *o, const char *s, int len, int width, bool left,
-		      char padc)
+static void put_field(struct out *o, const char *s, int len, int width, bool left, char padc)
 {
 	/* Zero padding goes after a sign, space padding before it. */
 	if (!left && padc == '0' && len && *s == '-') {
@@ -39,8 +38,7 @@ static void put_field(struct out *o, const char *s, int len, int width, bool lef
 		pad(o, ' ', width - len);
 }
 
-static int format_number(char *tmp, unsigned long long v, unsigned base, bool upper,
-			 bool negative)
+static int format_number(char *tmp, unsigned long long v, unsigned base, bool upper, bool negative)
 {
 	const char *digits = upper ? "0123456789ABCDEF" : "0123456789abcdef";
 	char rev[24];
@@ -116,12 +114,13 @@ int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 		case 'd':
 		case 'i': {
 			long long s = lng >= 2 ? va_arg(ap, long long)
-				    : lng ? va_arg(ap, long) : va_arg(ap, int);
+				      : lng    ? va_arg(ap, long)
+					       : va_arg(ap, int);
 
 			negative = s < 0;
 			v = negative ? 0ULL - (unsigned long long)s : (unsigned long long)s;
-			put_field(&o, tmp, format_number(tmp, v, 10, false, negative), width,
-				  left, padc);
+			put_field(&o, tmp, format_number(tmp, v, 10, false, negative), width, left,
+				  padc);
 			continue;
 		}
 		case 'x':
@@ -129,7 +128,8 @@ int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 		case 'u':
 			base = *fmt == 'u' ? 10 : 16;
 			v = lng >= 2 ? va_arg(ap, unsigned long long)
-			    : lng ? va_arg(ap, unsigned long) : va_arg(ap, unsigned int);
+			    : lng    ? va_arg(ap, unsigned long)
+				     : va_arg(ap, unsigned int);
 			put_field(&o, tmp, format_number(tmp, v, base, *fmt == 'X', false), width,
 				  left, padc);
 			continue;
@@ -156,9 +156,7 @@ int vsnprintf(char *buf, size_t size, const char *fmt, va_list ap)
 			tmp[0] = (char)va_arg(ap, int);
 			put_field(&o, tmp, 1, width, left, ' ');
 			continue;
-		case '%':
-			put(&o, '%');
-			continue;
+		case '%': put(&o, '%'); continue;
 		default:
 			/* Unknown conversion: show it rather than guess its argument. */
 			put(&o, '%');

@@ -15,8 +15,9 @@
 
 #define TABLE_ENTRY(table) __attribute__((used, section(#table), aligned(8)))
 
-#define TABLE_DECLARE(type, table) \
-	extern const type __start_##table[] __attribute__((weak)), __stop_##table[] __attribute__((weak))
+#define TABLE_DECLARE(type, table)                                                                 \
+	extern const type __start_##table[] __attribute__((weak)),                                 \
+		__stop_##table[] __attribute__((weak))
 #define TABLE_BEGIN(table) (__start_##table)
 #define TABLE_END(table) (__stop_##table)
 #define table_for_each(p, table) for ((p) = TABLE_BEGIN(table); (p) < TABLE_END(table); (p)++)

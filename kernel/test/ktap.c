@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* KTAP v1 writer and the report*() check API; see ktap.h. */
-#include "kernel/lib/json.h"
 #include "kernel/test/ktap.h"
+#include "kernel/lib/json.h"
 #include "kernel/lib/printf.h"
 #include "kernel/lib/string.h"
 
@@ -209,8 +209,8 @@ void ktap_footer(struct ktap *k)
 {
 	line(k, "# Cases: pass:%u fail:%u skip:%u error:%u", k->cases.pass, k->cases.fail,
 	     k->cases.skip, k->cases.error);
-	line(k, "# Totals: pass:%u fail:%u skip:%u error:%u", k->totals.pass,
-	     k->totals.fail, k->totals.skip, k->totals.error);
+	line(k, "# Totals: pass:%u fail:%u skip:%u error:%u", k->totals.pass, k->totals.fail,
+	     k->totals.skip, k->totals.error);
 }
 
 enum result ktap_overall(const struct ktap *k)
@@ -238,8 +238,7 @@ bool report_eq_u64(u64 actual, u64 expected, const char *what)
 {
 	if (actual != expected)
 		ktap_diag(ktap_current, "%s: got %llu (0x%llx), expected %llu (0x%llx)", what,
-			  actual, actual,
-			  expected, expected);
+			  actual, actual, expected, expected);
 	return report(actual == expected, "%s", what);
 }
 
@@ -289,9 +288,8 @@ void report_data(const char *json)
 	memcpy(line, KTAP_INDENT, indent);
 	str_copy(line + indent, "# DATA ", sizeof(line) - indent);
 	if (!str_append(line, json, sizeof(line)) || strlen(line) > KTAP_LINE_MAX) {
-		ktap_case(ktap_current, RESULT_ERROR,
-			  "a DATA line of %zu bytes is longer than %d", indent + 7 + strlen(json),
-			  KTAP_LINE_MAX);
+		ktap_case(ktap_current, RESULT_ERROR, "a DATA line of %zu bytes is longer than %d",
+			  indent + 7 + strlen(json), KTAP_LINE_MAX);
 		return;
 	}
 	ktap_current->write_line(line);

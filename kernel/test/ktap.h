@@ -91,8 +91,7 @@ extern struct ktap *ktap_current;
 
 bool report(bool pass, const char *fmt, ...) __printf(2, 3);
 bool report_eq_u64(u64 actual, u64 expected, const char *what);
-#define report_eq(actual, expected, what) \
-	report_eq_u64((u64)(actual), (u64)(expected), (what))
+#define report_eq(actual, expected, what) report_eq_u64((u64)(actual), (u64)(expected), (what))
 /* Strings compared exactly; both printed on failure, NULL shown as (null). */
 bool report_str_eq(const char *actual, const char *expected, const char *what);
 void report_skip(const char *fmt, ...) __printf(1, 2);

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* test=, skip= and watchdog=: see README, "Kernel command line". */
-#include "kernel/lib/option.h"
 #include "kernel/test/options.h"
+#include "kernel/lib/option.h"
 
 struct test_options test_options;
 

@@ -19,7 +19,7 @@ static struct {
 	const char *skip; /* planned, but reported as skipped, not run */
 	const struct test *running;
 	u32 next; /* the run order's place after the last test started */
-	u64 seq; /* tests started so far */
+	u64 seq;  /* tests started so far */
 	bool started, finished;
 } run;
 
@@ -40,7 +40,7 @@ const struct test *tests_at(u32 i)
 	const struct test *t;
 
 	if (!count) {
-		table_for_each(t, hvprobe_tests) {
+		table_for_each (t, hvprobe_tests) {
 			u32 k = count++;
 
 			for (; k && order[k - 1]->rank > t->rank; k--)
@@ -86,7 +86,8 @@ bool tests_check_selection(const char *key, const char *selection, char *why, si
 		bool known = len == 3 && !strncmp(p, "all", 3);
 
 		for (u32 i = 0; !known && tests_at(i); i++)
-			known = strlen(tests_at(i)->name) == len && !strncmp(p, tests_at(i)->name, len);
+			known = strlen(tests_at(i)->name) == len &&
+				!strncmp(p, tests_at(i)->name, len);
 		if (!known) {
 			snprintf(why, whylen, "%s: unknown test '%.*s' (accepted: all", key,
 				 (int)len, p);

@@ -33,15 +33,15 @@ struct test {
 	void (*run)(void);
 };
 
-#define DEFINE_TEST(tname, tsummary, tflags)                                          \
-	static void test_##tname(void);                                               \
-	static const struct test test_desc_##tname TABLE_ENTRY(hvprobe_tests) = {      \
-		.name = #tname,                                                       \
-		.summary = tsummary,                                                  \
-		.flags = tflags,                                                      \
-		.rank = TEST_RANK,                                                    \
-		.run = test_##tname,                                                  \
-	};                                                                            \
+#define DEFINE_TEST(tname, tsummary, tflags)                                                       \
+	static void test_##tname(void);                                                            \
+	static const struct test test_desc_##tname TABLE_ENTRY(hvprobe_tests) = {                  \
+		.name = #tname,                                                                    \
+		.summary = tsummary,                                                               \
+		.flags = tflags,                                                                   \
+		.rank = TEST_RANK,                                                                 \
+		.run = test_##tname,                                                               \
+	};                                                                                         \
 	static void test_##tname(void)
 
 /* The registered tests, in run order: the i-th, or NULL past the end. */

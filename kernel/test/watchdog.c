@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: MIT
 /* The per-test watchdog; see watchdog.h. */
+#include "kernel/test/watchdog.h"
 #include "kernel/lib/printf.h"
 #include "kernel/test/options.h"
 #include "kernel/test/test.h"
-#include "kernel/test/watchdog.h"
 #include "kernel/time/clock.h"
 #include "kernel/x86/nmi.h"
 #include "kernel/x86/x86.h"
@@ -17,9 +17,9 @@
 #define WHEREABOUTS_TIMEOUT_US 100000
 
 static struct {
-	u64 seq;	  /* the run's test count when the current test was seen first */
-	u64 since;	  /* jiffies then */
-	u64 extra;	  /* seconds the test added */
+	u64 seq;   /* the run's test count when the current test was seen first */
+	u64 since; /* jiffies then */
+	u64 extra; /* seconds the test added */
 	bool firing;
 } dog;
 
@@ -89,13 +89,12 @@ static void whereabouts(const struct trap_frame *bsp_frame)
 			printf("# WATCHDOG: CPU %u (APIC ID %u): %s, %s, no answer to an NMI\n", i,
 			       cpu->apic_id, state_name(cpu->state), work ? "busy" : "idle");
 		else if (work)
-			printf("# WATCHDOG: CPU %u (APIC ID %u): %s, running work %p, RIP %016llx\n",
-			       i, cpu->apic_id, state_name(cpu->state), (void *)work,
-			       found_rip[i]);
+			printf("# WATCHDOG: CPU %u (APIC ID %u): %s, running work %p, RIP "
+			       "%016llx\n",
+			       i, cpu->apic_id, state_name(cpu->state), (void *)work, found_rip[i]);
 		else
 			printf("# WATCHDOG: CPU %u (APIC ID %u): %s, idle, RIP %016llx\n", i,
-			       cpu->apic_id, state_name(cpu->state),
-			       found_rip[i]);
+			       cpu->apic_id, state_name(cpu->state), found_rip[i]);
 	}
 }
 
@@ -121,8 +120,7 @@ void watchdog_tick(const struct trap_frame *f)
 
 	dog.firing = true;
 	printf("# WATCHDOG: test '%s' still running after %llu s (watchdog=%llu)\n", t->name,
-	       ((jiffies - dog.since) / clock.hz),
-	       test_options.watchdog);
+	       ((jiffies - dog.since) / clock.hz), test_options.watchdog);
 	whereabouts(f);
 	snprintf(reason, sizeof(reason), "watchdog: still running after %llu s",
 		 (limit / clock.hz));

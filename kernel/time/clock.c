@@ -8,10 +8,10 @@
  * Gen2, q35 with pit=off) too. Lost ticks are made up from the TSC, so
  * late or lost interrupts delay an edge but lose no time.
  */
+#include "kernel/time/clock.h"
 #include "kernel/lib/json.h"
 #include "kernel/lib/printf.h"
 #include "kernel/lib/string.h"
-#include "kernel/time/clock.h"
 #include "kernel/time/rates.h"
 #include "kernel/x86/cpuid.h"
 #include "kernel/x86/x86.h"
@@ -227,7 +227,7 @@ static void probe_refclocks(void)
 		snprintf(clock.refs[i].absent, sizeof(clock.refs[i].absent), "%s",
 			 i == TIMER_AUTO ? "auto is a choice, not a timer"
 					 : "no driver for this timer in the build");
-	table_for_each(d, hvprobe_refclocks) {
+	table_for_each (d, hvprobe_refclocks) {
 		u32 choice = timer_choice(d->name);
 
 		if (choice != TIMER_AUTO)
@@ -289,7 +289,8 @@ bool clock_init(u32 choice, u32 hz, char *why, size_t whylen)
 		}
 	} else {
 		if (!refs[choice].present) {
-			snprintf(why, whylen, "timer=%s: %s", timer_word(choice), refs[choice].absent);
+			snprintf(why, whylen, "timer=%s: %s", timer_word(choice),
+				 refs[choice].absent);
 			return false;
 		}
 		clock.ref = choice;

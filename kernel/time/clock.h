@@ -14,8 +14,8 @@
 #ifndef KERNEL_TIME_CLOCK_H
 #define KERNEL_TIME_CLOCK_H
 
-#include "kernel/time/options.h"
 #include "kernel/lib/table.h"
+#include "kernel/time/options.h"
 #include "kernel/x86/trap.h"
 
 struct json;
@@ -42,8 +42,8 @@ struct refclock_driver {
 	bool (*probe)(struct refclock *r);
 };
 
-#define DEFINE_REFCLOCK(rname, rprobe)                                           \
-	static const struct refclock_driver TABLE_UNIQUE(refclock_)              \
+#define DEFINE_REFCLOCK(rname, rprobe)                                                             \
+	static const struct refclock_driver TABLE_UNIQUE(refclock_)                                \
 		TABLE_ENTRY(hvprobe_refclocks) = { .name = (rname), .probe = (rprobe) }
 
 /*
@@ -69,16 +69,16 @@ bool refclock_counts(struct refclock *r, const char *why_not);
 #endif
 
 struct clock_state {
-	struct refclock refs[TIMER_MAX];   /* indexed by choice (timer_word()) */
-	u32 ref;			   /* the reference in use */
-	const char *ref_why;		   /* why that one (auto's choice) */
+	struct refclock refs[TIMER_MAX]; /* indexed by choice (timer_word()) */
+	u32 ref;			 /* the reference in use */
+	const char *ref_why;		 /* why that one (auto's choice) */
 	u64 tsc_hz;
-	const char *tsc_hz_source;	   /* who stated it, or the reference's name */
-	bool tsc_hz_measured;		   /* against a reference, not stated */
-	u64 apic_timer_hz;		   /* the tick device's rate */
+	const char *tsc_hz_source; /* who stated it, or the reference's name */
+	bool tsc_hz_measured;	   /* against a reference, not stated */
+	u64 apic_timer_hz;	   /* the tick device's rate */
 	const char *apic_timer_hz_source;
-	u32 hz;				   /* jiffies per second */
-	volatile u64 tick_catchups;	   /* ticks that made up for lost ones */
+	u32 hz;			    /* jiffies per second */
+	volatile u64 tick_catchups; /* ticks that made up for lost ones */
 };
 
 extern struct clock_state clock;

@@ -1,14 +1,14 @@
 // SPDX-License-Identifier: MIT
 /* Delay loop and lpj calibration; see delay.h. */
-#include "kernel/time/clock.h"
-#include "kernel/x86/cpuid.h"
 #include "kernel/time/delay.h"
-#include "kernel/time/options.h"
-#include "kernel/time/lpj.h"
-#include "kernel/time/rates.h"
 #include "kernel/lib/json.h"
 #include "kernel/lib/printf.h"
 #include "kernel/lib/string.h"
+#include "kernel/time/clock.h"
+#include "kernel/time/lpj.h"
+#include "kernel/time/options.h"
+#include "kernel/time/rates.h"
+#include "kernel/x86/cpuid.h"
 #include "kernel/x86/x86.h"
 
 /* calibrate=fast: one window against the reference timer. */
@@ -100,7 +100,8 @@ u64 delay_calibrate_linux(u32 *edges)
 	u64 lower[LPJ_DIRECT_SAMPLES], upper[LPJ_DIRECT_SAMPLES];
 
 	for (u32 i = 0; i < LPJ_DIRECT_SAMPLES; i++) {
-		u64 start = jiffies, seen = start, pre_start = 0, post_start, pre_end = 0, post_end, t;
+		u64 start = jiffies, seen = start, pre_start = 0, post_start, pre_end = 0, post_end,
+		    t;
 		u64 first_edge;
 
 		/* Bracket the edge after start + 1, then the one DCT ticks later. */
@@ -279,7 +280,7 @@ const char *delay_policy_rule(void)
 	case LPJ_POLICY_LINUX_6_5:
 	case LPJ_POLICY_HV_PRESET:
 		return tsc_unstable() ? "constant TSC, not synchronized: copy within the package"
-					  : "constant, synchronized TSC: copy the boot CPU's";
+				      : "constant, synchronized TSC: copy the boot CPU's";
 	default: break;
 	}
 	switch (time_options.lpj_reuse) {
@@ -294,7 +295,8 @@ static void planned_sibling(void *ctx, u32 i, struct lpj_sibling *out)
 {
 	const struct percpu *self = ctx, *c = cpu_at(i);
 
-	*out = (struct lpj_sibling){ .package = c->package, .node = c->node,
+	*out = (struct lpj_sibling){ .package = c->package,
+				     .node = c->node,
 				     .has_lpj = i < self->index };
 }
 

@@ -5,13 +5,14 @@
  * half, the counter is 64 bits wide when COUNT_SIZE_CAP says so, and it
  * runs once ENABLE_CNF is set.
  */
-#include "kernel/acpi/acpi.h"
 #include "kernel/acpi/hpet.h"
-#include "kernel/time/clock.h"
-#include "kernel/x86/phys.h"
+#include "kernel/acpi/acpi.h"
 #include "kernel/lib/printf.h"
 #include "kernel/lib/string.h"
+#include "kernel/time/clock.h"
+#include "kernel/x86/phys.h"
 
+/* clang-format off */
 #define HPET_GCAP_ID 0x000
 #define  HPET_GCAP_COUNT_SIZE_64 BIT(13)
 #define  HPET_GCAP_PERIOD_SHIFT 32
@@ -21,6 +22,7 @@
 #define FEMTOSECONDS_PER_SECOND 1000000000000000ULL
 /* The specification caps the period at 100 ns (10 MHz minimum). */
 #define HPET_MAX_PERIOD_FS 100000000ULL
+/* clang-format on */
 
 static volatile u64 *hpet;
 
@@ -49,8 +51,7 @@ static bool hpet_probe(struct refclock *r)
 	cap = hpet[HPET_GCAP_ID / 8];
 	period = cap >> HPET_GCAP_PERIOD_SHIFT;
 	if (!period || period > HPET_MAX_PERIOD_FS) {
-		snprintf(r->absent, sizeof(r->absent), "HPET period %llu fs out of range",
-			 period);
+		snprintf(r->absent, sizeof(r->absent), "HPET period %llu fs out of range", period);
 		return false;
 	}
 	hpet[HPET_GEN_CONF / 8] |= HPET_GEN_CONF_ENABLE;

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Loops-per-jiffy arithmetic; see lpj.h. */
-#include "kernel/time/options.h"
 #include "kernel/time/lpj.h"
 #include "kernel/lib/string.h"
+#include "kernel/time/options.h"
 
 #define US_PER_SECOND 1000000ULL
 
@@ -102,8 +102,8 @@ static u64 offered_lpj(const struct rate_source *s, u32 hz)
 	return s->offer->lpj ? s->offer->lpj : lpj_from_tsc_hz(s->offer->tsc_hz, hz);
 }
 
-bool lpj_policy_takes(u32 policy, const struct rate_source *s,
-		      const struct rate_platform *platform, bool any_platform)
+bool lpj_policy_takes(u32 policy, const struct rate_source *s, const struct rate_platform *platform,
+		      bool any_platform)
 {
 	u32 flags = RATE_LPJ_LINUX;
 
@@ -125,7 +125,8 @@ const struct rate_source *lpj_preset(u32 policy, const struct rate_source *reque
 		*lpj = offered_lpj(requested, hz);
 		return *lpj ? requested : NULL;
 	}
-	rate_for_each(s) {
+	rate_for_each(s)
+	{
 		if (!lpj_policy_takes(policy, s, platform, false))
 			continue;
 		*lpj = offered_lpj(s, hz);
@@ -152,7 +153,8 @@ void lpj_preset_rule(u32 policy, char *buf, size_t len)
 	case LPJ_POLICY_HV_PRESET: str_copy(buf, "thread's hv_preset_lpj(): ", len); break;
 	default: str_copy(buf, "Linux's: ", len); break;
 	}
-	rate_for_each(s) {
+	rate_for_each(s)
+	{
 		if (!lpj_policy_takes(policy, s, NULL, true))
 			continue;
 		if (!first)

@@ -102,8 +102,8 @@ const struct rate_source *lpj_preset(u32 policy, const struct rate_source *reque
  * runs). With any_platform, the rule whatever the platform, as
  * preset_rule lists it.
  */
-bool lpj_policy_takes(u32 policy, const struct rate_source *s,
-		      const struct rate_platform *platform, bool any_platform);
+bool lpj_policy_takes(u32 policy, const struct rate_source *s, const struct rate_platform *platform,
+		      bool any_platform);
 /*
  * The platform whose code changes the TSC before any calibrate_delay()
  * under policy (its tsc_init), or NULL: Linux's x86_hyper's under

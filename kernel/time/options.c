@@ -3,8 +3,8 @@
  * timer=, hz=, lpj=, lpj_source=, calibrate=, lpj_reuse= and lpj_policy=: see README,
  * "Kernel command line".
  */
-#include "kernel/lib/option.h"
 #include "kernel/time/options.h"
+#include "kernel/lib/option.h"
 #include "kernel/time/rates.h"
 
 struct time_options time_options;
@@ -25,9 +25,7 @@ const char *lpj_source_word(u32 i)
 	switch (i) {
 	case LPJ_SOURCE_AUTO: return "auto";
 	case LPJ_SOURCE_CALIBRATE: return "calibrate";
-	default:
-		s = rate_source_at(i - LPJ_SOURCE_RATES);
-		return s ? s->name : NULL;
+	default: s = rate_source_at(i - LPJ_SOURCE_RATES); return s ? s->name : NULL;
 	}
 }
 

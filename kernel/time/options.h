@@ -25,10 +25,11 @@ struct refclock_name {
 	u32 auto_rank; /* where timer=auto tries it: lower first */
 };
 
-#define DEFINE_REFCLOCK_NAME(rname, rrank, rauto)                        \
-	static const struct refclock_name TABLE_UNIQUE(refclock_name_)   \
-		TABLE_ENTRY(hvprobe_refclock_names) = { .name = (rname), .rank = (rrank), \
-						       .auto_rank = (rauto) }
+#define DEFINE_REFCLOCK_NAME(rname, rrank, rauto)                                                  \
+	static const struct refclock_name TABLE_UNIQUE(refclock_name_)                             \
+		TABLE_ENTRY(hvprobe_refclock_names) = { .name = (rname),                           \
+							.rank = (rrank),                           \
+							.auto_rank = (rauto) }
 
 #define TIMER_AUTO 0
 #define TIMER_MAX 8
@@ -55,7 +56,8 @@ enum lpj_reuse { LPJ_REUSE_NODE, LPJ_REUSE_PACKAGE, LPJ_REUSE_NONE, LPJ_REUSE_CO
  * and the sources Linux presets from (RATE_LPJ_LINUX), what the
  * platform's code does to the TSC first, and the version's
  * calibrate_delay_is_known(). hv-preset: linux-6.5 with the lpj thread's
- * patch, which adds the RATE_LPJ_HV_PRESET sources (a frequency MSR) as a preset on every CPU. See lpj.c.
+ * patch, which adds the RATE_LPJ_HV_PRESET sources (a frequency MSR) as a preset on every CPU. See
+ * lpj.c.
  */
 enum lpj_policy {
 	LPJ_POLICY_HVPROBE,

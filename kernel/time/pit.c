@@ -10,6 +10,7 @@
 #include "kernel/x86/spinlock.h"
 #include "kernel/x86/x86.h"
 
+/* clang-format off */
 #define PIT_HZ 1193182
 #define PIT_CH2 0x42
 #define PIT_MODE 0x43
@@ -20,6 +21,7 @@
 #define PC_PORT_B 0x61
 #define  PORT_B_GATE2 BIT(0)
 #define  PORT_B_SPEAKER BIT(1)
+/* clang-format on */
 
 static struct spinlock pit_lock;
 

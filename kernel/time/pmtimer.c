@@ -5,8 +5,8 @@
  * the FADT's TMR_VAL_EXT flag makes it 32.
  */
 #include "kernel/acpi/fadt.h"
-#include "kernel/time/clock.h"
 #include "kernel/lib/string.h"
+#include "kernel/time/clock.h"
 #include "kernel/x86/x86.h"
 
 #define PMTMR_HZ 3579545

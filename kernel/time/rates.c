@@ -1,16 +1,14 @@
 // SPDX-License-Identifier: MIT
 /* The table of stated rates, walked in rank order; see rates.h. */
-#include "kernel/lib/string.h"
 #include "kernel/time/rates.h"
+#include "kernel/lib/string.h"
 
 TABLE_DECLARE(struct rate_source, hvprobe_rate_sources);
 _Static_assert(sizeof(struct rate_source) % 8 == 0, "a table entry is a multiple of 8 bytes");
 
 /* lpj=, filled from the command line when the preset is chosen. */
-DEFINE_RATE_SOURCE(rate_cmdline, .name = "cmdline", .listed_as = "lpj=",
-		   .rank = RATE_RANK_CMDLINE,
-		   .lpj_flags = RATE_LPJ_HVPROBE | RATE_LPJ_LINUX,
-		   .absent = "no lpj= given");
+DEFINE_RATE_SOURCE(rate_cmdline, .name = "cmdline", .listed_as = "lpj=", .rank = RATE_RANK_CMDLINE,
+		   .lpj_flags = RATE_LPJ_HVPROBE | RATE_LPJ_LINUX, .absent = "no lpj= given");
 /* CPUID.15H: the TSC's rate when nobody else states it; a preset only by name. */
 DEFINE_RATE_SOURCE(rate_cpuid, .name = "cpuid", .rank = RATE_RANK_CPUID,
 		   .absent = "CPUID.15H states no TSC frequency");
@@ -26,7 +24,7 @@ const struct rate_source *rate_source_next(const struct rate_source *prev)
 {
 	const struct rate_source *s, *best = NULL;
 
-	table_for_each(s, hvprobe_rate_sources)
+	table_for_each (s, hvprobe_rate_sources)
 		if ((!prev || before(prev, s)) && (!best || before(s, best)))
 			best = s;
 	return best;
@@ -45,7 +43,7 @@ const struct rate_source *rate_source_named(const char *name)
 {
 	const struct rate_source *s;
 
-	table_for_each(s, hvprobe_rate_sources)
+	table_for_each (s, hvprobe_rate_sources)
 		if (!strcmp(s->name, name))
 			return s;
 	return NULL;
@@ -61,7 +59,7 @@ const struct rate_platform *rate_linux_platform(void)
 	const struct rate_platform *best = NULL;
 	const struct rate_source *s;
 
-	table_for_each(s, hvprobe_rate_sources)
+	table_for_each (s, hvprobe_rate_sources)
 		if (s->platform && s->platform->present &&
 		    (!best || s->platform->detect > best->detect))
 			best = s->platform;
@@ -72,11 +70,11 @@ u64 rate_tsc_hz(const char **source)
 {
 	const struct rate_source *s;
 
-	rate_for_each(s)
-		if (s->offer->tsc_hz) {
-			*source = s->name;
-			return s->offer->tsc_hz;
-		}
+	rate_for_each(s) if (s->offer->tsc_hz)
+	{
+		*source = s->name;
+		return s->offer->tsc_hz;
+	}
 	return 0;
 }
 
@@ -84,11 +82,11 @@ u64 rate_apic_hz(const char **source)
 {
 	const struct rate_source *s;
 
-	rate_for_each(s)
-		if (s->offer->apic_hz) {
-			*source = s->name;
-			return s->offer->apic_hz;
-		}
+	rate_for_each(s) if (s->offer->apic_hz)
+	{
+		*source = s->name;
+		return s->offer->apic_hz;
+	}
 	return 0;
 }
 
@@ -96,7 +94,7 @@ void rate_offers_reset(void)
 {
 	const struct rate_source *s;
 
-	table_for_each(s, hvprobe_rate_sources) {
+	table_for_each (s, hvprobe_rate_sources) {
 		*s->offer = (struct rate_offer){ 0 };
 		if (s->platform)
 			s->platform->present = false;

@@ -22,7 +22,7 @@
  */
 struct rate_platform {
 	const char *name;
-	u32 detect;	/* what its detect() answers */
+	u32 detect; /* what its detect() answers */
 	bool present;
 	/*
 	 * What its platform code does to the TSC before calibrate_delay()
@@ -74,9 +74,9 @@ struct rate_source {
 #define RATE_RANK_CPUID 1000
 
 /* var is the offer its owner fills; the rest are rate_source fields. */
-#define DEFINE_RATE_SOURCE(var, ...)                                   \
-	struct rate_offer var;                                         \
-	static const struct rate_source TABLE_UNIQUE(rate_source_)     \
+#define DEFINE_RATE_SOURCE(var, ...)                                                               \
+	struct rate_offer var;                                                                     \
+	static const struct rate_source TABLE_UNIQUE(rate_source_)                                 \
 		TABLE_ENTRY(hvprobe_rate_sources) = { .offer = &(var), __VA_ARGS__ }
 
 /* The sources in rank order: the first for NULL, then the one after prev; NULL past the last. */

@@ -21,8 +21,9 @@ static const struct refclock_name *nth(u32 n, bool by_auto)
 
 	for (u32 i = 0; i <= n; i++) {
 		best = NULL;
-		table_for_each(r, hvprobe_refclock_names)
-			if ((!prev || before(prev, r, by_auto)) && (!best || before(r, best, by_auto)))
+		table_for_each (r, hvprobe_refclock_names)
+			if ((!prev || before(prev, r, by_auto)) &&
+			    (!best || before(r, best, by_auto)))
 				best = r;
 		if (!best)
 			return NULL;

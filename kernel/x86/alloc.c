@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Boot-time bump allocator; see alloc.h. */
 #include "kernel/x86/alloc.h"
-#include "kernel/x86/phys.h"
 #include "kernel/lib/string.h"
+#include "kernel/x86/phys.h"
 
 #define PAGE_SIZE 4096
 /* Real-mode memory above this is the EBDA, video memory and BIOS (PC/AT). */
@@ -49,8 +49,8 @@ u64 alloc_low_page(const struct boot_info *bi)
 		const struct mem_region *r = &bi->mem[i];
 		u64 base = MAX(ALIGN_UP(r->base, PAGE_SIZE), (u64)LOW_MEMORY_START);
 
-		if (r->type == MEM_RAM && base + PAGE_SIZE <= MIN(r->base + r->length,
-								  (u64)LOW_MEMORY_END))
+		if (r->type == MEM_RAM &&
+		    base + PAGE_SIZE <= MIN(r->base + r->length, (u64)LOW_MEMORY_END))
 			return base;
 	}
 	return 0;

@@ -22,8 +22,9 @@ static bool leaf_in_range(u32 leaf)
 bool cpu_has(struct cpu_feature f)
 {
 	/* One bit: low == high, known only at run time, so no CPU_PROPERTY(). */
-	struct cpu_property bit = { .leaf = f.leaf, .subleaf = f.subleaf, .reg = f.reg,
-				    .low = f.bit, .high = f.bit };
+	struct cpu_property bit = {
+		.leaf = f.leaf, .subleaf = f.subleaf, .reg = f.reg, .low = f.bit, .high = f.bit
+	};
 
 	return cpu_property(bit);
 }

@@ -47,7 +47,7 @@ struct cpu_feature {
 	u8 bit;
 };
 
-#define CPU_FEATURE(l, s, r, b) \
+#define CPU_FEATURE(l, s, r, b)                                                                    \
 	((struct cpu_feature){ .leaf = (l), .subleaf = (s), .reg = (r), .bit = (b) })
 
 #define X86_FEATURE_APIC CPU_FEATURE(CPUID_LEAF_FEATURES, 0, CPUID_EDX, 9)
@@ -55,8 +55,7 @@ struct cpu_feature {
 #define X86_FEATURE_MSR CPU_FEATURE(CPUID_LEAF_FEATURES, 0, CPUID_EDX, 5)
 #define X86_FEATURE_X2APIC CPU_FEATURE(CPUID_LEAF_FEATURES, 0, CPUID_ECX, 21)
 #define X86_FEATURE_HYPERVISOR CPU_FEATURE(CPUID_LEAF_FEATURES, 0, CPUID_ECX, 31)
-#define X86_FEATURE_LM \
-	CPU_FEATURE(CPUID_LEAF_EXT_FEATURES, 0, CPUID_EDX, CPUID_EXT_FEATURES_EDX_LM)
+#define X86_FEATURE_LM CPU_FEATURE(CPUID_LEAF_EXT_FEATURES, 0, CPUID_EDX, CPUID_EXT_FEATURES_EDX_LM)
 #define X86_FEATURE_PDCM CPU_FEATURE(CPUID_LEAF_FEATURES, 0, CPUID_ECX, 15)
 /* AMD APM Vol 3 E.4.6, SDM Vol 2A Table 3-8: invariant TSC */
 #define X86_FEATURE_INVTSC CPU_FEATURE(CPUID_LEAF_POWER, 0, CPUID_EDX, 8)
@@ -77,15 +76,18 @@ struct cpu_property {
  * silently: the build fails instead. The check is a constant expression,
  * so a descriptor still works as a static initializer.
  */
-#define CPU_PROPERTY_CHECK(lo, hi)                                                 \
-	(0 * sizeof(struct {                                                       \
-		_Static_assert((lo) <= (hi), "CPU_PROPERTY: low bit above high bit"); \
-		char c;                                                            \
-	}))
+#define CPU_PROPERTY_CHECK(lo, hi)                                                                 \
+	(0 * sizeof(struct {                                                                       \
+		 _Static_assert((lo) <= (hi), "CPU_PROPERTY: low bit above high bit");             \
+		 char c;                                                                           \
+	 }))
 
-#define CPU_PROPERTY(l, s, r, lo, hi)                                              \
-	((struct cpu_property){ .leaf = (l), .subleaf = (s), .reg = (r),           \
-				.low = (lo) + CPU_PROPERTY_CHECK(lo, hi), .high = (hi) })
+#define CPU_PROPERTY(l, s, r, lo, hi)                                                              \
+	((struct cpu_property){ .leaf = (l),                                                       \
+				.subleaf = (s),                                                    \
+				.reg = (r),                                                        \
+				.low = (lo) + CPU_PROPERTY_CHECK(lo, hi),                          \
+				.high = (hi) })
 
 /* Leaf 1 EAX: the signature (SDM Vol 2A Figure 3-6) */
 #define X86_PROPERTY_STEPPING CPU_PROPERTY(CPUID_LEAF_FEATURES, 0, CPUID_EAX, 0, 3)
@@ -97,18 +99,20 @@ struct cpu_property {
 #define X86_PROPERTY_MAX_LOGICAL_CPUS CPU_PROPERTY(CPUID_LEAF_FEATURES, 0, CPUID_EBX, 16, 23)
 /* Leaf 0BH, per level: the level's type and the APIC ID shift to the next */
 #define X86_PROPERTY_TOPOLOGY_SHIFT(level) CPU_PROPERTY(CPUID_LEAF_TOPOLOGY, level, CPUID_EAX, 0, 4)
+/* clang-format off */
 #define X86_PROPERTY_TOPOLOGY_TYPE(level) CPU_PROPERTY(CPUID_LEAF_TOPOLOGY, level, CPUID_ECX, 8, 15)
 #define  CPUID_TOPOLOGY_TYPE_INVALID 0
+/* clang-format on */
 /* Leaf 0AH: architectural performance monitoring (SDM Vol 3B 21.2) */
 #define X86_PROPERTY_PMU_VERSION CPU_PROPERTY(CPUID_LEAF_ARCH_PERFMON, 0, CPUID_EAX, 0, 7)
 #define X86_PROPERTY_PMU_NR_GP_COUNTERS CPU_PROPERTY(CPUID_LEAF_ARCH_PERFMON, 0, CPUID_EAX, 8, 15)
-#define X86_PROPERTY_PMU_GP_COUNTERS_BIT_WIDTH \
+#define X86_PROPERTY_PMU_GP_COUNTERS_BIT_WIDTH                                                     \
 	CPU_PROPERTY(CPUID_LEAF_ARCH_PERFMON, 0, CPUID_EAX, 16, 23)
-#define X86_PROPERTY_PMU_EBX_BIT_VECTOR_LENGTH \
+#define X86_PROPERTY_PMU_EBX_BIT_VECTOR_LENGTH                                                     \
 	CPU_PROPERTY(CPUID_LEAF_ARCH_PERFMON, 0, CPUID_EAX, 24, 31)
 #define X86_PROPERTY_PMU_EVENTS_MASK CPU_PROPERTY(CPUID_LEAF_ARCH_PERFMON, 0, CPUID_EBX, 0, 31)
 #define X86_PROPERTY_PMU_NR_FIXED_COUNTERS CPU_PROPERTY(CPUID_LEAF_ARCH_PERFMON, 0, CPUID_EDX, 0, 4)
-#define X86_PROPERTY_PMU_FIXED_COUNTERS_BIT_WIDTH \
+#define X86_PROPERTY_PMU_FIXED_COUNTERS_BIT_WIDTH                                                  \
 	CPU_PROPERTY(CPUID_LEAF_ARCH_PERFMON, 0, CPUID_EDX, 5, 12)
 /* Leaf 80000022H EBX[3:0]: PerfMonV2's core counters (APM Vol 3 E.4.17) */
 #define X86_PROPERTY_NR_PERFCTR_CORE CPU_PROPERTY(CPUID_LEAF_AMD_PERFMON, 0, CPUID_EBX, 0, 3)
@@ -116,8 +120,10 @@ struct cpu_property {
 /* The property's bits in a leaf already read: pure, for decoding tables too. */
 static inline u32 cpu_property_in(struct cpu_property p, const struct cpuid_regs *r)
 {
-	u32 v = p.reg == CPUID_EAX ? r->eax : p.reg == CPUID_EBX ? r->ebx
-					 : p.reg == CPUID_ECX ? r->ecx : r->edx;
+	u32 v = p.reg == CPUID_EAX   ? r->eax
+		: p.reg == CPUID_EBX ? r->ebx
+		: p.reg == CPUID_ECX ? r->ecx
+				     : r->edx;
 
 	return (u32)FIELD_GET(GENMASK(p.high, p.low), v);
 }

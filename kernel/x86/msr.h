@@ -9,11 +9,13 @@
 
 #include "kernel/lib/types.h"
 
+/* clang-format off */
 #define MSR_IA32_APIC_BASE 0x0000001b
 #define MSR_IA32_EFER 0xc0000080
 #define  MSR_IA32_EFER_LME BIT(8)
 #define MSR_IA32_FS_BASE 0xc0000100
 #define MSR_IA32_GS_BASE 0xc0000101
 #define MSR_IA32_KERNEL_GS_BASE 0xc0000102
+/* clang-format on */
 
 #endif

@@ -75,7 +75,7 @@ static void nmi_entry(struct trap_frame *f)
 	if (n->in_handler)
 		n->counts.nested++;
 	n->in_handler = true;
-	table_for_each(s, hvprobe_nmi_sources) {
+	table_for_each (s, hvprobe_nmi_sources) {
 		u64 found = s->poll(f, entry_tsc);
 
 		events += found;

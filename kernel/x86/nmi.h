@@ -53,11 +53,11 @@ struct nmi_source {
 	u64 (*raised)(u64 events);
 };
 
-#define DEFINE_NMI_SOURCE_RAISED(sname, spoll, sraised)                          \
-	static const struct nmi_source nmi_source_##sname TABLE_ENTRY(hvprobe_nmi_sources) = { \
-		.name = #sname,                                                  \
-		.poll = (spoll),                                                 \
-		.raised = (sraised),                                             \
+#define DEFINE_NMI_SOURCE_RAISED(sname, spoll, sraised)                                            \
+	static const struct nmi_source nmi_source_##sname TABLE_ENTRY(hvprobe_nmi_sources) = {     \
+		.name = #sname,                                                                    \
+		.poll = (spoll),                                                                   \
+		.raised = (sraised),                                                               \
 	}
 #define DEFINE_NMI_SOURCE(sname, spoll) DEFINE_NMI_SOURCE_RAISED(sname, spoll, NULL)
 

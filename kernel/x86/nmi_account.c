@@ -40,8 +40,7 @@ void nmi_counts_add(struct nmi_counts *sum, const struct nmi_counts *c)
 		s[i] += v[i];
 }
 
-void nmi_counts_sub(struct nmi_counts *diff, const struct nmi_counts *a,
-		    const struct nmi_counts *b)
+void nmi_counts_sub(struct nmi_counts *diff, const struct nmi_counts *a, const struct nmi_counts *b)
 {
 	u64 *d = (u64 *)diff;
 	const u64 *x = (const u64 *)a, *y = (const u64 *)b;

@@ -12,14 +12,14 @@
 #include "kernel/lib/types.h"
 
 struct nmi_counts {
-	u64 entries;	/* handler entries, NMI or PMI vector */
-	u64 nmis;	/* of which through the NMI vector */
-	u64 sourced;	/* entries in which a source (the PMU, the watchdog) found its event */
-	u64 events;	/* events those sources found (a PMU's: overflow bits serviced) */
-	u64 ipi_nmis;	/* entries that found NMI-IPI mail */
-	u64 ipis;	/* mail consumed: NMI IPIs accounted for */
-	u64 multi;	/* entries that found more than one event */
-	u64 merged;	/* events beyond the first in those entries */
+	u64 entries;  /* handler entries, NMI or PMI vector */
+	u64 nmis;     /* of which through the NMI vector */
+	u64 sourced;  /* entries in which a source (the PMU, the watchdog) found its event */
+	u64 events;   /* events those sources found (a PMU's: overflow bits serviced) */
+	u64 ipi_nmis; /* entries that found NMI-IPI mail */
+	u64 ipis;     /* mail consumed: NMI IPIs accounted for */
+	u64 multi;    /* entries that found more than one event */
+	u64 merged;   /* events beyond the first in those entries */
 	/*
 	 * NMIs beyond the first that what an entry found may have raised:
 	 * each IPI raised one, a source says how many its events did. With
@@ -27,10 +27,10 @@ struct nmi_counts {
 	 * that one NMI, so they are merged events but no credit.
 	 */
 	u64 credit;
-	u64 unknown;	/* entries that found nothing */
+	u64 unknown; /* entries that found nothing */
 	/* Of those, right after an entry that found one event, or several, and no mail. */
 	u64 unknown_after_one, unknown_after_several;
-	u64 nested;	/* entries while the handler was already running */
+	u64 nested; /* entries while the handler was already running */
 };
 
 /*

@@ -9,6 +9,7 @@
 #include "kernel/x86/trap.h"
 #include "kernel/x86/x86.h"
 
+/* clang-format off */
 #define PIC1_CMD 0x20
 #define PIC1_DATA 0x21
 #define PIC2_CMD 0xa0
@@ -18,6 +19,7 @@
 #define  ICW3_SLAVE_ID 0x02
 #define  ICW4_8086 0x01
 #define  OCW1_MASK_ALL 0xff
+/* clang-format on */
 
 static void ignore(struct trap_frame *f)
 {

@@ -10,7 +10,6 @@
 #include "kernel/x86/percpu.h"
 #include "kernel/x86/x86.h"
 
-
 struct spinlock {
 	u32 owner; /* CPU index + 1; 0 = free */
 };

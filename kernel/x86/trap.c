@@ -5,14 +5,14 @@
  * and #MC run on IST stacks so that a broken stack still yields a report
  * instead of a triple fault (SDM Vol 3A 6.14.5 "Interrupt Stack Table").
  */
+#include "kernel/x86/trap.h"
 #include "kernel/lib/printf.h"
 #include "kernel/lib/string.h"
 #include "kernel/x86/msr.h"
-#include "kernel/x86/trap.h"
 #include "kernel/x86/x86.h"
 
 /* SDM Vol 3A 3.4.5 segment descriptors, as 64-bit values */
-#define GDT_TSS_AVAILABLE 0x89ULL	 /* P, type 9: 64-bit TSS (available) */
+#define GDT_TSS_AVAILABLE 0x89ULL /* P, type 9: 64-bit TSS (available) */
 /* SDM Vol 3A 6.14.1 "64-Bit Mode IDT": P, DPL0, type 0xE interrupt gate */
 #define IDT_INTERRUPT_GATE 0x8e
 
@@ -35,10 +35,10 @@ static struct idt_gate idt[X86_NR_VECTORS] __attribute__((aligned(16)));
 static trap_handler handlers[X86_NR_VECTORS];
 
 static const char *const exception_names[X86_NR_EXCEPTIONS] = {
-	"#DE", "#DB", "NMI", "#BP", "#OF", "#BR", "#UD", "#NM", "#DF", "vector 9",
-	"#TS", "#NP", "#SS", "#GP", "#PF", "vector 15", "#MF", "#AC", "#MC", "#XM",
-	"#VE", "#CP", "vector 22", "vector 23", "vector 24", "vector 25", "vector 26",
-	"vector 27", "#HV", "#VC", "#SX", "vector 31",
+	"#DE",	     "#DB",	  "NMI",       "#BP",	    "#OF", "#BR", "#UD",       "#NM",
+	"#DF",	     "vector 9",  "#TS",       "#NP",	    "#SS", "#GP", "#PF",       "vector 15",
+	"#MF",	     "#AC",	  "#MC",       "#XM",	    "#VE", "#CP", "vector 22", "vector 23",
+	"vector 24", "vector 25", "vector 26", "vector 27", "#HV", "#VC", "#SX",       "vector 31",
 };
 _Static_assert(ARRAY_SIZE(exception_names) == X86_NR_EXCEPTIONS, "exception_names");
 
@@ -131,26 +131,18 @@ void trap_set_handler(u8 vector, trap_handler h)
 static void dump(const struct trap_frame *f, const struct percpu *cpu)
 {
 	printf("# CRASH: unexpected %s (vector %llu) on CPU %u (APIC ID %u), error code 0x%llx\n",
-	       trap_name(f->vector), f->vector, cpu->index, cpu->apic_id,
-	       f->error_code);
-	printf("# CRASH: RIP %016llx RSP %016llx RFLAGS %08llx CS %04llx SS %04llx\n",
-	       f->rip, f->rsp,
-	       f->rflags, f->cs,
-	       f->ss);
-	printf("# CRASH: CR0 %016llx CR2 %016llx CR3 %016llx CR4 %016llx\n",
-	       read_cr0(), read_cr2(),
+	       trap_name(f->vector), f->vector, cpu->index, cpu->apic_id, f->error_code);
+	printf("# CRASH: RIP %016llx RSP %016llx RFLAGS %08llx CS %04llx SS %04llx\n", f->rip,
+	       f->rsp, f->rflags, f->cs, f->ss);
+	printf("# CRASH: CR0 %016llx CR2 %016llx CR3 %016llx CR4 %016llx\n", read_cr0(), read_cr2(),
 	       read_cr3(), read_cr4());
-	printf("# CRASH: RAX %016llx RBX %016llx RCX %016llx RDX %016llx\n",
-	       f->rax, f->rbx,
-	       f->rcx, f->rdx);
-	printf("# CRASH: RSI %016llx RDI %016llx RBP %016llx R8  %016llx\n",
-	       f->rsi, f->rdi,
-	       f->rbp, f->r8);
-	printf("# CRASH: R9  %016llx R10 %016llx R11 %016llx R12 %016llx\n",
-	       f->r9, f->r10,
-	       f->r11, f->r12);
-	printf("# CRASH: R13 %016llx R14 %016llx R15 %016llx\n", f->r13,
-	       f->r14, f->r15);
+	printf("# CRASH: RAX %016llx RBX %016llx RCX %016llx RDX %016llx\n", f->rax, f->rbx, f->rcx,
+	       f->rdx);
+	printf("# CRASH: RSI %016llx RDI %016llx RBP %016llx R8  %016llx\n", f->rsi, f->rdi, f->rbp,
+	       f->r8);
+	printf("# CRASH: R9  %016llx R10 %016llx R11 %016llx R12 %016llx\n", f->r9, f->r10, f->r11,
+	       f->r12);
+	printf("# CRASH: R13 %016llx R14 %016llx R15 %016llx\n", f->r13, f->r14, f->r15);
 }
 
 #define NO_CRASH 0xffffffffu
@@ -179,8 +171,8 @@ static __noreturn void crash(const struct trap_frame *f)
 	char reason[CRASH_REASON_MAX];
 	u32 owner = NO_CRASH;
 
-	if (!__atomic_compare_exchange_n(&crash_owner, &owner, cpu->index, false,
-					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE) &&
+	if (!__atomic_compare_exchange_n(&crash_owner, &owner, cpu->index, false, __ATOMIC_ACQ_REL,
+					 __ATOMIC_ACQUIRE) &&
 	    owner != cpu->index)
 		for (;;)
 			asm volatile("cli; hlt");
@@ -190,7 +182,8 @@ static __noreturn void crash(const struct trap_frame *f)
 		end_run("crashed while handling a crash");
 	}
 	dump(f, cpu);
-	snprintf(reason, sizeof(reason), "crashed: unexpected %s at RIP 0x%llx on CPU %u (APIC ID %u)",
+	snprintf(reason, sizeof(reason),
+		 "crashed: unexpected %s at RIP 0x%llx on CPU %u (APIC ID %u)",
 		 trap_name(f->vector), f->rip, cpu->index, cpu->apic_id);
 	end_run(reason);
 }

@@ -70,11 +70,11 @@
 #define __STR(x) #x
 #define STR(x) __STR(x)
 
-#define ASM_TRY(label)                                              \
-	"movl $-1, %%gs:" STR(PERCPU_FAULT_VECTOR) "\n\t"           \
-	"movq $" label ", %%gs:" STR(PERCPU_FAULT_RESUME) "\n\t"
-#define ASM_TRY_END(label) \
-	label ":\n\tmovq $0, %%gs:" STR(PERCPU_FAULT_RESUME) "\n\t"
+#define ASM_TRY(label)                                                                             \
+	"movl $-1, %%gs:" STR(PERCPU_FAULT_VECTOR) "\n\t"                                          \
+						   "movq $" label                                  \
+						   ", %%gs:" STR(PERCPU_FAULT_RESUME) "\n\t"
+#define ASM_TRY_END(label) label ":\n\tmovq $0, %%gs:" STR(PERCPU_FAULT_RESUME) "\n\t"
 
 #ifndef __ASSEMBLER__
 

@@ -26,6 +26,7 @@
  * caller's far jump to a 64-bit code segment completes the switch.
  * Clobbers EAX, ECX and EDX.
  */
+/* clang-format off */
 .macro enable_long_mode cr3
 	movl %cr4, %eax
 	orl $X86_CR4_PAE, %eax
@@ -40,6 +41,7 @@
 	orl $(X86_CR0_PG | X86_CR0_PE), %eax
 	movl %eax, %cr0
 .endm
+/* clang-format on */
 #else
 
 static inline void outb(u16 port, u8 val)
@@ -106,10 +108,7 @@ static inline u64 rdmsr(u32 msr)
 
 static inline void wrmsr(u32 msr, u64 val)
 {
-	asm volatile("wrmsr"
-		     :
-		     : "c"(msr), "a"((u32)val), "d"((u32)(val >> 32))
-		     : "memory");
+	asm volatile("wrmsr" : : "c"(msr), "a"((u32)val), "d"((u32)(val >> 32)) : "memory");
 }
 
 static inline u64 rdtsc(void)
@@ -156,12 +155,12 @@ static inline struct cpuid_regs cpuid(u32 leaf)
 	return cpuid_count(leaf, 0);
 }
 
-#define DEFINE_READ_CR(n)                                      \
-	static inline u64 read_cr##n(void)                     \
-	{                                                      \
-		u64 val;                                       \
-		asm volatile("mov %%cr" #n ", %0" : "=r"(val)); \
-		return val;                                    \
+#define DEFINE_READ_CR(n)                                                                          \
+	static inline u64 read_cr##n(void)                                                         \
+	{                                                                                          \
+		u64 val;                                                                           \
+		asm volatile("mov %%cr" #n ", %0" : "=r"(val));                                    \
+		return val;                                                                        \
 	}
 DEFINE_READ_CR(0)
 DEFINE_READ_CR(2)

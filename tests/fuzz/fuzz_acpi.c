@@ -46,12 +46,12 @@
 /* Leave the checksums as the input has them. */
 #define FLAG_RAW_CHECKSUMS BIT(3)
 
-#define RSDP_SIZE   ACPI_RSDP_V2_SIZE
+#define RSDP_SIZE ACPI_RSDP_V2_SIZE
 #define MAX_REGIONS 16
 /* Where the scan finds the RSDP, and the EBDA segment pointing at it. */
-#define ROM_RSDP_ADDR	  0xf0000
-#define EBDA_SEGMENT	  0x9fc0
-#define EBDA_RSDP_ADDR	  (EBDA_SEGMENT << 4)
+#define ROM_RSDP_ADDR 0xf0000
+#define EBDA_SEGMENT 0x9fc0
+#define EBDA_RSDP_ADDR (EBDA_SEGMENT << 4)
 
 struct region {
 	u64 addr, len;
@@ -236,8 +236,7 @@ static void check(struct acpi *a, bool ok)
 		const struct acpi_header *dsdt = valid_at(f.dsdt);
 
 		fuzz_assert(dsdt && !memcmp(dsdt->signature, "DSDT", 4),
-			    "\\_S5 read from an invalid DSDT at 0x%llx",
-			    f.dsdt);
+			    "\\_S5 read from an invalid DSDT at 0x%llx", f.dsdt);
 	}
 }
 

@@ -36,8 +36,7 @@ static void check_accepted(void)
 		case OPTION_U32: v = *(const u32 *)o->value; break;
 		default: v = *(const u64 *)o->value; break;
 		}
-		fuzz_assert(v == o->def || (v >= o->min && v <= o->max), "%s %llu", o->key,
-			    v);
+		fuzz_assert(v == o->def || (v >= o->min && v <= o->max), "%s %llu", o->key, v);
 	}
 }
 

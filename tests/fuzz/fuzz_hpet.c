@@ -13,8 +13,8 @@
 #include "tests/fuzz/fuzz.h"
 
 /* HPET 1.0a Table 3: the base address's GAS at 40, its address at 44. */
-#define HPET_SPACE_ID	40
-#define HPET_ADDRESS	44
+#define HPET_SPACE_ID 40
+#define HPET_ADDRESS 44
 #define HPET_TABLE_SIZE 56
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)

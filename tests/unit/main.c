@@ -27,8 +27,8 @@
 #endif
 
 static const char *const kind_names[] = {
-	[OPTION_U32] = "u32",	  [OPTION_U64] = "u64",	      [OPTION_U64_AUTO] = "u64_or_auto",
-	[OPTION_ENUM] = "enum",	  [OPTION_STRING] = "string",
+	[OPTION_U32] = "u32",	[OPTION_U64] = "u64",	    [OPTION_U64_AUTO] = "u64_or_auto",
+	[OPTION_ENUM] = "enum", [OPTION_STRING] = "string",
 };
 
 _Static_assert(ARRAY_SIZE(kind_names) == OPTION_STRING + 1, "a name for each option kind");

@@ -69,11 +69,13 @@ static __thread struct mcpu *self;
  * kvm_pmu_handle_event() does it once at VM-entry.
  */
 const struct model_host model_hosts[MODEL_HOSTS] = {
-	[MODEL_HOST_6_1_0] = { "6.1.0", "none of a16eb25b09c0 73554b29bd70 fad505b2cb83 49ff3b4aec51",
-			       false, false, false, false, false, 30 },
+	[MODEL_HOST_6_1_0] = { "6.1.0",
+			       "none of a16eb25b09c0 73554b29bd70 fad505b2cb83 49ff3b4aec51", false,
+			       false, false, false, false, 30 },
 	[MODEL_HOST_6_1_60] = { "6.1.60", "a16eb25b09c0 73554b29bd70", true, true, true, false,
 				false, 30 },
-	[MODEL_HOST_6_6] = { "6.6", "a16eb25b09c0 73554b29bd70", true, true, true, false, true, 20 },
+	[MODEL_HOST_6_6] = { "6.6", "a16eb25b09c0 73554b29bd70", true, true, true, false, true,
+			     20 },
 	[MODEL_HOST_6_7] = { "6.7", "a16eb25b09c0 73554b29bd70 fad505b2cb83", true, true, true,
 			     true, true, 20 },
 	[MODEL_HOST_6_9] = { "6.9", "a16eb25b09c0 73554b29bd70 fad505b2cb83 49ff3b4aec51", true,
@@ -432,7 +434,8 @@ static u64 *evtsel(struct mcpu *c, u32 msr)
 			       ? &c->evtsel[msr - MSR_IA32_PERFEVTSEL0]
 			       : NULL;
 	if (m.c.version >= 1)
-		return msr >= MSR_F15H_PERF_CTL0 && msr < MSR_F15H_PERF_CTL0 + 2 * m.c.gp_counters &&
+		return msr >= MSR_F15H_PERF_CTL0 &&
+				       msr < MSR_F15H_PERF_CTL0 + 2 * m.c.gp_counters &&
 				       !((msr - MSR_F15H_PERF_CTL0) % 2)
 			       ? &c->evtsel[(msr - MSR_F15H_PERF_CTL0) / 2]
 			       : NULL;
@@ -654,7 +657,7 @@ struct cpuid_regs cpuid_count(u32 leaf, u32 subleaf)
 	case CPUID_LEAF_VENDOR: return vendor_leaf(CPUID_LEAF_ARCH_PERFMON);
 	case CPUID_LEAF_FEATURES:
 		r.eax = intel() ? 0x000506e3 : 0x00a00f11; /* Skylake, EPYC */
-		r.ecx = intel() ? BIT(15) : 0;		  /* PDCM */
+		r.ecx = intel() ? BIT(15) : 0;		   /* PDCM */
 		return r;
 	case CPUID_LEAF_ARCH_PERFMON:
 		if (!intel())
@@ -663,9 +666,7 @@ struct cpuid_regs cpuid_count(u32 leaf, u32 subleaf)
 		r.edx = m.c.version >= 2 ? (m.c.fixed_counters | m.c.fixed_width << 5) : 0;
 		return r;
 	case CPUID_LEAF_EXT_MAX: r.eax = CPUID_LEAF_AMD_PERFMON; return r;
-	case CPUID_LEAF_EXT_FEATURES:
-		r.ecx = !intel() && m.c.version >= 1 ? BIT(23) : 0;
-		return r;
+	case CPUID_LEAF_EXT_FEATURES: r.ecx = !intel() && m.c.version >= 1 ? BIT(23) : 0; return r;
 	case CPUID_LEAF_AMD_PERFMON:
 		r.eax = !intel() && m.c.version >= 2;
 		r.ebx = !intel() && m.c.version >= 2 ? m.c.gp_counters : 0;
@@ -831,10 +832,21 @@ bool smp_run_all(void (*fn)(void *arg), void *arg, u64 timeout_us)
 struct model_config model_intel_v2(u32 cpus, u64 seed)
 {
 	return (struct model_config){
-		.host = &model_hosts[MODEL_HOST_6_9], .vendor = PMU_INTEL, .version = 2,
-		.gp_counters = 4, .gp_width = 48, .fixed_counters = 3, .fixed_width = 48, .fw_write = true, .cpus = cpus,
-		.tsc_hz = 1000000, .access_events = 5, .apic_events = 8, .entry_events = 40,
-		.switch_permille = 50, .seed = seed,
+		.host = &model_hosts[MODEL_HOST_6_9],
+		.vendor = PMU_INTEL,
+		.version = 2,
+		.gp_counters = 4,
+		.gp_width = 48,
+		.fixed_counters = 3,
+		.fixed_width = 48,
+		.fw_write = true,
+		.cpus = cpus,
+		.tsc_hz = 1000000,
+		.access_events = 5,
+		.apic_events = 8,
+		.entry_events = 40,
+		.switch_permille = 50,
+		.seed = seed,
 	};
 }
 

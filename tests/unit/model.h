@@ -62,7 +62,8 @@ struct model_host {
 	bool one_pmi_per_exit;
 	/* fad505b2cb83: NMI requests after PMI requests, no cancelled VM-entry. */
 	bool pmi_before_nmi;
-	/* Reprogramming at VM-entry (kvm_pmu_handle_event()) rather than per emulated instruction. */
+	/* Reprogramming at VM-entry (kvm_pmu_handle_event()) rather than per emulated instruction.
+	 */
 	bool deferred_reprogram;
 	u32 exit_cycles; /* an exit's cost in model time */
 };
@@ -99,10 +100,10 @@ struct model_config {
 struct model_truth {
 	u64 overflows[64]; /* by status bit: GP n at n, fixed i at 32 + i */
 	u64 pmis_raised, pmis_dropped;
-	u64 pmis_twice;	     /* overflows delivered twice in one exit */
-	u64 lost[64];	     /* overflows KVM ignored: wrapped, no status, no PMI */
+	u64 pmis_twice; /* overflows delivered twice in one exit */
+	u64 lost[64];	/* overflows KVM ignored: wrapped, no status, no PMI */
 	u64 nmis_taken, nmis_merged;
-	u64 nmis_nested;     /* taken inside the handler: NMI blocking ended early */
+	u64 nmis_nested; /* taken inside the handler: NMI blocking ended early */
 	u64 injected;
 	u64 exits;
 };

@@ -21,22 +21,21 @@
 #include "tests/unit/phys_buffer.h"
 
 /* The BIOS data area's EBDA segment, and where the tests put things. */
-#define EBDA_ADDR	 0x9fc00
-#define RSDT_ADDR	 0x100000
-#define XSDT_ADDR	 0x101000
-#define FADT_ADDR	 0x102000
-#define DSDT_ADDR	 0x103000
-#define X_DSDT_ADDR	 0x104000
-#define MADT_ADDR	 0x105000
-#define SSDT_ADDR	 0x106000
-#define PHYS_END	 ((u64)PHYS_BUFFER_SIZE)
-
+#define EBDA_ADDR 0x9fc00
+#define RSDT_ADDR 0x100000
+#define XSDT_ADDR 0x101000
+#define FADT_ADDR 0x102000
+#define DSDT_ADDR 0x103000
+#define X_DSDT_ADDR 0x104000
+#define MADT_ADDR 0x105000
+#define SSDT_ADDR 0x106000
+#define PHYS_END ((u64)PHYS_BUFFER_SIZE)
 
 /* AML (ACPI 6.5 20.2): NameOp, RootChar, PackageOp, and the name _S5_. */
 #define NAME 0x08
 #define ROOT '\\'
-#define PKG  0x12
-#define S5   '_', 'S', '5', '_'
+#define PKG 0x12
+#define S5 '_', 'S', '5', '_'
 
 static struct boot_info bi;
 static struct acpi a;
@@ -273,7 +272,8 @@ DEFINE_TEST(unit_acpi_init, "XSDT preferred, RSDT as fallback", 0)
 	loader_rsdp(RSDT_ADDR, XSDT_ADDR);
 	bi.rsdp[0] = 'X';
 	report(acpi_init(&a, &bi, phys_buffer_read), "a bad loader copy: the scan finds one");
-	report_str_eq(a.problems, "loader's RSDP: no RSDP signature", "the loader's copy is reported");
+	report_str_eq(a.problems, "loader's RSDP: no RSDP signature",
+		      "the loader's copy is reported");
 	report_eq(a.rsdp_address, BIOS_ROM_BASE, "the scanned RSDP is used");
 
 	reset();
@@ -307,8 +307,9 @@ DEFINE_TEST(unit_acpi_init, "XSDT preferred, RSDT as fallback", 0)
 	fw_table(XSDT_ADDR, "XSDT", 36)->length = 0;
 	loader_rsdp(PHYS_END + 0x1000, XSDT_ADDR);
 	report(!acpi_init(&a, &bi, phys_buffer_read), "XSDT and RSDT both bad: no ACPI");
-	report_str_eq(a.problems, "XSDT at 0x101000: length 0 invalid; table at 0x201000 unreadable",
-		  "both are reported");
+	report_str_eq(a.problems,
+		      "XSDT at 0x101000: length 0 invalid; table at 0x201000 unreadable",
+		      "both are reported");
 }
 
 DEFINE_TEST(unit_acpi_find, "lookups skip corrupt and overlong tables", 0)
@@ -336,8 +337,8 @@ DEFINE_TEST(unit_acpi_find, "lookups skip corrupt and overlong tables", 0)
 	report_eq(addr_of(acpi_find(&a, "APIC", 0)), MADT_ADDR,
 		  "an APIC running past the end of memory is skipped for the next");
 	report_str_eq(a.problems,
-		  "FACP at 0x102000: checksum bad; APIC at 0x1fffc0: length 256 invalid",
-		  "both are reported");
+		      "FACP at 0x102000: checksum bad; APIC at 0x1fffc0: length 256 invalid",
+		      "both are reported");
 	report_eq(addr_of(acpi_find(&a, "SSDT", 0)), SSDT_ADDR, "the first SSDT");
 	report_eq(addr_of(acpi_find(&a, "SSDT", 1)), SSDT_ADDR + 0x100, "the second SSDT");
 	report(!acpi_find(&a, "SSDT", 2), "no third SSDT");
@@ -349,10 +350,11 @@ DEFINE_TEST(unit_acpi_find, "lookups skip corrupt and overlong tables", 0)
 	report(!acpi_table_at(&a, MADT_ADDR), "a length below the header's 36 bytes is refused");
 	fw_table(MADT_ADDR, "APIC", 64)->length = 0x1000001;
 	report(!acpi_table_at(&a, MADT_ADDR), "a length over 16 MiB is refused");
-	report_str_eq(strstr(a.problems, "table at 0x201000"),
-		  "table at 0x201000 unreadable; table at 0x1ffff0 unreadable; "
-		  "APIC at 0x105000: length 35 invalid; APIC at 0x105000: length 16777217 invalid",
-		  "each is reported");
+	report_str_eq(
+		strstr(a.problems, "table at 0x201000"),
+		"table at 0x201000 unreadable; table at 0x1ffff0 unreadable; "
+		"APIC at 0x105000: length 35 invalid; APIC at 0x105000: length 16777217 invalid",
+		"each is reported");
 }
 
 DEFINE_TEST(unit_acpi_fadt, "FADT fields and the DSDT it names", 0)

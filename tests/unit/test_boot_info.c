@@ -22,10 +22,10 @@
 #include "tests/unit/phys_buffer.h"
 
 /* Where the tests build things in the fake physical memory. */
-#define INFO_ADDR   0x10000
+#define INFO_ADDR 0x10000
 #define STRING_ADDR 0x20000
-#define MMAP_ADDR   0x30000
-#define PHYS_END    ((u64)PHYS_BUFFER_SIZE)
+#define MMAP_ADDR 0x30000
+#define PHYS_END ((u64)PHYS_BUFFER_SIZE)
 
 /* struct boot_info is large: one for every test, reset by each parse. */
 static struct boot_info bi;
@@ -62,12 +62,10 @@ static void check_map(const struct mem_region *expected, u32 n, const char *what
 	if (i < n || bi.mem_count != n) {
 		report_info("%s: %u regions, expected %u", what, bi.mem_count, n);
 		if (i < bi.mem_count)
-			report_info("  region %u is 0x%llx+0x%llx type %u", i,
-				    bi.mem[i].base,
+			report_info("  region %u is 0x%llx+0x%llx type %u", i, bi.mem[i].base,
 				    bi.mem[i].length, bi.mem[i].type);
 		if (i < n)
-			report_info("  expected   0x%llx+0x%llx type %u",
-				    expected[i].base,
+			report_info("  expected   0x%llx+0x%llx type %u", expected[i].base,
 				    expected[i].length, expected[i].type);
 	}
 	report(i == n && bi.mem_count == n, "%s", what);
@@ -188,10 +186,8 @@ DEFINE_TEST(unit_boot_info_mb1, "Multiboot 1: command line, loader, map", 0)
 		{ 0x100000, 261120 * KiB, MEM_RAM },
 	};
 	static const struct mem_region merged[] = {
-		{ 0x0, 0x9fc00, MEM_RAM },
-		{ 0x100000, 0x300000, MEM_RAM },
-		{ 0x400000, 0x1000, MEM_ACPI },
-		{ 0x401000, 0x1000, MEM_RAM },
+		{ 0x0, 0x9fc00, MEM_RAM },	{ 0x100000, 0x300000, MEM_RAM },
+		{ 0x400000, 0x1000, MEM_ACPI }, { 0x401000, 0x1000, MEM_RAM },
 		{ 0x500000, 0x1000, MEM_RAM },
 	};
 	struct mb1_info *info;
@@ -207,7 +203,7 @@ DEFINE_TEST(unit_boot_info_mb1, "Multiboot 1: command line, loader, map", 0)
 	report(mb1_parse(), "a complete MBI parses");
 	report_str_eq(bi.protocol, "multiboot1", "protocol is multiboot1");
 	report_str_eq(bi.cmdline, "test=boot hz=100",
-		  "the kernel's path is dropped from the command line");
+		      "the kernel's path is dropped from the command line");
 	report_str_eq(bi.loader, "GNU GRUB 0.97", "loader name");
 	check_map(seabios_256m, ARRAY_SIZE(seabios_256m), "memory map entries, in order");
 	report_eq(bi.rsdp_size, 0, "no RSDP copy");
@@ -374,7 +370,7 @@ DEFINE_TEST(unit_boot_info_mb1_malformed, "Multiboot 1: bad pointers and lengths
 	report(!boot_info_from_mb1(PHYS_END, phys_buffer_read, &bi),
 	       "an MBI outside memory: nothing usable");
 	report_str_eq(bi.problems, "multiboot1 info at 0x200000 unreadable",
-		  "problem names the address");
+		      "problem names the address");
 	report(!boot_info_from_mb1(PHYS_END - 8, phys_buffer_read, &bi),
 	       "an MBI running past the end of memory: nothing usable");
 
@@ -383,9 +379,10 @@ DEFINE_TEST(unit_boot_info_mb1_malformed, "Multiboot 1: bad pointers and lengths
 	info->cmdline = PHYS_END;
 	info->boot_loader_name = PHYS_END + 0x1000;
 	report(mb1_parse(), "unreadable strings: the MBI is still usable");
-	report_str_eq(bi.problems,
-		  "command line unterminated or unreadable; loader name unterminated or unreadable",
-		  "both strings reported");
+	report_str_eq(
+		bi.problems,
+		"command line unterminated or unreadable; loader name unterminated or unreadable",
+		"both strings reported");
 
 	info = mb1_start();
 	info->flags = MB1_INFO_CMDLINE;
@@ -393,7 +390,7 @@ DEFINE_TEST(unit_boot_info_mb1_malformed, "Multiboot 1: bad pointers and lengths
 	memset(phys_buffer_at(PHYS_END - 8192), 'a', 8192);
 	mb1_parse();
 	report_str_eq(bi.problems, "command line unterminated or unreadable",
-		  "a command line running to the end of memory unterminated");
+		      "a command line running to the end of memory unterminated");
 	report_str_eq(bi.cmdline, "", "is not copied");
 
 	info = mb1_start();
@@ -402,7 +399,7 @@ DEFINE_TEST(unit_boot_info_mb1_malformed, "Multiboot 1: bad pointers and lengths
 	memset(phys_buffer_at(STRING_ADDR), 'g', BOOT_LOADER_MAX);
 	mb1_parse();
 	report_str_eq(bi.problems, "loader name unterminated or unreadable",
-		  "a loader name too long for bi->loader");
+		      "a loader name too long for bi->loader");
 
 	info = mb1_start();
 	info->flags = MB1_INFO_LOADER_NAME;
@@ -428,7 +425,8 @@ DEFINE_TEST(unit_boot_info_mb1_malformed, "Multiboot 1: bad pointers and lengths
 	mb1_mmap_add(info, 0x0, 0x9fc00, MEM_RAM);
 	((struct mb1_mmap_entry *)phys_buffer_at(MMAP_ADDR))->size = 16;
 	mb1_parse();
-	report_str_eq(bi.problems, "memory map entry at +0 malformed", "an entry with size 16 < 20");
+	report_str_eq(bi.problems, "memory map entry at +0 malformed",
+		      "an entry with size 16 < 20");
 	report_eq(bi.mem_count, 0, "gives no regions");
 
 	info = mb1_start();
@@ -437,7 +435,7 @@ DEFINE_TEST(unit_boot_info_mb1_malformed, "Multiboot 1: bad pointers and lengths
 	info->mmap_length -= 4;
 	mb1_parse();
 	report_str_eq(bi.problems, "memory map entry at +24 malformed",
-		  "an entry running past mmap_length");
+		      "an entry running past mmap_length");
 	check_map(first, ARRAY_SIZE(first), "the entries before it are kept");
 
 	/*
@@ -476,7 +474,7 @@ DEFINE_TEST(unit_boot_info_mb2_malformed, "Multiboot 2: bad sizes and tags", 0)
 	report(!boot_info_from_mb2(PHYS_END, phys_buffer_read, &bi),
 	       "an MBI outside memory: nothing usable");
 	report_str_eq(bi.problems, "multiboot2 info at 0x200000 unreadable",
-		  "problem names the address");
+		      "problem names the address");
 
 	mb2_start(&m);
 	hdr->total_size = 4;
@@ -488,7 +486,8 @@ DEFINE_TEST(unit_boot_info_mb2_malformed, "Multiboot 2: bad sizes and tags", 0)
 	hdr->total_size = MiB + 8;
 	report(!boot_info_from_mb2(INFO_ADDR, phys_buffer_read, &bi),
 	       "total_size past the 1 MiB sanity limit: nothing usable");
-	report_str_eq(bi.problems, "multiboot2 info size 1048584 invalid", "problem names the size");
+	report_str_eq(bi.problems, "multiboot2 info size 1048584 invalid",
+		      "problem names the size");
 
 	reset();
 	*(struct mb2_info_header *)phys_buffer_at(PHYS_END - 64) =
@@ -504,26 +503,27 @@ DEFINE_TEST(unit_boot_info_mb2_malformed, "Multiboot 2: bad sizes and tags", 0)
 	t->size = 4096;
 	report(boot_info_from_mb2(INFO_ADDR, phys_buffer_read, &bi),
 	       "a tag whose size runs past total_size: the MBI is still usable");
-	report_str_eq(bi.problems, "tag 1 at +48: size 4096 runs past the end", "the tag is reported");
+	report_str_eq(bi.problems, "tag 1 at +48: size 4096 runs past the end",
+		      "the tag is reported");
 	check_map(first, ARRAY_SIZE(first), "tags before it are kept");
 	report_str_eq(bi.cmdline, "", "the bad tag is not read");
 
 	t->size = 4;
 	boot_info_from_mb2(INFO_ADDR, phys_buffer_read, &bi);
 	report_str_eq(bi.problems, "tag 1 at +48: size 4 runs past the end",
-		  "a tag smaller than its header is reported");
+		      "a tag smaller than its header is reported");
 	t->size = 0;
 	boot_info_from_mb2(INFO_ADDR, phys_buffer_read, &bi);
 	report_str_eq(bi.problems, "tag 1 at +48: size 0 runs past the end",
-		  "a tag of size 0 is reported, not looped on");
+		      "a tag of size 0 is reported, not looped on");
 
 	mb2_start(&m);
 	mb2_tag(&m, MB2_TAG_CMDLINE, abc, sizeof(abc));
 	mb2_tag(&m, MB2_TAG_LOADER_NAME, abc, sizeof(abc));
 	mb2_parse(&m);
 	report_str_eq(bi.problems,
-		  "command line tag unterminated or too long; loader name tag unterminated",
-		  "unterminated strings are reported");
+		      "command line tag unterminated or too long; loader name tag unterminated",
+		      "unterminated strings are reported");
 	report(!bi.cmdline[0] && !bi.loader[0], "and not copied");
 
 	memset(long_line, 'a', sizeof(long_line) - 1);
@@ -532,20 +532,21 @@ DEFINE_TEST(unit_boot_info_mb2_malformed, "Multiboot 2: bad sizes and tags", 0)
 	mb2_string(&m, MB2_TAG_CMDLINE, long_line);
 	mb2_parse(&m);
 	report_str_eq(bi.problems, "command line tag unterminated or too long",
-		  "a 1024-character command line is reported");
+		      "a 1024-character command line is reported");
 
 	mb2_start(&m);
 	mb2_meminfo(&m, 639, 1024);
 	mb2_mmap(&m, 16, first, 1);
 	mb2_parse(&m);
-	report_str_eq(bi.problems, "mmap tag: entry size 16 too small", "entry_size 16 is reported");
+	report_str_eq(bi.problems, "mmap tag: entry size 16 too small",
+		      "entry_size 16 is reported");
 	report_eq(bi.mem_count, 0, "and gives no regions, not the basic meminfo either");
 
 	mb2_start(&m);
 	mb2_tag(&m, MB2_TAG_MMAP, (u32[]){ 24 }, 4);
 	mb2_parse(&m);
 	report_str_eq(bi.problems, "mmap tag of 12 bytes is truncated",
-		  "a 12-byte mmap tag is reported");
+		      "a 12-byte mmap tag is reported");
 
 	mb2_start(&m);
 	fill_many();

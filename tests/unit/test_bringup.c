@@ -19,9 +19,9 @@
 #include "apic/options.h"
 #include "apic/smp/tsc_sync.h"
 #include "apic/turns.h"
+#include "kernel/test/test.h"
 #include "kernel/time/lpj.h"
 #include "kernel/time/options.h"
-#include "kernel/test/test.h"
 
 DEFINE_TEST(unit_init_udelay_rule, "init_udelay=auto follows smp_quirk_init_udelay()", 0)
 {
@@ -71,8 +71,7 @@ DEFINE_TEST(unit_calibrate_concurrency, "APs that may calibrate at once, from th
 	report_eq(calibrate_concurrency(1000, almost_two, 2, &x100), 2, "1.78 CPUs: 2");
 	report_eq(calibrate_concurrency(1000, starved, 2, &x100), 1, "1.10 CPUs: serialized");
 	report_eq(calibrate_concurrency(1000, slow, 2, &x100), 1, "0.70 CPUs: serialized");
-	report_eq(calibrate_concurrency(1000, none, 2, &x100), 1,
-		  "APs that never ran: serialized");
+	report_eq(calibrate_concurrency(1000, none, 2, &x100), 1, "APs that never ran: serialized");
 	report_eq(calibrate_concurrency(1000, many, 3, &x100), 4,
 		  "never more than the APs there are");
 	report_eq(calibrate_concurrency(0, two_cores, 4, &x100), 1,

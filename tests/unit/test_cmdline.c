@@ -81,9 +81,9 @@ static size_t snapshot(u8 *buf, size_t size)
 	size_t n = 0;
 
 	for (const struct option *o = options_begin(); o < options_end(); o++) {
-		size_t len = o->kind == OPTION_STRING ? o->count
+		size_t len = o->kind == OPTION_STRING				   ? o->count
 			     : o->kind == OPTION_U64 || o->kind == OPTION_U64_AUTO ? sizeof(u64)
-						      : sizeof(u32);
+										   : sizeof(u32);
 
 		if (n + len > size)
 			break;
@@ -335,7 +335,8 @@ DEFINE_TEST(unit_cmdline_syntax, "hex, last value wins, blanks between words", 0
 	report_str_eq(test_options.test, "cpuinfo", "the last test= wins");
 
 	parse_ok("   hz=100   cpus=2   ");
-	report(time_options.hz == 100 && apic_options.cpus == 2, "leading, trailing and repeated spaces");
+	report(time_options.hz == 100 && apic_options.cpus == 2,
+	       "leading, trailing and repeated spaces");
 	parse_ok("hz=100\tcpus=2\r\n");
 	report(time_options.hz == 100 && apic_options.cpus == 2, "tabs, CR and LF separate words");
 	parse_ok("test=a=b");
@@ -348,7 +349,8 @@ DEFINE_TEST(unit_cmdline_syntax, "hex, last value wins, blanks between words", 0
 
 		strcat(line, long_test);
 		parse_ok(line);
-		report_eq(strlen(test_options.test), CMDLINE_TEST_MAX - 1, "test= of 255 characters fits");
+		report_eq(strlen(test_options.test), CMDLINE_TEST_MAX - 1,
+			  "test= of 255 characters fits");
 	}
 }
 
@@ -438,8 +440,7 @@ DEFINE_TEST(unit_cmdline_small_buffer, "a message longer than the buffer is cut"
 
 		memset(err, 'x', size);
 		options_reset();
-		report(!cmdline_parse("foo=1", err, size), "refused with a %zu-byte buffer",
-		       size);
+		report(!cmdline_parse("foo=1", err, size), "refused with a %zu-byte buffer", size);
 		report(strlen(err) == size - 1 && !strncmp(err, full, size - 1),
 		       "the message is cut to %zu characters and terminated", size - 1);
 		free(err);

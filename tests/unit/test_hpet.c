@@ -17,17 +17,17 @@
 #include "tests/unit/acpi_build.h"
 
 /* HPET table (HPET 1.0a Table 3) and its base address GAS (ACPI Table 5.1) */
-#define HPET_BLOCK_ID	     36
-#define HPET_SPACE_ID	     40
-#define HPET_BIT_WIDTH	     41
-#define HPET_BIT_OFFSET	     42
-#define HPET_ACCESS_SIZE     43
-#define HPET_ADDRESS	     44
-#define HPET_NUMBER	     52
-#define HPET_MIN_TICK	     53
+#define HPET_BLOCK_ID 36
+#define HPET_SPACE_ID 40
+#define HPET_BIT_WIDTH 41
+#define HPET_BIT_OFFSET 42
+#define HPET_ACCESS_SIZE 43
+#define HPET_ADDRESS 44
+#define HPET_NUMBER 52
+#define HPET_MIN_TICK 53
 #define HPET_PAGE_PROTECTION 55
-#define HPET_TABLE_SIZE	     56
-#define HPET_DEFAULT	     0xfed00000
+#define HPET_TABLE_SIZE 56
+#define HPET_DEFAULT 0xfed00000
 /* QEMU's: vendor 8086, LegacyReplacement capable, 3 timers, revision 1 */
 #define QEMU_BLOCK_ID 0x8086a201
 

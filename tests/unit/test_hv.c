@@ -140,16 +140,18 @@ DEFINE_TEST(unit_hv_lpj_preset, "lpj presets under hvprobe's policy: the fastest
 	report_eq(lpj, 0, "and gives no value");
 
 	offer_all();
-	report_str_eq(name_of(lpj_preset(LPJ_POLICY_HVPROBE, rate_source_named("cpuid"), 250, &lpj)),
-		      "cpuid", "lpj_source=cpuid takes CPUID.15H even with others offered");
+	report_str_eq(
+		name_of(lpj_preset(LPJ_POLICY_HVPROBE, rate_source_named("cpuid"), 250, &lpj)),
+		"cpuid", "lpj_source=cpuid takes CPUID.15H even with others offered");
 	report_eq(lpj, 10800000, "2.7 GHz at HZ=250");
 	report_str_eq(
 		name_of(lpj_preset(LPJ_POLICY_HVPROBE, rate_source_named("kvmclock"), 1000, &lpj)),
 		"kvmclock", "lpj_source=kvmclock at HZ=1000");
 	report_eq(lpj, 2500000, "2.5 GHz at HZ=1000");
 	hyperv_rate.tsc_hz = 0;
-	report_str_eq(name_of(lpj_preset(LPJ_POLICY_HVPROBE, rate_source_named("hyperv"), 250, &lpj)),
-		      "none", "a named source that offers nothing gives no preset");
+	report_str_eq(
+		name_of(lpj_preset(LPJ_POLICY_HVPROBE, rate_source_named("hyperv"), 250, &lpj)),
+		"none", "a named source that offers nothing gives no preset");
 	report_eq(lpj, 0, "and no value");
 	report_str_eq(rate_absent(rate_source_named("hyperv")), "no Hyper-V leaves",
 		      "and says why: its default when hv/ found no block");
@@ -264,7 +266,8 @@ DEFINE_TEST(unit_hv_tsc_invariant, "Hyper-V's TSC-invariant control under each p
 	report(unstable, "which marks it unstable");
 	report(!tsc_reliable, "and not reliable");
 	report_str_eq(platform_tsc(LPJ_POLICY_HV_PRESET, &unstable),
-		      "running on Hyper-V: TSC marked unstable", "hv-preset: the same platform code");
+		      "running on Hyper-V: TSC marked unstable",
+		      "hv-preset: the same platform code");
 	hyperv_tsc_control = (struct hyperv_tsc_control){ .access = true, .expose = write_faults };
 	report_str_eq(platform_tsc(LPJ_POLICY_LINUX_6_5, &unstable),
 		      "running on Hyper-V: TSC marked unstable", "a failed write: unstable too");

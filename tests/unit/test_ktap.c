@@ -20,7 +20,7 @@
 #include "kernel/test/ktap.h"
 #include "kernel/test/test.h"
 
-#define CAPTURE_LINES	 32
+#define CAPTURE_LINES 32
 #define CAPTURE_LINE_MAX (KTAP_LINE_MAX + 8)
 
 static char captured[CAPTURE_LINES][CAPTURE_LINE_MAX];
@@ -72,7 +72,7 @@ static void check_last(const char *expected, const char *what)
 static enum result run_cases(struct ktap *k, const enum result *r, u32 n)
 {
 	static const char *const names[] = { "passed", "skipped", "errored", "timed out",
-					       "failed" };
+					     "failed" };
 
 	start(k);
 	ktap_test_begin(k, "t");
@@ -361,8 +361,8 @@ DEFINE_TEST(unit_ktap_abort, "a crash or the watchdog ends a test with a case", 
 	start(&k);
 	ktap_test_begin(&k, "smp");
 	ktap_case(&k, RESULT_PASS, "started");
-	report_eq(ktap_test_abort(&k, "smp", RESULT_ERROR, "crashed: unexpected #UD"),
-		  RESULT_ERROR, "a crash ends the test as an error");
+	report_eq(ktap_test_abort(&k, "smp", RESULT_ERROR, "crashed: unexpected #UD"), RESULT_ERROR,
+		  "a crash ends the test as an error");
 	check_lines(crash, ARRAY_SIZE(crash), "the crash is a case, then the test's result");
 
 	start(&k);

@@ -5,8 +5,8 @@
  * lengths, and the direct method's verdict on its samples (bracket width
  * under 1/8, outliers dropped until the spread is under 1/8 of the mean).
  */
-#include "kernel/time/lpj.h"
 #include "kernel/test/test.h"
+#include "kernel/time/lpj.h"
 
 DEFINE_TEST(unit_lpj_from_hz, "lpj from the TSC frequency as Linux computes it", 0)
 {

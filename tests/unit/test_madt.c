@@ -19,19 +19,19 @@
 #include "tests/unit/acpi_build.h"
 
 /* MADT layout (ACPI 6.5 5.2.12) */
-#define MADT_ENTRIES   44
-#define LAPIC_LEN      8
-#define IOAPIC_LEN     12
-#define OVERRIDE_LEN   10
-#define NMI_LEN	       6
+#define MADT_ENTRIES 44
+#define LAPIC_LEN 8
+#define IOAPIC_LEN 12
+#define OVERRIDE_LEN 10
+#define NMI_LEN 6
 #define LAPIC_ADDR_LEN 12
-#define X2APIC_LEN     16
+#define X2APIC_LEN 16
 #define X2APIC_NMI_LEN 12
-#define LAPIC_DEFAULT  0xfee00000
+#define LAPIC_DEFAULT 0xfee00000
 #define IOAPIC_DEFAULT 0xfec00000
 /* Interrupt source override flags: active high, level triggered */
 #define ISO_LEVEL_HIGH 0xd
-#define ENABLED	       MADT_LAPIC_ENABLED
+#define ENABLED MADT_LAPIC_ENABLED
 #define ONLINE_CAPABLE MADT_LAPIC_ONLINE_CAPABLE
 
 static struct madt_info m;
@@ -259,8 +259,8 @@ DEFINE_TEST(unit_madt_duplicates, "a CPU named twice is listed once", 0)
 	report(cpu_is(1, 1, 1, true, false, false), "APIC ID 1 keeps its first, type 0, entry");
 	report(cpu_is(2, 256, 3, true, false, true), "x2APIC ID 256 keeps its first UID");
 	report_str_eq(m.problems,
-		  "APIC ID 1 listed twice; APIC ID 0 listed twice; APIC ID 256 listed twice",
-		  "each duplicate is reported, a disabled one is not");
+		      "APIC ID 1 listed twice; APIC ID 0 listed twice; APIC ID 256 listed twice",
+		      "each duplicate is reported, a disabled one is not");
 }
 
 DEFINE_TEST(unit_madt_full, "full lists keep their first entries", 0)
@@ -283,11 +283,12 @@ DEFINE_TEST(unit_madt_full, "full lists keep their first entries", 0)
 	report_eq(m.ioapics[15].address, IOAPIC_DEFAULT + 15 * 0x1000, "the 16th is the last");
 	report_eq(m.override_count, MADT_MAX_OVERRIDES, "MADT_MAX_OVERRIDES overrides");
 	report_eq(m.nmi_count, MADT_MAX_NMIS, "MADT_MAX_NMIS NMI entries");
-	report_str_eq(m.problems,
-		  "more than 1024 CPUs; the rest skipped; more than 16 I/O APICs; the rest "
-		  "skipped; more than 32 overrides; the rest skipped; more than 16 NMI entries; "
-		  "the rest skipped; APIC ID 0 listed twice",
-		  "each list reported once, duplicates still found");
+	report_str_eq(
+		m.problems,
+		"more than 1024 CPUs; the rest skipped; more than 16 I/O APICs; the rest "
+		"skipped; more than 32 overrides; the rest skipped; more than 16 NMI entries; "
+		"the rest skipped; APIC ID 0 listed twice",
+		"each list reported once, duplicates still found");
 }
 
 DEFINE_TEST(unit_madt_bounds, "entries never read past the table's length", 0)
@@ -305,11 +306,11 @@ DEFINE_TEST(unit_madt_bounds, "entries never read past the table's length", 0)
 	report(parse_len(MADT_ENTRIES + LAPIC_LEN + 4), "cut in the middle of the second entry");
 	report_eq(m.cpu_count, 1, "the first CPU is kept");
 	report_str_eq(m.problems, "entry at offset 52 (length 8) runs past the end at 56",
-		  "the cut entry is reported");
+		      "the cut entry is reported");
 	report(parse_len(MADT_ENTRIES + LAPIC_LEN + 1), "cut after the second entry's type");
 	report_eq(m.cpu_count, 1, "the first CPU is kept");
 	report_str_eq(m.problems, "entry at offset 52 runs past the end at 53",
-		  "its missing length is reported");
+		      "its missing length is reported");
 
 	for (u8 len = 0; len < 2; len++) {
 		begin();
@@ -321,9 +322,9 @@ DEFINE_TEST(unit_madt_bounds, "entries never read past the table's length", 0)
 		report(parse(), "an entry of length %u", len);
 		report_eq(m.cpu_count, 1, "ends the walk after the CPU before it");
 		report_str_eq(m.problems,
-			  len ? "entry at offset 52 has length 1"
-			      : "entry at offset 52 has length 0",
-			  "reported with its offset");
+			      len ? "entry at offset 52 has length 1"
+				  : "entry at offset 52 has length 0",
+			      "reported with its offset");
 	}
 
 	begin();
@@ -333,7 +334,7 @@ DEFINE_TEST(unit_madt_bounds, "entries never read past the table's length", 0)
 	report(parse(), "an entry of length 255 in a table that ends sooner");
 	report(m.ioapic_count == 1 && m.cpu_count == 0, "only the entry before it is read");
 	report_str_eq(m.problems, "entry at offset 56 (length 255) runs past the end at 64",
-		  "reported with its offset");
+		      "reported with its offset");
 
 	begin();
 	fw_entry(0, 6)[3] = 9;
@@ -348,11 +349,11 @@ DEFINE_TEST(unit_madt_bounds, "entries never read past the table's length", 0)
 	report(cpu_is(0, 1, 1, true, false, false), "which is APIC ID 1");
 	report(!m.ioapic_count && !m.override_count, "no I/O APIC or override is used");
 	report_str_eq(m.problems,
-		  "type 0 entry at offset 44 has length 6, needs 8; "
-		  "type 9 entry at offset 50 has length 12, needs 16; "
-		  "type 1 entry at offset 62 has length 8, needs 12; "
-		  "type 2 entry at offset 70 has length 9, needs 10",
-		  "each is reported with its offset");
+		      "type 0 entry at offset 44 has length 6, needs 8; "
+		      "type 9 entry at offset 50 has length 12, needs 16; "
+		      "type 1 entry at offset 62 has length 8, needs 12; "
+		      "type 2 entry at offset 70 has length 9, needs 10",
+		      "each is reported with its offset");
 
 	begin();
 	fw_entry(4, 5);
@@ -363,10 +364,10 @@ DEFINE_TEST(unit_madt_bounds, "entries never read past the table's length", 0)
 	report(!m.nmi_count && m.lapic_address == LAPIC_DEFAULT && m.cpu_count == 1,
 	       "are skipped, the CPU after them is listed");
 	report_str_eq(m.problems,
-		  "type 4 entry at offset 44 has length 5, needs 6; "
-		  "type 5 entry at offset 49 has length 11, needs 12; "
-		  "type 10 entry at offset 60 has length 9, needs 12",
-		  "each is reported with its offset");
+		      "type 4 entry at offset 44 has length 5, needs 6; "
+		      "type 5 entry at offset 49 has length 11, needs 12; "
+		      "type 10 entry at offset 60 has length 9, needs 12",
+		      "each is reported with its offset");
 }
 
 DEFINE_TEST(unit_madt_unknown, "unknown and longer entries are stepped over", 0)

@@ -18,9 +18,9 @@
 #include "apic/apic.h"
 #include "kernel/lib/json.h"
 #include "kernel/lib/printf.h"
-#include "kernel/time/clock.h"
 #include "kernel/test/ktap.h"
 #include "kernel/test/test.h"
+#include "kernel/time/clock.h"
 #include "kernel/x86/nmi.h"
 #include "kernel/x86/trap.h"
 #include "kernel/x86/x86.h"
@@ -177,9 +177,12 @@ DEFINE_TEST(unit_pmi_model_stop_race, "an NMI right after the stop's status read
 	if (!ready(&m, &c))
 		return;
 	model_overflow_at_stop(0);
-	model_inject(&(struct model_injection){ .on = MODEL_AFTER_READ, .cpu = 0, .target = 0,
+	model_inject(&(struct model_injection){ .on = MODEL_AFTER_READ,
+						.cpu = 0,
+						.target = 0,
 						.msr = MSR_IA32_PERF_GLOBAL_STATUS,
-						.counters_off = true, .times = 1 });
+						.counters_off = true,
+						.times = 1 });
 	stress_run(&c);
 	stress_totals(&t, &c);
 	report_eq(model_truth(0)->injected, 1, "the NMI came right after the status read");
@@ -237,9 +240,14 @@ DEFINE_TEST(unit_pmi_model_second_look, "an overflow while servicing, in the sam
 
 	if (!ready(&m, &c))
 		return;
-	model_inject(&(struct model_injection){ .on = MODEL_AFTER_WRITE, .cpu = 0, .target = 0,
-						.msr = MSR_K7_PERFCTR0, .hook = overflow_counter_1,
-						.hook_only = true, .skip = 200, .times = 1 });
+	model_inject(&(struct model_injection){ .on = MODEL_AFTER_WRITE,
+						.cpu = 0,
+						.target = 0,
+						.msr = MSR_K7_PERFCTR0,
+						.hook = overflow_counter_1,
+						.hook_only = true,
+						.skip = 200,
+						.times = 1 });
 	stress_run(&c);
 	stress_totals(&t, &c);
 	report(t.rereads > 0, "looks that found an overflow after the first: %llu", t.rereads);
@@ -289,8 +297,12 @@ DEFINE_TEST(unit_pmi_model_every_source, "a watchdog NMI merged with a PMI", 0)
 	m.fixed_counters = 0;
 	if (!ready(&m, &c))
 		return;
-	model_inject(&(struct model_injection){ .on = MODEL_AFTER_PMI, .cpu = 0, .target = 0,
-						.spurious = true, .hook = ask, .skip = 10,
+	model_inject(&(struct model_injection){ .on = MODEL_AFTER_PMI,
+						.cpu = 0,
+						.target = 0,
+						.spurious = true,
+						.hook = ask,
+						.skip = 10,
 						.times = 5 });
 	answers = answered_late = 0;
 	stress_run(&c);
@@ -370,8 +382,11 @@ DEFINE_TEST(unit_pmi_model_armed_last, "an NMI while the counters are programmed
 		return;
 	report(pmu_counter_overflowed(rdmsr(MSR_K7_PERFCTR0), 48),
 	       "the probe leaves counter 0 looking overflowed");
-	model_inject(&(struct model_injection){ .on = MODEL_AFTER_WRITE, .cpu = 0, .target = 0,
-						.msr = MSR_K7_EVNTSEL0, .times = 1 });
+	model_inject(&(struct model_injection){ .on = MODEL_AFTER_WRITE,
+						.cpu = 0,
+						.target = 0,
+						.msr = MSR_K7_EVNTSEL0,
+						.times = 1 });
 	stress_run(&c);
 	stress_totals(&t, &c);
 	report_eq(model_truth(0)->injected, 1, "the NMI came while the counters were programmed");
@@ -398,21 +413,23 @@ DEFINE_TEST(unit_pmi_model_per_cpu, "spurious NMIs on one CPU, merges on another
 	if (!ready(&m, &c))
 		return;
 	for (u32 k = 0; k < 3; k++)
-		model_inject(&(struct model_injection){ .on = MODEL_AFTER_PMI, .cpu = 0,
-							.target = 0, .skip = 5, .times = 1 });
+		model_inject(&(struct model_injection){
+			.on = MODEL_AFTER_PMI, .cpu = 0, .target = 0, .skip = 5, .times = 1 });
 	/* Two, in different handlers: in one they would merge into one NMI. */
 	for (u32 k = 0; k < 2; k++)
-		model_inject(&(struct model_injection){ .on = MODEL_AFTER_READ, .cpu = 1,
+		model_inject(&(struct model_injection){ .on = MODEL_AFTER_READ,
+							.cpu = 1,
 							.target = 1,
 							.msr = MSR_IA32_PERF_GLOBAL_STATUS,
-							.spurious = true, .skip = 20 + 40 * k,
+							.spurious = true,
+							.skip = 20 + 40 * k,
 							.times = 1 });
 	stress_run(&c);
 	stress_totals(&t, &c);
 	report(t.strict, "no IPIs of the stress's own: strict mode");
 	report(nmi_counts_explained(&t.counts),
-	       "summed over the CPUs, %llu unknown look explained by %llu credit",
-	       t.counts.unknown, t.counts.credit);
+	       "summed over the CPUs, %llu unknown look explained by %llu credit", t.counts.unknown,
+	       t.counts.credit);
 	report_eq(t.unexplained_cpus, 1, "CPUs whose own NMIs with no source are unexplained");
 	report_eq(stress_result(1)->counts.unknown, 2, "CPU 1's two NMIs from nowhere");
 }
@@ -504,8 +521,10 @@ DEFINE_TEST(unit_pmi_model_seeds, "the invariants under random interleavings", 0
 
 		m.switch_permille = 20 + 40 * (seed % 4);
 		model_start(&m);
-		model_inject(&(struct model_injection){ .on = MODEL_AFTER_PMI, .cpu = 1,
-							.target = 1, .skip = seed % 7,
+		model_inject(&(struct model_injection){ .on = MODEL_AFTER_PMI,
+							.cpu = 1,
+							.target = 1,
+							.skip = seed % 7,
 							.times = 3 });
 		if (!pmu_probe_counts() || !stress_prepare(&c, why, sizeof(why)) ||
 		    !stress_run(&c)) {
@@ -518,7 +537,8 @@ DEFINE_TEST(unit_pmi_model_seeds, "the invariants under random interleavings", 0
 
 			ok &= r->overflows + r->unserviced == truth_overflows(i, &c);
 		}
-		ok &= t.counts.ipis == t.ipis_sent + 3 && !t.unexplained_cpus && t.in_step == m.cpus;
+		ok &= t.counts.ipis == t.ipis_sent + 3 && !t.unexplained_cpus &&
+		      t.in_step == m.cpus;
 		if (!ok)
 			report_info("seed %llu: an invariant failed", seed);
 		failed += !ok;
@@ -620,10 +640,12 @@ DEFINE_TEST(unit_pmi_model_spurious_among_merges, "NMIs from nowhere among merge
 	if (!ready(&m, &c))
 		return;
 	for (u32 k = 0; k < 4; k++)
-		model_inject(&(struct model_injection){ .on = MODEL_AFTER_READ, .cpu = 0,
+		model_inject(&(struct model_injection){ .on = MODEL_AFTER_READ,
+							.cpu = 0,
 							.target = 0,
 							.msr = MSR_IA32_PERF_GLOBAL_STATUS,
-							.spurious = true, .skip = 50 + 300 * k,
+							.spurious = true,
+							.skip = 50 + 300 * k,
 							.times = 1 });
 	stress_run(&c);
 	stress_totals(&t, &c);
@@ -721,12 +743,9 @@ DEFINE_TEST(unit_pmi_model_hosts, "the model's KVM profiles behave as their comm
 {
 	static const bool masks[MODEL_HOSTS][2] = {
 		/* Intel, AMD */
-		[MODEL_HOST_6_1_0] = { false, false },
-		[MODEL_HOST_6_1_60] = { true, true },
-		[MODEL_HOST_6_6] = { true, true },
-		[MODEL_HOST_6_7] = { true, true },
-		[MODEL_HOST_6_9] = { true, false },
-		[MODEL_HOST_STABLE] = { true, false },
+		[MODEL_HOST_6_1_0] = { false, false }, [MODEL_HOST_6_1_60] = { true, true },
+		[MODEL_HOST_6_6] = { true, true },     [MODEL_HOST_6_7] = { true, true },
+		[MODEL_HOST_6_9] = { true, false },    [MODEL_HOST_STABLE] = { true, false },
 	};
 	struct model_config m;
 
@@ -842,7 +861,8 @@ DEFINE_TEST(unit_pmi_model_data_size, "the pmi_stress DATA line fits", 0)
 	json_object_end(&j);
 	doc = json_finish(&j);
 	report(doc && strlen(doc) + sizeof("# DATA ") <= KTAP_LINE_MAX,
-	       "the main line: %zu bytes with its prefix", doc ? strlen(doc) + sizeof("# DATA ") : 0);
+	       "the main line: %zu bytes with its prefix",
+	       doc ? strlen(doc) + sizeof("# DATA ") : 0);
 
 	json_init(&j, buf, sizeof(buf));
 	json_object_begin(&j, NULL);
@@ -852,5 +872,6 @@ DEFINE_TEST(unit_pmi_model_data_size, "the pmi_stress DATA line fits", 0)
 	json_object_end(&j);
 	doc = json_finish(&j);
 	report(doc && strlen(doc) + sizeof("# DATA ") <= KTAP_LINE_MAX,
-	       "the kvm record: %zu bytes with its prefix", doc ? strlen(doc) + sizeof("# DATA ") : 0);
+	       "the kvm record: %zu bytes with its prefix",
+	       doc ? strlen(doc) + sizeof("# DATA ") : 0);
 }

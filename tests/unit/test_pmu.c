@@ -15,7 +15,7 @@
 static const struct pmu_intel_cpuid kvm_intel = {
 	.eax = 0x07300802, /* EBX length 7, width 48, 8 counters, v2 */
 	.ebx = 0,
-	.edx = 0x0603,	   /* 3 fixed counters, 48 bits */
+	.edx = 0x0603, /* 3 fixed counters, 48 bits */
 	.fw_write = true,
 };
 
@@ -104,11 +104,9 @@ DEFINE_TEST(unit_pmu_arm, "arming values for every width and write kind", 0)
 
 	report(pmu_arm_value(10000, 48, true, &v) && v == 0xffffffffd8f0ULL,
 	       "full width, 48 bits: 2^48 - 10000 = 0x%llx", v);
-	report(pmu_arm_value(10000, 48, false, &v) &&
-		       pmu_legacy_write_result((u32)v, 48) == v,
+	report(pmu_arm_value(10000, 48, false, &v) && pmu_legacy_write_result((u32)v, 48) == v,
 	       "legacy write of bits 31:0 sign-extends to the same value");
-	report(pmu_arm_value(1ULL << 31, 48, false, &v) &&
-		       pmu_legacy_write_result((u32)v, 48) == v,
+	report(pmu_arm_value(1ULL << 31, 48, false, &v) && pmu_legacy_write_result((u32)v, 48) == v,
 	       "legacy: 2^31 is the largest period that survives the sign extension");
 	report(!pmu_arm_value((1ULL << 31) + 1, 48, false, &v),
 	       "legacy: 2^31 + 1 is refused (bit 31 would be clear)");
@@ -118,7 +116,8 @@ DEFINE_TEST(unit_pmu_arm, "arming values for every width and write kind", 0)
 		  "a legacy write with bit 31 clear is not extended");
 	report_eq(pmu_legacy_write_result(0x80000000, 40), 0xff80000000ULL,
 		  "a legacy write with bit 31 set fills the upper bits, to the width");
-	report(pmu_arm_value(1ULL << 47, 48, true, &v) && !pmu_arm_value((1ULL << 47) + 1, 48, true, &v),
+	report(pmu_arm_value(1ULL << 47, 48, true, &v) &&
+		       !pmu_arm_value((1ULL << 47) + 1, 48, true, &v),
 	       "48 bits: 2^47 is the largest period with the top bit set");
 	report(pmu_arm_value(1, 64, true, &v) && v == ~0ULL, "64 bits: period 1 is all ones");
 	report(!pmu_arm_value(0, 48, true, &v), "period 0 is refused");

@@ -102,8 +102,8 @@ DEFINE_TEST(unit_pvclock_tsc_khz, "the TSC rate Linux reads from kvmclock", 0)
 
 		report_prefix_push(c->name);
 		report_eq(khz, c->khz, "kHz");
-		report(distance(khz, c->hz / 1000) <= 1, "%llu kHz within 1 kHz of %llu",
-		       khz, (c->hz / 1000));
+		report(distance(khz, c->hz / 1000) <= 1, "%llu kHz within 1 kHz of %llu", khz,
+		       (c->hz / 1000));
 		report_prefix_pop();
 	}
 

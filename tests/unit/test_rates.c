@@ -24,7 +24,8 @@ static const char *rank_order(void)
 	const struct rate_source *s;
 
 	buf[0] = '\0';
-	rate_for_each(s) {
+	rate_for_each(s)
+	{
 		if (buf[0])
 			str_append(buf, ",", sizeof(buf));
 		str_append(buf, s->name, sizeof(buf));
@@ -54,7 +55,8 @@ DEFINE_TEST(unit_rates_table, "stated rates: the registered sources in rank orde
 
 	report_str_eq(rank_order(), "cmdline,hyperv,kvmclock,kvm,cpuid",
 		      "lpj=, Hyper-V's MSR, kvmclock, KVM's timing leaf, CPUID.15H");
-	rate_for_each(s) {
+	rate_for_each(s)
+	{
 		distinct &= !prev || prev->rank < s->rank;
 		named &= s->name && s->name[0] && rate_source_named(s->name) == s &&
 			 strcmp(s->name, "auto") && strcmp(s->name, "calibrate");
@@ -63,7 +65,8 @@ DEFINE_TEST(unit_rates_table, "stated rates: the registered sources in rank orde
 	}
 	report(distinct, "every rank distinct, so the order is the ranks' alone");
 	report(named, "every name its own, and neither auto nor calibrate");
-	report(rate_source_at(n - 1) == prev && !rate_source_at(n), "rate_source_at() walks the same order");
+	report(rate_source_at(n - 1) == prev && !rate_source_at(n),
+	       "rate_source_at() walks the same order");
 	report_str_eq(lpj_source_words(), "auto,calibrate,cmdline,hyperv,kvmclock,kvm,cpuid",
 		      "lpj_source= takes auto, calibrate and every source's name");
 }
@@ -127,8 +130,9 @@ DEFINE_TEST(unit_timer_names, "reference timers: timer='s words and auto's order
 {
 	report_str_eq(timer_list(false), "auto,pit,hpet,pmtmr,apic,hv",
 		      "timer= takes auto and every registered reference, in rank order");
-	report_str_eq(timer_list(true), "hpet,pmtmr,pit,hv,apic",
-		      "auto tries the HPET, the PM timer, the PIT, Hyper-V's counter, the APIC timer");
+	report_str_eq(
+		timer_list(true), "hpet,pmtmr,pit,hv,apic",
+		"auto tries the HPET, the PM timer, the PIT, Hyper-V's counter, the APIC timer");
 	report_eq(timer_choice("pmtmr"), 3, "a choice is its word's place");
 	report_eq(timer_choice("tsc"), TIMER_AUTO, "an unregistered name is no choice");
 	report(!timer_word(TIMER_MAX), "no choice at or past TIMER_MAX");

@@ -20,11 +20,11 @@
 
 /* SRAT layout (ACPI 6.5 5.2.16) */
 #define SRAT_ENTRIES 48
-#define LAPIC_LEN    16
-#define MEM_LEN	     40
-#define X2APIC_LEN   24
-#define ENABLED	     SRAT_ENABLED
-#define HOTPLUG	     SRAT_MEM_HOT_PLUGGABLE
+#define LAPIC_LEN 16
+#define MEM_LEN 40
+#define X2APIC_LEN 24
+#define ENABLED SRAT_ENABLED
+#define HOTPLUG SRAT_MEM_HOT_PLUGGABLE
 
 static struct srat_info s;
 
@@ -91,9 +91,8 @@ static bool mem_is(u32 i, u64 base, u64 length, u32 node, bool hot_pluggable)
 		  r->hot_pluggable == hot_pluggable;
 
 	if (!ok)
-		report_info("memory %u: 0x%llx+0x%llx node %u hot-pluggable %d", i,
-			    r->base, r->length, r->node,
-			    r->hot_pluggable);
+		report_info("memory %u: 0x%llx+0x%llx node %u hot-pluggable %d", i, r->base,
+			    r->length, r->node, r->hot_pluggable);
 	return ok;
 }
 
@@ -252,10 +251,10 @@ DEFINE_TEST(unit_srat_conflicts, "duplicate CPUs and overlapping memory", 0)
 	report(mem_is(2, 0, 0x100000, 1, false), "one ending where it starts");
 	report_eq(s.node_count, 2, "skipped ranges add no node");
 	report_str_eq(s.problems,
-		  "memory 0x180000+0x100000 overlaps an earlier range; "
-		  "memory 0x0+0x400000 overlaps an earlier range; "
-		  "memory 0x2fffff+0x1 overlaps an earlier range",
-		  "partial, enclosing and last-byte overlaps reported; disabled ones not");
+		      "memory 0x180000+0x100000 overlaps an earlier range; "
+		      "memory 0x0+0x400000 overlaps an earlier range; "
+		      "memory 0x2fffff+0x1 overlaps an earlier range",
+		      "partial, enclosing and last-byte overlaps reported; disabled ones not");
 
 	begin(3);
 	mem(0xfffffffffffff000ULL, 0x1000, 0, ENABLED);
@@ -275,10 +274,10 @@ DEFINE_TEST(unit_srat_conflicts, "duplicate CPUs and overlapping memory", 0)
 	report(mem_is(1, 0x5000, 0, 0, false), "an empty range, overlapping nothing");
 	report(mem_is(2, 0x5000, 0x1000, 0, false), "a range where the empty one is");
 	report_str_eq(s.problems,
-		  "memory 0xffffffffffffe000+0x2000 overlaps an earlier range; "
-		  "memory 0x1000+0xfffffffffffff001 wraps past 2^64; "
-		  "memory 0x4000+0x1001 overlaps an earlier range",
-		  "an overlap at the top, a wrap, and one byte's overlap are reported");
+		      "memory 0xffffffffffffe000+0x2000 overlaps an earlier range; "
+		      "memory 0x1000+0xfffffffffffff001 wraps past 2^64; "
+		      "memory 0x4000+0x1001 overlaps an earlier range",
+		      "an overlap at the top, a wrap, and one byte's overlap are reported");
 }
 
 DEFINE_TEST(unit_srat_full, "full lists keep their first entries", 0)
@@ -294,9 +293,9 @@ DEFINE_TEST(unit_srat_full, "full lists keep their first entries", 0)
 	report_eq(srat_node_of(&s, SRAT_MAX_CPUS), NODE_NONE, "the next is not listed");
 	report_eq(s.mem_count, SRAT_MAX_MEMS, "SRAT_MAX_MEMS ranges kept");
 	report_str_eq(s.problems,
-		  "more than 1024 CPUs; the rest skipped; "
-		  "more than 64 memory ranges; the rest skipped",
-		  "each list reported once");
+		      "more than 1024 CPUs; the rest skipped; "
+		      "more than 64 memory ranges; the rest skipped",
+		      "each list reported once");
 
 	begin(3);
 	for (u32 i = 0; i < SRAT_MAX_NODES + 2; i++)
@@ -310,7 +309,8 @@ DEFINE_TEST(unit_srat_full, "full lists keep their first entries", 0)
 	report_eq(srat_node_of(&s, SRAT_MAX_NODES), NODE_NONE, "a CPU in a new domain is not");
 	report(s.mem_count == 1 && s.mems[0].base == 0x1000 && s.mems[0].node == SRAT_MAX_NODES - 1,
 	       "memory only in an existing domain is kept");
-	report_str_eq(s.problems, "more than 64 proximity domains; the rest skipped", "reported once");
+	report_str_eq(s.problems, "more than 64 proximity domains; the rest skipped",
+		      "reported once");
 }
 
 DEFINE_TEST(unit_srat_bounds, "entries never read past the table's length", 0)
@@ -327,14 +327,14 @@ DEFINE_TEST(unit_srat_bounds, "entries never read past the table's length", 0)
 	report(parse_len(SRAT_ENTRIES + LAPIC_LEN + 30), "cut in the middle of a memory entry");
 	report(s.cpu_count == 1 && s.mem_count == 0, "the CPU before it is kept");
 	report_str_eq(s.problems, "entry at offset 64 (length 40) runs past the end at 94",
-		  "the cut entry is reported");
+		      "the cut entry is reported");
 	report(parse_len(SRAT_ENTRIES + LAPIC_LEN + 36), "cut in the memory entry's reserved tail");
 	report(s.cpu_count == 1 && s.mem_count == 0, "the entry is still not used");
 	report_str_eq(s.problems, "entry at offset 64 (length 40) runs past the end at 100",
-		  "and reported");
+		      "and reported");
 	report(parse_len(SRAT_ENTRIES + LAPIC_LEN + 1), "cut after the memory entry's type");
 	report_str_eq(s.problems, "entry at offset 64 runs past the end at 65",
-		  "its missing length is reported");
+		      "its missing length is reported");
 
 	for (u8 len = 0; len < 2; len++) {
 		begin(3);
@@ -343,9 +343,9 @@ DEFINE_TEST(unit_srat_bounds, "entries never read past the table's length", 0)
 		report(parse(), "an entry of length %u", len);
 		report_eq(s.cpu_count, 1, "ends the walk after the CPU before it");
 		report_str_eq(s.problems,
-			  len ? "entry at offset 64 has length 1"
-			      : "entry at offset 64 has length 0",
-			  "reported with its offset");
+			      len ? "entry at offset 64 has length 1"
+				  : "entry at offset 64 has length 0",
+			      "reported with its offset");
 	}
 
 	begin(3);
@@ -354,7 +354,7 @@ DEFINE_TEST(unit_srat_bounds, "entries never read past the table's length", 0)
 	report(parse(), "an entry of length 33 in a table of 16 bytes of entries");
 	report_eq(s.cpu_count, 0, "is not read");
 	report_str_eq(s.problems, "entry at offset 48 (length 33) runs past the end at 64",
-		  "reported with its offset");
+		      "reported with its offset");
 
 	begin(3);
 	lapic(0, 0, ENABLED)[1] = 12;
@@ -368,10 +368,10 @@ DEFINE_TEST(unit_srat_bounds, "entries never read past the table's length", 0)
 	report(s.cpu_count == 1 && srat_node_of(&s, 3) == 0 && !s.mem_count,
 	       "are skipped, the walk goes on to the CPU after them");
 	report_str_eq(s.problems,
-		  "type 0 entry at offset 48 has length 12, needs 16; "
-		  "type 1 entry at offset 60 has length 32, needs 40; "
-		  "type 2 entry at offset 92 has length 16, needs 24",
-		  "each is reported with its offset");
+		      "type 0 entry at offset 48 has length 12, needs 16; "
+		      "type 1 entry at offset 60 has length 32, needs 40; "
+		      "type 2 entry at offset 92 has length 16, needs 24",
+		      "each is reported with its offset");
 
 	begin(3);
 	fw_entry(3, 32); /* GICC affinity */

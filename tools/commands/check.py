@@ -29,7 +29,7 @@ import unittest
 import xml.etree.ElementTree as ET
 
 from tools import ROOT, TOOLS
-from tools.lib import cli, hostinfo, jsonfile, layering, signals
+from tools.lib import cli, hostinfo, jsonfile, layering, signals, style
 from tools.lib.analysis import coverage, ktap, kunit, results
 from tools.lib.exits import EXIT_INTERRUPTED
 from tools.lib.hostkernels import hostkernel, nested
@@ -542,7 +542,9 @@ def lint_row(log_dir, root=ROOT):
 # something failed). A new row is one more line here.
 ROWS = (
     ("layering", layering_row),
+    ("format", functools.partial(style.format_row, root=ROOT)),
     ("lint", lint_row),
+    ("types", functools.partial(style.types_row, root=ROOT)),
     ("unit", unit_binary),
     ("python", python_tests),
     ("fuzz", fuzz_targets),

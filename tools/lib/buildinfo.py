@@ -9,6 +9,7 @@ their tests read them here and keep no copy."""
 import functools
 import json
 import subprocess
+from typing import Any
 
 from tools import ROOT
 from tools.lib import cli
@@ -21,7 +22,7 @@ class Unavailable(Exception):
 
 
 @functools.cache
-def load():
+def load() -> dict[str, Any]:
     """The export as a dict, made or brought up to date by make first."""
     try:
         done = subprocess.run(["make", "-s", "-C", str(ROOT), "info"],
@@ -38,16 +39,16 @@ def load():
         raise Unavailable(f"{INFO}: {err}") from err
 
 
-def options():
+def options() -> dict[str, dict[str, Any]]:
     """Every option by key, as the kernel's table states it."""
     return {o["key"]: o for o in load()["options"]}
 
 
-def words(key):
+def words(key) -> tuple[str, ...]:
     """The words an enum option accepts, in the kernel's enum order."""
     return tuple(options()[key]["values"])
 
 
-def tests():
+def tests() -> tuple[str, ...]:
     """The guest tests, in run order."""
     return tuple(load()["tests"])

@@ -13,13 +13,13 @@ import platform
 import re
 import subprocess
 from pathlib import Path
+from typing import Any
 
 from .. import ROOT
 from .launch import kvm, qemu
 
 
-
-def _cpu_model(cpuinfo="/proc/cpuinfo"):
+def _cpu_model(cpuinfo="/proc/cpuinfo") -> str | None:
     try:
         with open(cpuinfo, encoding="ascii", errors="replace") as f:
             for line in f:
@@ -30,14 +30,14 @@ def _cpu_model(cpuinfo="/proc/cpuinfo"):
     return platform.processor() or None
 
 
-def qemu_version(binary=None):
+def qemu_version(binary=None) -> str | None:
     """QEMU's version string ("10.0.2"), or None when it cannot say; of
     the QEMU that runs guests (qemu.qemu_binary()) unless told which."""
     return _qemu_version(binary or qemu.qemu_binary())
 
 
 @functools.lru_cache(maxsize=None)
-def _qemu_version(binary):
+def _qemu_version(binary) -> str | None:
     try:
         out = subprocess.run([binary, "--version"], capture_output=True,
                              text=True, errors="replace", timeout=30,
@@ -48,14 +48,14 @@ def _qemu_version(binary):
     return match.group(1) if match else None
 
 
-def qemu_release(binary=None):
+def qemu_release(binary=None) -> tuple[int, int]:
     """QEMU's (major, minor), or (0, 0) when it cannot say."""
     m = re.match(r"(\d+)\.(\d+)", qemu_version(binary) or "")
     return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
 @functools.lru_cache(maxsize=None)
-def hvprobe_version(root=ROOT):
+def hvprobe_version(root=ROOT) -> str | None:
     """git describe of the tree the image was built from; "-dirty" says
     the tree had changes, so the figures may not match any commit."""
     try:
@@ -69,7 +69,7 @@ def hvprobe_version(root=ROOT):
 
 
 @functools.lru_cache(maxsize=None)
-def _static():
+def _static() -> dict[str, Any]:
     uname = platform.uname()
     return {"hostname": uname.node, "os": uname.system,
             "kernel": uname.release, "arch": uname.machine,
@@ -95,7 +95,7 @@ class HostUnknown(Exception):
     """A fact about this host that the run needs cannot be found."""
 
 
-def _dmesg():
+def _dmesg() -> str:
     try:
         return subprocess.run(["dmesg"], capture_output=True, text=True,
                               errors="replace", timeout=10,
@@ -104,7 +104,7 @@ def _dmesg():
         return ""
 
 
-def tsc_mhz_from(dmesg, cpuinfo):
+def tsc_mhz_from(dmesg, cpuinfo) -> tuple[float | None, str | None]:
     """(MHz, where it came from) from the kernel log's tsc: lines (the
     refined rate over the first estimate), else cpuinfo's "cpu MHz" (the
     TSC's rate on a VM, a core's current clock on bare metal: an
@@ -119,7 +119,7 @@ def tsc_mhz_from(dmesg, cpuinfo):
 
 
 @functools.lru_cache(maxsize=None)
-def tsc_mhz():
+def tsc_mhz() -> tuple[float | None, str | None]:
     try:
         cpuinfo = Path("/proc/cpuinfo").read_text(errors="replace")
     except OSError:
@@ -127,7 +127,7 @@ def tsc_mhz():
     return tsc_mhz_from(_dmesg(), cpuinfo)
 
 
-def resolve_host_lpj(words, mhz=None):
+def resolve_host_lpj(words, mhz=None) -> list[str]:
     """words with lpj=host replaced by this host's lpj at the words' hz=
     (the kernel's default without one), as Linux computes it from
     tsc_khz; HostUnknown when the host's TSC rate cannot be found."""
@@ -147,7 +147,7 @@ def resolve_host_lpj(words, mhz=None):
     return [f"lpj={lpj}" if w == f"lpj={HOST_LPJ}" else w for w in words]
 
 
-def resolve_host_cpu(cpu, mhz=None):
+def resolve_host_cpu(cpu, mhz=None) -> str:
     """A -cpu model with tsc-frequency=host replaced by this host's TSC
     rate in Hz: KVM's timing leaf (CPUID 0x40000010) is offered only with
     a stated rate, and a host without TSC scaling (an L1 nested under
@@ -164,16 +164,17 @@ def resolve_host_cpu(cpu, mhz=None):
                     for f in cpu.split(","))
 
 
-def nested():
+def nested() -> dict[str, Any] | None:
     """How this host was nested, when it is an L1 that
-    tools/lib/hostkernels/nested.py booted (it says so in HVPROBE_NESTED); None on a machine of its own."""
+    tools/lib/hostkernels/nested.py booted (it says so in HVPROBE_NESTED);
+    None on a machine of its own."""
     try:
         return json.loads(os.environ["HVPROBE_NESTED"])
     except (KeyError, ValueError):
         return None
 
 
-def host(accel, kvm_usable):
+def host(accel, kvm_usable) -> dict[str, Any]:
     """The host block of results.json for a run under accel; kvm is the
     host's KVM (tools/lib/launch/kvm.py's state()) whether this run used it or
     not; nested, how this host was itself a guest (None: it was not)."""

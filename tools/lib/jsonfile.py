@@ -16,7 +16,7 @@ _UMASK = os.umask(0o022)
 os.umask(_UMASK)
 
 
-def write(path, doc, indent=1):
+def write(path, doc, indent=1) -> None:
     """Write doc as JSON to path, atomically; OSError passes through."""
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",

@@ -46,7 +46,7 @@ ALLOWED = {
 _INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"')
 
 
-def part_of(path):
+def part_of(path) -> str:
     """The part of the plan a source path belongs to."""
     parts = Path(path).parts
     if str(Path(path)) == COMPOSER:
@@ -65,15 +65,15 @@ class Include:
     target: str
 
     @property
-    def source_part(self):
+    def source_part(self) -> str:
         return part_of(self.path)
 
     @property
-    def target_part(self):
+    def target_part(self) -> str:
         return part_of(self.target)
 
 
-def includes(root):
+def includes(root) -> list[Include]:
     """Every quoted #include of the plan's sources under root."""
     root = Path(root)
     found = []
@@ -89,7 +89,7 @@ def includes(root):
     return found
 
 
-def forbidden(found):
+def forbidden(found) -> list[str]:
     """The includes the plan does not allow, as messages."""
     out = []
     for inc in found:
@@ -103,18 +103,18 @@ def forbidden(found):
     return out
 
 
-def cycles(found):
+def cycles(found) -> list[str]:
     """Cycles in the graph of parts the includes draw, each as
     "a -> b -> a"; the composer and the tests are left out, since
     nothing includes them."""
-    edges = {}
+    edges: dict[str, set[str]] = {}
     for inc in found:
         src, dst = inc.source_part, inc.target_part
         if src != dst and ALLOWED.get(src, set()) is not ANYTHING:
             edges.setdefault(src, set()).add(dst)
     seen, out = set(), []
 
-    def visit(node, path):
+    def visit(node, path) -> None:
         if node in path:
             loop = path[path.index(node):] + [node]
             key = frozenset(loop)
@@ -130,15 +130,15 @@ def cycles(found):
     return out
 
 
-def check(root):
+def check(root) -> tuple[list[str], list[str]]:
     """(forbidden includes, cycles) for the tree at root."""
     found = includes(root)
     return forbidden(found), cycles(found)
 
 
-def graph(root):
+def graph(root) -> dict[str, list[str]]:
     """Each part and the parts it includes, for a reader."""
-    edges = {}
+    edges: dict[str, set[str]] = {}
     for inc in includes(root):
         if inc.source_part != inc.target_part:
             edges.setdefault(inc.source_part, set()).add(inc.target_part)

@@ -14,10 +14,12 @@ the same package when the TSC is constant and not marked unstable;
 else the delay loop is measured. Only the first call prints.
 """
 
+import dataclasses
 import gzip
 import re
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .hostkernels import nested
 from .launch import qemu, serial
@@ -43,7 +45,7 @@ _BSP_SOURCE = (
 )
 
 
-def initramfs(out):
+def initramfs(out) -> Path:
     """The referee's initramfs: busybox and the init above."""
     if not nested.BUSYBOX.exists():
         raise nested.NestedError(f"{nested.BUSYBOX} is missing (Debian's "
@@ -65,14 +67,14 @@ class Verdict:
     tsc_unstable: str | None = None   # Linux's reason, if it said one
     lines: list = field(default_factory=list)
 
-    def to_json(self):
+    def to_json(self) -> dict[str, Any]:
         return {"cpus": len(self.cpus), "bsp_lpj_source": self.bsp_source,
                 "calibrations": self.calibrations,
                 "tsc_unstable": self.tsc_unstable,
                 "bogomips": [b for _, b in self.cpus]}
 
 
-def parse(text):
+def parse(text) -> Verdict | None:
     """A Verdict from the referee's output between its markers; None
     when the end marker never came."""
     if END not in text:
@@ -100,7 +102,7 @@ def parse(text):
     return v
 
 
-def calibrated_aps(cpus):
+def calibrated_aps(cpus) -> int:
     """APs whose lpj equals no earlier CPU's: calibrate_delay_is_known()
     gave them no copy (of a CPU of the same package, or since Linux 6.5
     of the boot CPU across packages), so they measured. A measured value
@@ -113,20 +115,20 @@ def calibrated_aps(cpus):
 class Boot(serial.Console):
     """One referee boot; ends at the end marker."""
 
-    def line(self, raw, text, stamp):
+    def line(self, raw, text, stamp) -> bool:
         return END in text
 
 
 def run(vmlinuz, machine, run_dir, kvm_ok=False, cmdline="",
-        timeout=TIMEOUT_S):
+        timeout=TIMEOUT_S) -> Verdict | None:
     """Boot Linux (vmlinuz) on machine (a qemu.Machine, as hvprobe gets
     it) in run_dir; its Verdict, or None when it never finished."""
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     initrd = initramfs(run_dir / "initramfs.gz")
     words = f"console=ttyS0 panic=-1 quiet loglevel=4 {cmdline}".strip()
-    m = qemu.Machine(**{**vars(machine),
-                        "extra": [*machine.extra, "-initrd", str(initrd)]})
+    m = dataclasses.replace(machine,
+                            extra=[*machine.extra, "-initrd", str(initrd)])
     argv, _ = qemu.qemu_argv(m, kvm_ok, kernel=str(vmlinuz), cmdline=words)
     boot = Boot(run_dir)
     try:

@@ -13,6 +13,7 @@ unlike SIG_IGN, is not inherited by the programs the cleanup starts.
 import contextlib
 import signal
 import threading
+from collections.abc import Iterator
 
 SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 
@@ -20,24 +21,24 @@ SIGNALS = (signal.SIGINT, signal.SIGTERM, signal.SIGHUP)
 class Caught:
     """Which signal interrupted the command, if any."""
 
-    def __init__(self):
-        self.signum = None
+    def __init__(self) -> None:
+        self.signum: int | None = None
         self.more = 0
 
-    def handler(self, signum, frame):
+    def handler(self, signum, frame) -> None:
         if self.signum is None:
             self.signum = signum
             raise KeyboardInterrupt(signal.Signals(signum).name)
         self.more += 1
 
     @property
-    def name(self):
+    def name(self) -> str | None:
         return None if self.signum is None else \
             signal.Signals(self.signum).name
 
 
 @contextlib.contextmanager
-def interruptible():
+def interruptible() -> Iterator[Caught]:
     """Within it, SIGINT, SIGTERM and SIGHUP raise KeyboardInterrupt
     once; the handlers before it are restored after. Outside the main
     thread (a test harness) signals are left as they are."""

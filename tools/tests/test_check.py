@@ -135,8 +135,8 @@ class RunList(unittest.TestCase):
 class Rows(unittest.TestCase):
     def test_rows_before_the_guest_runs(self):
         self.assertEqual([name for name, _ in check.ROWS],
-                         ["layering", "lint", "unit", "python", "fuzz",
-                          "host-probe"])
+                         ["layering", "format", "lint", "types", "unit",
+                          "python", "fuzz", "host-probe"])
         self.assertTrue(all(callable(step) for _, step in check.ROWS))
         self.assertEqual([name for name, _ in check.AFTER_RUNS], ["kunit"])
 

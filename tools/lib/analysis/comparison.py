@@ -11,6 +11,7 @@ are counted but not listed unless asked for.
 import collections
 import fnmatch
 from dataclasses import dataclass
+from typing import Any
 
 from ..status import Status
 from . import figures, resultset, stats
@@ -27,7 +28,7 @@ class Row:
     constant: bool
 
 
-def passing(docs):
+def passing(docs) -> tuple[list[dict[str, Any]], dict[str, int]]:
     """(the runs that passed, {verdict: count} of the others): a crashed
     or failed run's figures are not measurements of the same thing."""
     good = [d for d in docs if d.get("verdict") == Status.PASS]
@@ -36,7 +37,7 @@ def passing(docs):
     return good, dict(others)
 
 
-def _values(docs):
+def _values(docs) -> dict[str, list[Any]]:
     out = collections.defaultdict(list)
     for doc in docs:
         for name, value in figures.of_run(doc).items():
@@ -44,7 +45,8 @@ def _values(docs):
     return out
 
 
-def compare(base_docs, new_docs, patterns=("*",)):
+def compare(base_docs, new_docs,
+            patterns=("*",)) -> tuple[list[Row], list[str], list[str]]:
     """(rows, only_base, only_new): rows for the scenarios both sets ran,
     and the names of the scenarios only one of them has."""
     base, new = resultset.grouped(base_docs), resultset.grouped(new_docs)
@@ -67,8 +69,8 @@ def compare(base_docs, new_docs, patterns=("*",)):
     return rows, only_base, only_new
 
 
-def tally(rows):
-    counts = collections.Counter()
+def tally(rows) -> dict[str, int]:
+    counts: collections.Counter[str] = collections.Counter()
     for row in rows:
         if row.constant:
             counts["constant"] += 1

@@ -11,6 +11,8 @@ listed too.
 """
 
 import collections
+from typing import Any
+from collections.abc import Iterator
 
 from ..status import Status
 
@@ -20,7 +22,7 @@ REASONS_SHOWN = 2
 SKIP_WORD = "skip= on the command line"
 
 
-def _leaves(test, path=()):
+def _leaves(test, path=()) -> Iterator[tuple[tuple[str, ...], dict[str, Any]]]:
     path = (*path, test["name"])
     if not test["cases"]:
         yield path, test
@@ -28,7 +30,7 @@ def _leaves(test, path=()):
         yield from _leaves(case, path)
 
 
-def _key(path, leaf):
+def _key(path, leaf) -> tuple[str, ...]:
     """What a skipped leaf stands for: its whole test where the test
     skipped as a whole (the kernel names that one case after the reason,
     which differs from host to host), else its path."""
@@ -37,7 +39,7 @@ def _key(path, leaf):
     return path
 
 
-def _covers(ran_path, key):
+def _covers(ran_path, key) -> bool:
     """Whether a leaf that ran exercises key. A skipped case carries the
     bare name of what it would check ("kvm"), one that ran says more
     ("kvm: kvmclock is enabled (tsc_khz ...)")."""
@@ -48,11 +50,13 @@ def _covers(ran_path, key):
                                  name.startswith(key[-1] + ":"))
 
 
-def lines(docs, skipped_runs=()):
+def lines(docs, skipped_runs=()) -> list[str]:
     """The "not exercised" lines for docs (results.json documents) and
     skipped_runs ([(run name, reason)])."""
     ran = set()
-    skipped = collections.defaultdict(list)     # key -> [(reason, note)]
+    # key -> [(reason, note)]
+    skipped: dict[tuple[str, ...], list[tuple[str, str | None]]] = \
+        collections.defaultdict(list)
     flavour_limited = collections.defaultdict(set)
     for doc in docs:
         notes = doc.get("host_notes") or {}

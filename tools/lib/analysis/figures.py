@@ -13,6 +13,8 @@ AP, "record": "ap"): records() reads them, and they are no figures.
 """
 
 import re
+from typing import Any
+from collections.abc import Iterator
 
 # Suffix of the last key (or of its parent, for {"median": ..} tables)
 # -> unit shown beside the number.
@@ -25,7 +27,7 @@ UNITS = (
 _SAFE = re.compile(r"[^\w-]")
 
 
-def unit_of(name):
+def unit_of(name) -> str:
     """The unit of a figure name, "" when its keys do not say."""
     parts = name.split(".")
     for part in reversed(parts[1:]):
@@ -35,11 +37,11 @@ def unit_of(name):
     return ""
 
 
-def _number(value):
+def _number(value) -> bool:
     return isinstance(value, (int, float)) and not isinstance(value, bool)
 
 
-def flatten(obj, prefix):
+def flatten(obj, prefix) -> dict[str, float]:
     """{dotted name: number} for the numbers in a DATA object."""
     out = {}
     for key, value in obj.items():
@@ -51,7 +53,7 @@ def flatten(obj, prefix):
     return out
 
 
-def data_objects(doc):
+def data_objects(doc) -> Iterator[tuple[str, dict[str, Any]]]:
     """(test name, DATA object) pairs of a results document, in order.
     A test's DATA object is filed under the test the object names."""
     for test in doc.get("tests") or []:
@@ -60,10 +62,11 @@ def data_objects(doc):
                 yield str(obj.get("test") or test.get("name")), obj
 
 
-def of_run(doc):
+def of_run(doc) -> dict[str, float]:
     """All figures of one run. The second DATA object of one test gets
     test#2 as its prefix, and so on; the host's own timing is "run.*"."""
-    out, seen = {}, {}
+    out: dict[str, float] = {}
+    seen: dict[str, int] = {}
     for test, obj in data_objects(doc):
         if "record" in obj:
             continue
@@ -80,14 +83,14 @@ def of_run(doc):
     return out
 
 
-def data(doc, test):
+def data(doc, test) -> dict[str, Any] | None:
     """The first DATA object of the named test (its summary: no record),
     or None."""
     return next((obj for name, obj in data_objects(doc)
                  if name == test and "record" not in obj), None)
 
 
-def records(doc, test, kind):
+def records(doc, test, kind) -> list[dict[str, Any]]:
     """The named test's items of one kind ("ap"), in order: its DATA
     objects that say "record": kind, or where a kernel lists them in the
     summary instead, that list (under kind + "s": "aps")."""

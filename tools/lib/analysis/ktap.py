@@ -17,7 +17,9 @@ as Linux's kunit.py would not call it one.
 
 import json
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..status import Status
 
@@ -58,12 +60,12 @@ _ESCAPE = re.compile(r"\x1b(?:\[[0-?]*[ -/]*[@-~]|[@-_])"
                      r"|[\x00-\x08\x0a-\x1f\x7f]")
 
 
-def worst(*statuses):
+def worst(*statuses) -> Status:
     """The worst of the given statuses, "pass" for none."""
     return max(statuses, key=_RANK.__getitem__, default=Status.PASS)
 
 
-def rollup(own, cases):
+def rollup(own, cases) -> Status:
     """A test's result from its own line and its cases' results, as
     ktap.rst has it: a fail or error anywhere is the test's; else a pass
     when its line or any case passed; a skip only when every case
@@ -89,18 +91,18 @@ class Test:
     data: list = field(default_factory=list)
     time: float | None = None
 
-    def effective_status(self):
+    def effective_status(self) -> Status:
         """This test's result with its cases' folded in (rollup()): a test
         that says ok over a failing case has still failed, and one with a
         skipped case among passing ones has passed."""
         return rollup(self.status, [c.effective_status() for c in self.cases])
 
-    def walk(self):
+    def walk(self) -> Iterator["Test"]:
         yield self
         for case in self.cases:
             yield from case.walk()
 
-    def to_json(self, top=True):
+    def to_json(self, top=True) -> dict[str, Any]:
         doc = {"name": self.name, "number": self.number,
                "status": self.status, "reason": self.reason,
                "cases": [c.to_json(top=False) for c in self.cases]}
@@ -125,10 +127,10 @@ class Report:
     totals_time: float | None = None
 
     @property
-    def crashed(self):
+    def crashed(self) -> bool:
         return self.crash_reason is not None
 
-    def walk(self):
+    def walk(self) -> Iterator[Test]:
         for test in self.tests:
             yield from test.walk()
 
@@ -145,14 +147,14 @@ class _Level:
     pending_name: str = ""
 
 
-def clean(line):
+def clean(line) -> str:
     """A serial line without its line ending, escapes or control bytes."""
     if isinstance(line, bytes):
         line = line.decode("utf-8", "replace")
     return _ESCAPE.sub("", line.expandtabs(8)).rstrip()
 
 
-def parse_totals(text):
+def parse_totals(text) -> dict[str, int]:
     return {key: int(value) for key, value in _COUNT.findall(text)}
 
 
@@ -160,24 +162,25 @@ class Parser:
     """Feed lines (str or bytes, with or without line endings) in order,
     then call finish() for the report. `report` may be read at any time."""
 
-    def __init__(self):
+    def __init__(self) -> None:
         self.report = Report()
-        self._levels = []
-        self._data = []      # DATA lines of the top-level test being printed
+        self._levels: list[_Level] = []
+        # DATA lines of the top-level test being printed
+        self._data: list[dict[str, Any]] = []
         self._lineno = 0
         self._done = False
         self._results = 0
-        self._capped = set()    # the caps already said to be reached
+        self._capped: set[str] = set()    # the caps already said to be reached
 
     @property
-    def started(self):
+    def started(self) -> bool:
         return bool(self._levels)
 
     @property
-    def done(self):
+    def done(self) -> bool:
         return self._done
 
-    def feed(self, line, time=None):
+    def feed(self, line, time=None) -> None:
         self._lineno += 1
         if self._done:
             return
@@ -194,7 +197,7 @@ class Parser:
             return
         self._line(len(line) - len(body), body, time)
 
-    def finish(self):
+    def finish(self) -> Report:
         """Close what the log left open; returns the report."""
         if not self._done:
             self._done = True
@@ -207,7 +210,7 @@ class Parser:
                 self._close_all(finished=False)
         return self.report
 
-    def _problem(self, text, structural=False):
+    def _problem(self, text, structural=False) -> None:
         """Note a problem; a structural one (the KTAP lies about itself)
         makes the run an error as well."""
         lists = [self.report.problems]
@@ -219,7 +222,7 @@ class Parser:
             elif len(problems) == MAX_PROBLEMS:
                 problems.append("further problems not recorded")
 
-    def _depth(self, indent):
+    def _depth(self, indent) -> int:
         """Index of the deepest open level this indentation belongs to."""
         depth = 0
         for i, level in enumerate(self._levels):
@@ -227,7 +230,7 @@ class Parser:
                 depth = i
         return depth
 
-    def _line(self, indent, body, time):
+    def _line(self, indent, body, time) -> None:
         if body.startswith("#"):
             self._diagnostic(indent, body, time)
             return
@@ -262,7 +265,7 @@ class Parser:
         else:
             self._result(level, depth == 0, result, body, time)
 
-    def _cap(self, what, limit):
+    def _cap(self, what, limit) -> None:
         """Say once that a cap was reached; an error, since the log is
         no longer read whole."""
         if what not in self._capped:
@@ -270,7 +273,7 @@ class Parser:
             self._problem(f"more than {limit} {what}: the rest is not "
                           "read", structural=True)
 
-    def _enter(self, indent):
+    def _enter(self, indent) -> int | None:
         """Open a subtest for a structural line indented past the deepest
         open level, or close the levels a shallower line ends; None for a
         line nested deeper than MAX_DEPTH, which is left out."""
@@ -284,7 +287,7 @@ class Parser:
         self._close_to(depth)
         return depth
 
-    def _result(self, level, top, match, body, time):
+    def _result(self, level, top, match, body, time) -> None:
         self._results += 1
         if self._results > MAX_RESULTS:
             self._cap("result lines", MAX_RESULTS)
@@ -314,7 +317,7 @@ class Parser:
             test.data, self._data = self._data, []
             self.report.tests.append(test)
 
-    def _diagnostic(self, indent, body, time):
+    def _diagnostic(self, indent, body, time) -> None:
         data = _DATA.match(body)
         if data:
             self._data_line(data.group(1))
@@ -341,7 +344,7 @@ class Parser:
             else:
                 self._levels[depth].name = subtest.group(1).strip()
 
-    def _data_line(self, text):
+    def _data_line(self, text) -> None:
         if len(self.report.data) >= MAX_DATA:
             self._cap("DATA lines", MAX_DATA)
             return
@@ -359,7 +362,7 @@ class Parser:
         self.report.data.append(obj)
         self._data.append(obj)
 
-    def _close_to(self, depth):
+    def _close_to(self, depth) -> None:
         """Close the levels deeper than depth; a closed subtest's results
         become the cases of its parent's next result line."""
         while len(self._levels) > depth + 1:
@@ -374,7 +377,7 @@ class Parser:
             parent.pending.extend(child.results)
             parent.pending_name = parent.pending_name or child.name
 
-    def _close_all(self, finished):
+    def _close_all(self, finished) -> None:
         """End every open subtest. One that never got its result line
         becomes an error test, so that what the guest printed before it
         stopped still reaches the report. After a totals line (finished)
@@ -389,7 +392,7 @@ class Parser:
                 self._problem("subtest ended without a result line", structural=True)
             name = root.pending_name
             if not name and self._data:
-                name = self._data[0].get("test")
+                name = str(self._data[0].get("test") or "")
             test = Test(number=len(root.results) + 1,
                         name=str(name or "(unnamed)"), status=Status.ERROR,
                         reason="unfinished: no result line",
@@ -405,8 +408,9 @@ class Parser:
         if root.plan is None:
             self._problem("no plan line at the top level", structural=True)
 
-    def _check_totals(self):
+    def _check_totals(self) -> None:
         totals, report = self.report.totals, self.report
+        assert totals is not None   # set just before, from the totals line
         if not report.tests:
             self._problem("no test at all", structural=True)
         if report.plan is not None and report.plan != len(report.tests):
@@ -434,7 +438,7 @@ class Parser:
                 self._problem(f"cases line {report.cases} disagrees with "
                               f"the cases printed {leaves}", structural=True)
 
-    def _reboot(self):
+    def _reboot(self) -> None:
         self._problem("second KTAP version line at the top level")
         self._close_all(finished=False)
         self.report.reboot_line = self._lineno
@@ -443,12 +447,12 @@ class Parser:
         self._done = True
 
 
-def _reject_constant(name):
+def _reject_constant(name) -> None:
     # NaN and Infinity are not JSON, and results.json must stay JSON.
     raise ValueError(f"{name} is not JSON")
 
 
-def _finite_float(text):
+def _finite_float(text) -> float:
     # 1e999 reads as infinity, which is no more JSON than Infinity is.
     value = float(text)
     if value in (float("inf"), float("-inf")):
@@ -456,7 +460,7 @@ def _finite_float(text):
     return value
 
 
-def parse(lines):
+def parse(lines) -> Report:
     """Parse a whole log (an iterable of lines) into a Report."""
     parser = Parser()
     for line in lines:

@@ -38,31 +38,33 @@ class Unavailable(Exception):
     """kunit.py could not be had here; the reason is the message."""
 
 
-def cached(cache, package):
+def cached(cache, package) -> Path | None:
     """kunit.py of package under cache, or None."""
     found = sorted(Path(cache, package).glob("*/tools/testing/kunit/kunit.py"))
     return found[0] if found else None
 
 
-def _pipeline(deb, into):
+def _pipeline(deb, into) -> None:
     """dpkg-deb's filesystem tar, the source tarball out of it, and the
     kunit tool's files out of that, into the folder into."""
     outer = subprocess.Popen(["dpkg-deb", "--fsys-tarfile", str(deb)],
                              stdout=subprocess.PIPE, stdin=subprocess.DEVNULL)
     inner = subprocess.Popen(["tar", "-xO", "--wildcards", INNER],
                              stdin=outer.stdout, stdout=subprocess.PIPE)
-    outer.stdout.close()
+    if outer.stdout:
+        outer.stdout.close()
     files = subprocess.run(["tar", "-xJ", "-C", str(into), "--wildcards", WANTED],
                            stdin=inner.stdout, capture_output=True,
                            timeout=FETCH_TIMEOUT_S)
-    inner.stdout.close()
+    if inner.stdout:
+        inner.stdout.close()
     statuses = (outer.wait(), inner.wait(), files.returncode)
     if any(statuses):
         raise Unavailable(f"cannot unpack {deb.name}: exit statuses {statuses} "
                           f"({files.stderr.decode(errors='replace').strip()[:200]})")
 
 
-def fetch(cache, package):
+def fetch(cache, package) -> Path:
     """kunit.py of package, from the cache or fetched into it now: the
     .deb apt names, checked against its SHA256
     (tools/lib/hostkernels/aptdeb.py), in a private folder."""
@@ -105,7 +107,7 @@ class Verdict:
     seconds: float
 
 
-def parse(kunit_py, log, timeout=TIMEOUT_S):
+def parse(kunit_py, log, timeout=TIMEOUT_S) -> Verdict:
     """Run kunit.py parse over log (it wants an absolute path)."""
     argv = [sys.executable, str(kunit_py), "parse", str(Path(log).resolve())]
     start = time.monotonic()
@@ -127,7 +129,7 @@ def parse(kunit_py, log, timeout=TIMEOUT_S):
     return Verdict(done.returncode, counts, complaints, summary, time.monotonic() - start)
 
 
-def leaf_counts(report):
+def leaf_counts(report) -> dict[str, int]:
     """What kunit.py should count in a ktap.Report: its leaves (a test
     with no cases is one), an error or timeout being a failure to it."""
     counts = {"passed": 0, "failed": 0, "skipped": 0}
@@ -140,7 +142,7 @@ def leaf_counts(report):
     return counts
 
 
-def judge(verdict, report, hvprobe_passed):
+def judge(verdict, report, hvprobe_passed) -> list[str]:
     """Problems (strings) with kunit.py's reading of one log, given its
     ktap.Report and whether hvprobe's own verdict was a pass."""
     if verdict.exit_status is None:
@@ -161,7 +163,7 @@ def judge(verdict, report, hvprobe_passed):
     return problems
 
 
-def report_of(log):
+def report_of(log) -> ktap.Report:
     """tools/lib/analysis/ktap.py's reading of a serial log."""
     with open(log, "rb") as f:
         return ktap.parse(f.read().splitlines())

@@ -26,6 +26,7 @@ worth doing.
 import difflib
 import json
 from dataclasses import dataclass, field
+from typing import Any
 
 from ..status import Status
 
@@ -78,10 +79,10 @@ class BadRecord(ValueError):
     """A log line that is not a record lava-run writes."""
 
 
-def _quoted(line, i):
+def _quoted(line, i) -> tuple[str, int]:
     """The YAML double-quoted scalar starting after the quote at i - 1:
     (its text, the index after its closing quote)."""
-    out = []
+    out: list[str] = []
     while i < len(line):
         c = line[i]
         if c == '"':
@@ -108,7 +109,7 @@ def _quoted(line, i):
     raise BadRecord("unterminated string")
 
 
-def load_record(line):
+def load_record(line) -> dict[str, Any]:
     """One lava-run log line as a dict. Every scalar comes back a string;
     tags (`!`, `!!int`) are dropped, as only their strings matter here."""
     out, i = [], 0
@@ -132,7 +133,7 @@ def load_record(line):
     return record
 
 
-def unescape_target(text):
+def unescape_target(text) -> str:
     """A serial line as the guest printed it, less the carriage returns
     and escape characters LAVA's logger dropped: every double quote got
     exactly one backslash in front of it, so taking one away is exact."""
@@ -149,12 +150,12 @@ class LavaLog:
     problems: list = field(default_factory=list)
 
 
-def definition_name(monitor_name):
+def definition_name(monitor_name) -> str:
     """The definition LAVA files a monitor's cases under."""
     return monitor_name.replace(" ", "-").lower()
 
 
-def read_log(lines, monitor_name):
+def read_log(lines, monitor_name) -> LavaLog:
     """Collect from lava-run's log lines the cases of one monitor, the
     serial output and the job's verdict. Lines that are not records (a
     Python warning, a traceback) are skipped; a record that cannot be read
@@ -182,7 +183,7 @@ def read_log(lines, monitor_name):
     return log
 
 
-def _result(log, msg, definition, number):
+def _result(log, msg, definition, number) -> None:
     if msg.get("definition") == definition:
         extra = msg.get("extra")
         # extra.test_case_id is the matched text; "case" is that text
@@ -204,13 +205,13 @@ def _result(log, msg, definition, number):
                 log.monitor_status = extra.get("status")
 
 
-def ktap_cases(report):
+def ktap_cases(report) -> list[tuple[str, str]]:
     """Every result line of a parsed KTAP report as (name, LAVA result),
     in the order the guest printed them: a test's cases come before the
     test's own line."""
     cases = []
 
-    def walk(test):
+    def walk(test) -> None:
         for case in test.cases:
             walk(case)
         cases.append((test.name, KTAP_TO_LAVA[test.status]))
@@ -220,11 +221,11 @@ def ktap_cases(report):
     return cases
 
 
-def _shown(case):
+def _shown(case) -> str:
     return f"{case[0]!r} ({case[1]})"
 
 
-def compare(lava, ktap):
+def compare(lava, ktap) -> list[str]:
     """Where LAVA's cases differ from the KTAP lines, as sentences; an
     empty list when they are equal, in order."""
     diffs = []
@@ -250,7 +251,7 @@ def compare(lava, ktap):
     return diffs
 
 
-def tally(cases):
+def tally(cases) -> dict[str, int]:
     """Counts of each LAVA result, for the summary line."""
     counts = {"pass": 0, "fail": 0, "skip": 0, "unknown": 0}
     for _, result in cases:
@@ -258,7 +259,7 @@ def tally(cases):
     return counts
 
 
-def yaml_single_quoted(text):
+def yaml_single_quoted(text) -> str:
     """text as a YAML single-quoted scalar, in which only the quote is
     special (the monitor pattern's backslashes pass through as they are)."""
     return "'" + text.replace("'", "''") + "'"

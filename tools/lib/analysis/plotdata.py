@@ -6,6 +6,7 @@ from the drawing so that it is tested without matplotlib.
 
 import collections
 from dataclasses import dataclass, field
+from typing import Any
 
 from . import figures, resultset, stats
 
@@ -16,7 +17,7 @@ AP_PHASES = ("INIT to SIPI", "SIPI to alive", "alive to calibrated",
              "calibrated to online")
 
 
-def _words(doc):
+def _words(doc) -> dict[str, str]:
     words = {}
     for word in str(doc.get("cmdline") or "").split():
         key, _, value = word.partition("=")
@@ -24,7 +25,7 @@ def _words(doc):
     return words
 
 
-def lpj_mode(doc):
+def lpj_mode(doc) -> str:
     """How the APs got lpj in this run, as a legend label."""
     smp = figures.data(doc, "smp") or {}
     words = _words(doc)
@@ -44,7 +45,7 @@ class Series:
     points: list = field(default_factory=list)   # (vcpus, Summary of ms)
 
 
-def bringup_series(docs):
+def bringup_series(docs) -> list[Series]:
     """One series per (lpj mode, node count): bring-up ms against vCPUs,
     each point the median and range of a scenario's repeats."""
     cells = collections.defaultdict(list)
@@ -56,7 +57,7 @@ def bringup_series(docs):
         nodes = smp.get("nodes") or 1
         label = f"{lpj_mode(doc)}, {nodes} node{'s' * (nodes != 1)}"
         cells[(label, smp["cpus"])].append(smp["total_us"] / 1000)
-    series = {}
+    series: dict[str, Series] = {}
     for (label, vcpus), values in sorted(cells.items()):
         series.setdefault(label, Series(label)).points.append(
             (vcpus, stats.summarize(values)))
@@ -70,7 +71,7 @@ class Timeline:
     total_ms: float | None
 
 
-def timeline(doc):
+def timeline(doc) -> Timeline | None:
     """The per-AP phases of one run, or None without per-AP data. A
     timestamp of 0 after the first means the AP never got there."""
     smp = figures.data(doc, "smp") or {}
@@ -79,7 +80,7 @@ def timeline(doc):
         return None
     bars = []
     for ap in aps:
-        marks = [ap.get(k) for k in AP_MARKS]
+        marks: list[Any] = [ap.get(k) for k in AP_MARKS]
         segs = []
         for i in range(len(AP_PHASES)):
             a, b = marks[i], marks[i + 1]
@@ -96,10 +97,10 @@ def timeline(doc):
                     total / 1000 if isinstance(total, (int, float)) else None)
 
 
-def timeline_choice(docs):
+def timeline_choice(docs) -> list[str]:
     """The scenarios whose timelines say most: for each lpj mode, the one
     with the most vCPUs, then the most nodes."""
-    best = {}
+    best: dict[str, tuple[tuple[int, int], str]] = {}
     for doc in docs:
         smp = figures.data(doc, "smp") or {}
         if not figures.records(doc, "smp", "ap"):
@@ -111,8 +112,8 @@ def timeline_choice(docs):
     return [name for _, name in best.values()]
 
 
-def _numbers(value):
-    return isinstance(value, list) and value and all(
+def _numbers(value) -> bool:
+    return isinstance(value, list) and bool(value) and all(
         isinstance(v, (int, float)) and not isinstance(v, bool)
         for v in value)
 
@@ -126,11 +127,11 @@ class PmiData:
     histograms: dict = field(default_factory=dict)
 
     @property
-    def empty(self):
+    def empty(self) -> bool:
         return not (self.samples or self.percentiles or self.histograms)
 
 
-def pmi(docs):
+def pmi(docs) -> PmiData:
     """Skid and delivery-gap distributions from pmi_stress DATA: raw
     samples (a list of numbers), histograms ({"edges": [...], "counts":
     [...]}), or percentile summaries ({"p50": .., "p99": .., "max": ..})

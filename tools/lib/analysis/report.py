@@ -8,6 +8,7 @@ tools/report prints it; tools/run prints it after a batch.
 
 import collections
 import fnmatch
+from typing import Any
 
 from . import figures, resultset, stats, table
 from .table import Column, render as render_table
@@ -32,20 +33,20 @@ OPTIONAL_COLUMNS = (
 )
 
 
-def ms(value):
+def ms(value) -> str:
     if value is None:
         return "-"
     return f"{value:.1f}" if abs(value) < 100 else f"{value:.0f}"
 
 
-def _verdicts(docs):
+def _verdicts(docs) -> str:
     counts = collections.Counter(d.get("verdict") or "?" for d in docs)
     if len(counts) == 1:
         return next(iter(counts))
     return ", ".join(f"{n} {v}" for v, n in counts.most_common())
 
 
-def ap_sources(doc):
+def ap_sources(doc) -> str | None:
     """How the APs got lpj, e.g. "calibrate 15" or "reuse 28, calibrate
     3", from the smp test's per-AP list."""
     if figures.data(doc, "smp") is None:
@@ -55,7 +56,7 @@ def ap_sources(doc):
     return ", ".join(f"{s} {n}" for s, n in counts.most_common()) or "no APs"
 
 
-def _vcpus(doc):
+def _vcpus(doc) -> int | None:
     smp = figures.data(doc, "smp") or {}
     if isinstance(smp.get("cpus"), int):
         return smp["cpus"]
@@ -63,7 +64,8 @@ def _vcpus(doc):
     return machine.get("vcpus")
 
 
-def _median(docs, name, scale=1):
+def _median(docs, name,
+            scale=1) -> tuple[float | None, float | None, float | None]:
     s = stats.summarize(figures.of_run(d).get(name) for d in docs)
     if s is None:
         return None, None, None
@@ -72,7 +74,8 @@ def _median(docs, name, scale=1):
     return s.median / scale, s.low / scale, s.high / scale
 
 
-def rows_for(docs, extra=(), per_run=False):
+def rows_for(docs, extra=(), per_run=False
+             ) -> tuple[list[Column], list[dict[str, Any]], list[str]]:
     """(columns, rows, notes) for the report. extra: figure names or
     fnmatch patterns to add as columns."""
     groups = [(resultset.name_of(d) + (f" ({d.get('run')})" if per_run
@@ -85,7 +88,7 @@ def rows_for(docs, extra=(), per_run=False):
                  "machine: their timing is not that host's"]
     else:
         notes = []
-    all_figs = {}
+    all_figs: dict[str, None] = {}     # insertion-ordered set
     for d in docs:
         for name in figures.of_run(d):
             all_figs.setdefault(name, None)
@@ -138,7 +141,7 @@ def rows_for(docs, extra=(), per_run=False):
     return cols, rows, notes
 
 
-def render(docs, fmt="text", extra=(), per_run=False):
+def render(docs, fmt="text", extra=(), per_run=False) -> str:
     cols, rows, notes = rows_for(docs, extra, per_run)
     text = render_table(cols, rows, fmt)
     if fmt == "text" and notes:
@@ -146,7 +149,7 @@ def render(docs, fmt="text", extra=(), per_run=False):
     return text
 
 
-def long_form(docs, fmt="text", patterns=("*",)):
+def long_form(docs, fmt="text", patterns=("*",)) -> str:
     """Every figure of every scenario, one per row: scenario, figure,
     median, range, unit, runs."""
     cols = [Column("scenario", "scenario"), Column("figure", "figure"),
@@ -164,6 +167,8 @@ def long_form(docs, fmt="text", patterns=("*",)):
             if not any(fnmatch.fnmatchcase(fig, p) for p in patterns):
                 continue
             s = stats.summarize(vals)
+            if s is None:   # never: every figure here has a value
+                continue
             rows.append({"scenario": name, "figure": fig,
                          "median": s.median, "min": s.low, "max": s.high,
                          "unit": figures.unit_of(fig), "n": s.n})

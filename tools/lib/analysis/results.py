@@ -8,8 +8,10 @@ construction.
 
 import os
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ..launch.qemu import EXIT_FAILED, EXIT_PASSED
 from ..status import Status
@@ -26,7 +28,7 @@ BAD = ktap.BAD
 MEM_TOLERANCE_KIB = 1024
 
 
-def results_dir(root):
+def results_dir(root) -> Path:
     """Where run folders go unless a command line says otherwise."""
     return Path(os.environ.get("HVPROBE_RESULTS", Path(root) / "results"))
 
@@ -34,7 +36,7 @@ def results_dir(root):
 LATEST = "latest"
 
 
-def point_latest(folder):
+def point_latest(folder) -> None:
     """Make folder's parent's `latest` a link to folder, replacing the
     last one in one step; quietly nothing where links cannot be made."""
     folder = Path(folder)
@@ -52,7 +54,7 @@ def point_latest(folder):
             pass
 
 
-def new_dir(parent, base):
+def new_dir(parent, base) -> Path:
     """parent/base, or base-2, base-3... if taken; created, so ours."""
     parent = Path(parent)
     parent.mkdir(parents=True, exist_ok=True)
@@ -66,20 +68,20 @@ def new_dir(parent, base):
     raise FileExistsError(f"no free folder name for {base} in {parent}")
 
 
-def effective(test):
+def effective(test) -> Status:
     """A test's status with its cases' folded in, as ktap.rst has it
     (ktap.rollup())."""
     return ktap.rollup(test["status"], [effective(c) for c in test["cases"]])
 
 
-def leaves(test):
+def leaves(test) -> Iterator[dict[str, Any]]:
     if not test["cases"]:
         yield test
     for case in test["cases"]:
         yield from leaves(case)
 
 
-def check_memory(reported_kib, expected_kib):
+def check_memory(reported_kib, expected_kib) -> tuple[Status, str]:
     """(status, detail) for the RAM the kernel found against --mem."""
     diff = abs(reported_kib - expected_kib)
     detail = (f"kernel sees {reported_kib} KiB, --mem is {expected_kib} KiB"
@@ -87,7 +89,7 @@ def check_memory(reported_kib, expected_kib):
     return (Status.PASS if diff <= MEM_TOLERANCE_KIB else Status.FAIL), detail
 
 
-def check_cmdline(reported, expected, boot):
+def check_cmdline(reported, expected, boot) -> tuple[Status, str]:
     if reported == expected:
         return Status.PASS, f"{expected!r}"
     detail = f"kernel saw {reported!r}, host passed {expected!r}"
@@ -97,7 +99,7 @@ def check_cmdline(reported, expected, boot):
     return Status.FAIL, detail
 
 
-def host_checks(tests, cmdline, mem_kib, boot):
+def host_checks(tests, cmdline, mem_kib, boot) -> list[dict[str, Any]]:
     """Checks only the host can make, from the boot test's DATA line; none
     when the boot test did not run or was skipped."""
     boot_test = next((t for t in tests if t["name"] == "boot"), None)
@@ -120,7 +122,7 @@ def host_checks(tests, cmdline, mem_kib, boot):
     return checks
 
 
-def smp_checks(tests, cmdline, smp, numa):
+def smp_checks(tests, cmdline, smp, numa) -> list[dict[str, Any]]:
     """The smp test's DATA against the machine QEMU was given: every vCPU
     online (unless cpus= capped them) and one node per --numa node."""
     data = next((d for t in tests for d in t["data"]
@@ -140,7 +142,8 @@ def smp_checks(tests, cmdline, smp, numa):
     return checks
 
 
-def exit_check(exit_status, ktap_verdict, expected_status=None):
+def exit_check(exit_status, ktap_verdict,
+               expected_status=None) -> list[dict[str, Any]]:
     """The kernel's own verdict, carried by isa-debug-exit, must agree
     with what it printed. Other statuses (ACPI power-off) carry none,
     unless the run names the status it expects (exit=acpi gives 0)."""
@@ -158,7 +161,7 @@ def exit_check(exit_status, ktap_verdict, expected_status=None):
                        f"KTAP says {ktap_verdict}"}]
 
 
-def line_checks(log_text, patterns):
+def line_checks(log_text, patterns) -> list[dict[str, Any]]:
     """Lines a run must print (a diagnostic, a note about bad firmware
     input) that no KTAP result carries: one check per pattern."""
     checks = []
@@ -172,12 +175,12 @@ def line_checks(log_text, patterns):
     return checks
 
 
-def ktap_verdict(tests):
+def ktap_verdict(tests) -> Status:
     bad = any(effective(t) in BAD for t in tests)
     return Status.FAIL if bad else Status.PASS
 
 
-def ktap_checks(report):
+def ktap_checks(report) -> list[dict[str, Any]]:
     """The host's check of the log's KTAP structure (ktap.Report.errors):
     an error when it lies about itself. A crash says enough on its own."""
     if report.crashed:
@@ -189,7 +192,7 @@ def ktap_checks(report):
              if errors else "the plan, the numbering and the totals agree"}]
 
 
-def verdict(doc):
+def verdict(doc) -> str:
     if doc["crash"]:
         return "crash"
     if any(c["status"] == Status.ERROR for c in doc["host_checks"]):
@@ -201,7 +204,7 @@ def verdict(doc):
     return Status.PASS
 
 
-def expect_fail_match(report, pattern):
+def expect_fail_match(report, pattern) -> str | None:
     """The first not-ok result line matching pattern, or None. A test the
     kernel ended (a crash, the watchdog) counts only with the case line
     that says so: its result line alone could come from anywhere."""
@@ -214,7 +217,7 @@ def expect_fail_match(report, pattern):
     return None
 
 
-def ended_by_kernel(test):
+def ended_by_kernel(test) -> bool:
     """Whether the kernel ended this test from outside it: a crash or the
     watchdog, said by a case of its own as well as by its result line."""
     return test.reason.startswith("crashed:") or "# TIMEOUT" in test.line
@@ -226,7 +229,7 @@ class Counts:
     failed: int = 0
     skipped: int = 0
 
-    def add(self, status):
+    def add(self, status) -> None:
         if status == Status.PASS:
             self.passed += 1
         elif status == Status.SKIP:
@@ -234,18 +237,18 @@ class Counts:
         else:
             self.failed += 1
 
-    def __iadd__(self, other):
+    def __iadd__(self, other) -> "Counts":
         self.passed += other.passed
         self.failed += other.failed
         self.skipped += other.skipped
         return self
 
-    def __str__(self):
+    def __str__(self) -> str:
         return (f"{self.passed} passed, {self.failed} failed, "
                 f"{self.skipped} skipped")
 
 
-def count_test(test, counts):
+def count_test(test, counts) -> None:
     """Count the leaf cases under test. A test that failed although none
     of its cases did (it crashed after the last one) counts once more."""
     if not test["cases"]:
@@ -258,7 +261,7 @@ def count_test(test, counts):
         counts.failed += 1
 
 
-def count_unit(report, returncode):
+def count_unit(report, returncode) -> "Counts":
     """Cases of the host unit test binary. Its KTAP must be complete (a
     totals line, or as many results as its plan), and a failing exit
     status must show up as a failed case."""
@@ -272,7 +275,7 @@ def count_unit(report, returncode):
     return counts
 
 
-def count_unittest(result):
+def count_unittest(result) -> "Counts":
     """Cases of a Python unittest result: one per test method."""
     failed = (len(result.failures) + len(result.errors)
               + len(result.unexpectedSuccesses))
@@ -281,7 +284,7 @@ def count_unittest(result):
                   skipped=skipped)
 
 
-def count_run(doc):
+def count_run(doc) -> "Counts":
     """Cases of one guest run: its leaf results, one failure for a crash,
     one case per host check; a negative run is one case."""
     counts = Counts()
@@ -300,7 +303,7 @@ def count_run(doc):
 _LABEL = {status: status.upper() for status in Status}
 
 
-def summary(doc, log_tail=()):
+def summary(doc, log_tail=()) -> list[str]:
     """The lines tools/run prints after a run."""
     out = []
     notes = doc.get("host_notes") or {}
@@ -343,7 +346,7 @@ def summary(doc, log_tail=()):
     return out
 
 
-def first_problem(doc):
+def first_problem(doc) -> str | None:
     """The first thing wrong with a run, in one line: the crash, else the
     first failing case ("smp / 2 every CPU online: reason") or test, else
     the first failing host check; None when nothing is."""
@@ -361,7 +364,7 @@ def first_problem(doc):
     return None
 
 
-def _bad_leaves(test, prefix=""):
+def _bad_leaves(test, prefix="") -> Iterator[dict[str, Any]]:
     for case in test["cases"]:
         path = f"{prefix}{case['number']} {case['name']}"
         if case["cases"]:

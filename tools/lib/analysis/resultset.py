@@ -11,6 +11,7 @@ rest is still read.
 import json
 import sys
 from pathlib import Path
+from typing import Any
 
 from ..launch.batch import INDEX
 from . import ktap, results
@@ -23,7 +24,7 @@ META_SUFFIX = ".meta.json"
 MAX_LOG_BYTES = 64 << 20
 
 
-def log_stem(path):
+def log_stem(path) -> str:
     name = Path(path).name
     for suffix in (LOG_SUFFIX, ".log", ".txt"):
         if name.endswith(suffix) and len(name) > len(suffix):
@@ -31,13 +32,13 @@ def log_stem(path):
     return name
 
 
-def meta_for(path):
+def meta_for(path) -> Path:
     """The sidecar description of a raw log (what tools/hyperv writes):
     X.meta.json beside X.serial.log or X.log."""
     return Path(path).with_name(log_stem(path) + META_SUFFIX)
 
 
-def doc_from_log(path, problems):
+def doc_from_log(path, problems) -> dict[str, Any] | None:
     """A results document for a raw serial log, or None when the file
     cannot be read at all."""
     path = Path(path)
@@ -47,7 +48,7 @@ def doc_from_log(path, problems):
     except OSError as err:
         problems.append(f"{path}: cannot read: {err.strerror}")
         return None
-    meta = {}
+    meta: dict[str, Any] = {}
     if meta_for(path).exists():
         meta = _read_json(meta_for(path), problems) or {}
         if not isinstance(meta, dict):
@@ -93,7 +94,7 @@ def doc_from_log(path, problems):
     return doc
 
 
-def _read_json(path, problems):
+def _read_json(path, problems) -> Any:
     try:
         # utf-8-sig: PowerShell's Set-Content writes a byte-order mark.
         with open(path, encoding="utf-8-sig") as f:
@@ -103,7 +104,7 @@ def _read_json(path, problems):
         return None
 
 
-def _results_doc(path, problems):
+def _results_doc(path, problems) -> dict[str, Any] | None:
     doc = _read_json(path, problems)
     if doc is None:
         return None
@@ -118,14 +119,15 @@ def _results_doc(path, problems):
     return doc
 
 
-def malformed(doc):
+def malformed(doc) -> str | None:
     """What is wrong with the shape of a results document that the
     commands reading it rely on, or None: tests and cases to a bounded
     depth, each with its name, status, reason and cases; host checks;
     the verdict, crash, problems and scenario fields."""
-    kinds = {"verdict": (str, type(None)), "crash": (str, type(None)),
-             "problems": list, "host_checks": list,
-             "scenario": (dict, type(None)), "timing": (dict, type(None))}
+    kinds: dict[str, type | tuple[type, ...]] = {
+        "verdict": (str, type(None)), "crash": (str, type(None)),
+        "problems": list, "host_checks": list,
+        "scenario": (dict, type(None)), "timing": (dict, type(None))}
     for key, kind in kinds.items():
         if key in doc and not isinstance(doc[key], kind):
             return f"{key} is a {type(doc[key]).__name__}"
@@ -151,7 +153,7 @@ def malformed(doc):
     return None
 
 
-def _in_folder(folder):
+def _in_folder(folder) -> list[Path]:
     """The files of a folder that hold results, in run order: a batch's
     index order when there is one, else by name."""
     index = folder / INDEX
@@ -172,7 +174,7 @@ def _in_folder(folder):
     return found + logs
 
 
-def load(paths):
+def load(paths) -> tuple[list[dict[str, Any]], list[str]]:
     """(docs, problems) for the given paths."""
     docs, problems = [], []
     for given in paths:
@@ -199,7 +201,7 @@ def load(paths):
     return docs, problems
 
 
-def load_noting(paths, prog, empty="no results found"):
+def load_noting(paths, prog, empty="no results found") -> list[dict[str, Any]]:
     """The docs of load(paths); each problem goes to stderr as "prog:
     problem", and so does empty when there is no doc at all."""
     docs, problems = load(paths)
@@ -208,7 +210,7 @@ def load_noting(paths, prog, empty="no results found"):
     return docs
 
 
-def name_of(doc):
+def name_of(doc) -> str:
     """The name runs are grouped by: the scenario's (repeats share it),
     else the run's own."""
     scenario = doc.get("scenario")
@@ -217,7 +219,7 @@ def name_of(doc):
     return str(doc.get("run") or doc.get("file") or "?")
 
 
-def host_label(doc):
+def host_label(doc) -> str:
     """Where a run ran when that was an L1 host kernel, e.g. "L1 6.12
     (tcg)": "" on a machine of its own."""
     nested = ((doc.get("host") or {}).get("nested")
@@ -228,10 +230,10 @@ def host_label(doc):
     return f"L1 {nested.get('host_kernel', '?')} ({l0})"
 
 
-def grouped(docs, by_host=False):
+def grouped(docs, by_host=False) -> dict[str, list[dict[str, Any]]]:
     """{name: [docs]} in first-seen order; by_host keeps runs on
     different host kernels apart ("NAME @ L1 6.12 (tcg)")."""
-    groups = {}
+    groups: dict[str, list[dict[str, Any]]] = {}
     for doc in docs:
         name = name_of(doc)
         if by_host and host_label(doc):

@@ -29,11 +29,11 @@ class Summary:
     high: float
 
     @property
-    def spread(self):
+    def spread(self) -> float:
         return self.high - self.low
 
 
-def summarize(values):
+def summarize(values) -> Summary | None:
     """Summary of the numbers in values (None and non-numbers left out),
     or None when there is none."""
     nums = [v for v in values
@@ -44,11 +44,11 @@ def summarize(values):
                    low=min(nums), high=max(nums))
 
 
-def overlap(a, b):
+def overlap(a, b) -> bool:
     return a.low <= b.high and b.low <= a.high
 
 
-def change_pct(base, new):
+def change_pct(base, new) -> float | None:
     """The new median against the base median, in percent; None when the
     base is 0 (no ratio means anything there)."""
     if base.median == 0:
@@ -63,7 +63,8 @@ class Verdict:
     noise_known: bool       # both sides had repeats to estimate noise
 
 
-def compare(base_values, new_values):
+def compare(base_values,
+            new_values) -> tuple[Summary | None, Summary | None, Verdict]:
     base, new = summarize(base_values), summarize(new_values)
     if base is None or new is None:
         return base, new, Verdict(MISSING, None, False)

@@ -16,7 +16,7 @@ from typing import Callable
 FORMATS = ("text", "csv", "json", "markdown")
 
 
-def plain(value):
+def plain(value) -> str:
     if value is None:
         return "-"
     if isinstance(value, float):
@@ -33,11 +33,11 @@ class Column:
     numeric: bool = False
 
     @property
-    def title(self):
+    def title(self) -> str:
         return f"{self.header} ({self.unit})" if self.unit else self.header
 
 
-def render(columns, rows, fmt="text"):
+def render(columns, rows, fmt="text") -> str:
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
@@ -55,7 +55,7 @@ def render(columns, rows, fmt="text"):
         [[c.fmt(row.get(c.key)) for c in columns] for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(columns))]
 
-    def line(values, sep="  "):
+    def line(values, sep="  ") -> str:
         return sep.join(v.rjust(w) if c.numeric else v.ljust(w)
                         for v, w, c in zip(values, widths, columns)).rstrip()
     if fmt == "markdown":

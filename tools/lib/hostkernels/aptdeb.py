@@ -32,11 +32,11 @@ class AptError(Exception):
     """The package could not be had, or was not the file apt named."""
 
 
-def available():
+def available() -> bool:
     return bool(shutil.which("apt-get") and shutil.which("dpkg-deb"))
 
 
-def _apt(argv, cwd=None):
+def _apt(argv, cwd=None) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run(argv, cwd=cwd, capture_output=True, text=True,
                               errors="replace", timeout=TIMEOUT_S,
@@ -48,7 +48,7 @@ def _apt(argv, cwd=None):
         raise AptError(f"cannot run {argv[0]}: {err}") from None
 
 
-def named_file(spec, print_uris):
+def named_file(spec, print_uris) -> tuple[str, int, str]:
     """(file name, size, sha256) of spec's package (NAME or NAME=VERSION)
     in `apt-get download --print-uris` output; AptError unless it names
     exactly one .deb of that package."""
@@ -62,7 +62,7 @@ def named_file(spec, print_uris):
     return m.group("file"), int(m.group("size")), m.group("sha256")
 
 
-def sha256_of(path):
+def sha256_of(path) -> str:
     digest = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
@@ -70,7 +70,7 @@ def sha256_of(path):
     return digest.hexdigest()
 
 
-def private_dir(parent):
+def private_dir(parent) -> Path:
     """A new folder under parent that only this process (and, as root,
     apt's download user) may enter."""
     Path(parent).mkdir(parents=True, exist_ok=True)
@@ -83,7 +83,7 @@ def private_dir(parent):
     return Path(work)
 
 
-def download(spec, work):
+def download(spec, work) -> Path:
     """spec's .deb, downloaded into the private folder work and checked:
     its path."""
     listed = _apt(["apt-get", "download", "--print-uris", "-q", spec])
@@ -102,7 +102,7 @@ def download(spec, work):
     return deb
 
 
-def owned_like(path, ref):
+def owned_like(path, ref) -> None:
     """As root, give path and all under it to ref's owner (the checkout's
     user), so that a build as root leaves no root-owned files in a user's
     tree; nothing otherwise, or when ref is root's."""

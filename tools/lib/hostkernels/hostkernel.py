@@ -50,19 +50,19 @@ class HostKernel:
     version: str | None = None
     load: list = field(default_factory=list)   # module files, in load order
 
-    def describe(self):
+    def describe(self) -> str:
         what = f"{self.package} {self.version}" if self.package \
             else str(self.vmlinuz)
         return f"Linux {self.release} ({what})"
 
 
-def _shown(path):
+def _shown(path) -> str:
     path = Path(path).resolve()
     return str(path.relative_to(ROOT)) if path.is_relative_to(ROOT) \
         else str(path)
 
 
-def _run(argv, **kwargs):
+def _run(argv, **kwargs) -> subprocess.CompletedProcess[str]:
     try:
         return subprocess.run(argv, capture_output=True, text=True,
                               errors="replace", stdin=subprocess.DEVNULL,
@@ -71,7 +71,7 @@ def _run(argv, **kwargs):
         raise HostKernelError(f"{argv[0]}: {err}") from None
 
 
-def newest_in_series(madison, series):
+def newest_in_series(madison, series) -> str | None:
     """The newest version of the meta-package in series, from `apt-cache
     madison` (which lists newest first), or None."""
     for line in madison.splitlines():
@@ -82,7 +82,7 @@ def newest_in_series(madison, series):
     return None
 
 
-def image_package(show):
+def image_package(show) -> tuple[str | None, str | None]:
     """(package, version) of the image the meta-package's `apt-cache
     show` record depends on, or (None, None)."""
     m = re.search(r"^Depends:.*?\b(linux-image-[\w.+~-]+-amd64)\s*"
@@ -90,7 +90,7 @@ def image_package(show):
     return (m.group(1), m.group(2)) if m else (None, None)
 
 
-def debian_package(series):
+def debian_package(series) -> tuple[str, str | None]:
     """(package, version) of Debian's image for series, from apt."""
     if series not in SERIES:
         raise HostKernelError(f"unknown series {series!r} (known: "
@@ -112,7 +112,7 @@ def debian_package(series):
     return package, exact
 
 
-def unpacked(directory):
+def unpacked(directory) -> tuple[Path, Path] | None:
     """(vmlinuz, lib/modules/RELEASE) in an unpacked image, or None."""
     images = sorted(Path(directory).glob("boot/vmlinuz-*"))
     mods = sorted(Path(directory).glob("lib/modules/*"))
@@ -121,7 +121,7 @@ def unpacked(directory):
     return images[0], mods[0]
 
 
-def fetch_debian(series, cache=CACHE, log=print):
+def fetch_debian(series, cache=CACHE, log=print) -> HostKernel:
     """Debian's kernel for series, from the cache or fetched into it."""
     package, version = debian_package(series)
     target = Path(cache) / f"{package}_{version}"
@@ -147,12 +147,14 @@ def fetch_debian(series, cache=CACHE, log=print):
             shutil.rmtree(work, ignore_errors=True)
         aptdeb.owned_like(target, ROOT)
         found = unpacked(target)
+    if found is None:   # the unpacked tree was checked before it moved
+        raise HostKernelError(f"no kernel in {_shown(target)}")
     vmlinuz, modules = found
     return HostKernel(series, vmlinuz, modules, modules.name, package,
                       version)
 
 
-def own_build(image, modules=None):
+def own_build(image, modules=None) -> HostKernel:
     """A user's kernel: a bzImage and, unless KVM is built in, its
     modules folder (lib/modules/RELEASE, as `make modules_install
     INSTALL_MOD_PATH=DIR` leaves it, or DIR itself)."""
@@ -171,7 +173,7 @@ def own_build(image, modules=None):
     return HostKernel(image.name, image, modules, release or image.name)
 
 
-def resolve(spec, modules=None, cache=CACHE, log=print):
+def resolve(spec, modules=None, cache=CACHE, log=print) -> HostKernel:
     """A HostKernel for --host-kernel SPEC: a series, or an image path."""
     if spec in SERIES:
         if modules is not None:
@@ -187,17 +189,17 @@ def resolve(spec, modules=None, cache=CACHE, log=print):
     return kernel
 
 
-def module_name(path):
+def module_name(path) -> str:
     return path.name.split(".ko")[0].replace("-", "_")
 
 
-def module_bytes(path):
+def module_bytes(path) -> bytes:
     """A module file's contents, xz-compressed or not."""
     data = Path(path).read_bytes()
     return lzma.decompress(data) if path.name.endswith(".xz") else data
 
 
-def depends(data):
+def depends(data) -> list[str]:
     """The module names a module's .modinfo depends= field lists."""
     m = re.search(rb"\0depends=([\w,-]*)\0", b"\0" + data)
     if not m or not m.group(1):
@@ -205,7 +207,7 @@ def depends(data):
     return [d.decode().replace("-", "_") for d in m.group(1).split(b",")]
 
 
-def load_order(modules, wanted):
+def load_order(modules, wanted) -> list[Path]:
     """The files of wanted and their dependencies, dependencies first;
     names not found are taken as built in."""
     if modules is None:
@@ -214,7 +216,7 @@ def load_order(modules, wanted):
              if p.name.endswith((".ko", ".ko.xz"))}
     order, seen = [], set()
 
-    def visit(name, chain):
+    def visit(name, chain) -> None:
         if name in seen or name not in files:
             return
         if name in chain:

@@ -60,11 +60,11 @@ class L0:
     cpu: str
     why: str
 
-    def to_json(self):
+    def to_json(self) -> dict[str, str]:
         return {"accel": self.accel, "cpu": self.cpu, "why": self.why}
 
 
-def choose_l0(kvm_module, kvm_works):
+def choose_l0(kvm_module, kvm_works) -> L0:
     """How to run L1 on this machine: under KVM with a vPMU where KVM
     works and can run a stock kernel, else under TCG."""
     if kvm_works and kvm_module in ("kvm_intel", "kvm_amd"):
@@ -77,7 +77,7 @@ def choose_l0(kvm_module, kvm_works):
               "SVM and nested paging")
 
 
-def _cpio_entry(name, mode, data=b"", ino=1):
+def _cpio_entry(name, mode, data=b"", ino=1) -> bytes:
     """One newc cpio record (the kernel's initramfs format,
     Documentation/driver-api/early-userspace/buffer-format.rst)."""
     name_bytes = name.encode() + b"\0"
@@ -89,7 +89,7 @@ def _cpio_entry(name, mode, data=b"", ino=1):
             + pad(len(data)))
 
 
-def cpio(files):
+def cpio(files) -> bytes:
     """A newc archive of {path: (mode, bytes)}; folders from their mode."""
     out = io.BytesIO()
     for ino, (name, (mode, data)) in enumerate(sorted(files.items()), 1):
@@ -156,7 +156,7 @@ poweroff -f
 """
 
 
-def initramfs(kernel, out):
+def initramfs(kernel, out) -> Path:
     """Write L1's initramfs for kernel (a hostkernel.HostKernel) to out."""
     if not BUSYBOX.exists():
         raise NestedError(f"{BUSYBOX} is missing (Debian's busybox-static; "
@@ -178,7 +178,7 @@ def initramfs(kernel, out):
     return out
 
 
-def job_script(commands, share, env):
+def job_script(commands, share, env) -> str:
     """The script L1 runs in the shared root: each command in this
     checkout, its exit status recorded in the share as it ends."""
     lines = ["set -u", f"cd {shlex.quote(str(ROOT))}",
@@ -194,7 +194,8 @@ def job_script(commands, share, env):
     return "\n".join(lines) + "\n"
 
 
-def qemu_argv(kernel, initrd, share, l0, binary="qemu-system-x86_64"):
+def qemu_argv(kernel, initrd, share, l0,
+              binary="qemu-system-x86_64") -> list[str]:
     cmdline = ("console=ttyS0 panic=-1 quiet loglevel=4 "
                f"hvprobe.share={share} hvprobe.checkout={ROOT}")
     root = "local,path=/,mount_tag=hostroot,security_model=none," \
@@ -211,11 +212,11 @@ def qemu_argv(kernel, initrd, share, l0, binary="qemu-system-x86_64"):
 class Console(serial.Console):
     """L1's serial console, each line shown with the kernel's label."""
 
-    def __init__(self, run_dir, label, stream):
+    def __init__(self, run_dir, label, stream) -> None:
         super().__init__(run_dir)
         self.label, self.stream = label, stream
 
-    def line(self, raw, text, stamp):
+    def line(self, raw, text, stamp) -> bool:
         if text and self.stream is not None:
             print(f"[L1 {self.label}] {text}", file=self.stream, flush=True)
         return False
@@ -231,7 +232,8 @@ class Outcome:
     console: Path           # L1's serial log
 
 
-def run(kernel, commands, share, timeout, l0, stream=sys.stdout, env=None):
+def run(kernel, commands, share, timeout, l0, stream=sys.stdout,
+        env=None) -> Outcome:
     """Boot kernel as L1 under l0 and run commands (argv lists, run in
     this checkout) in it, one after another; share is the read-write
     folder they write into (it must be inside this machine's root).
@@ -272,7 +274,7 @@ def run(kernel, commands, share, timeout, l0, stream=sys.stdout, env=None):
                           f" script ({'timed out' if console.timed_out else f'QEMU exit {console.exit_status}'}"
                           f"{': ' + tail if tail else ''}); its console: "
                           f"{own / serial.LOG}") from None
-    statuses = [None] * len(commands)
+    statuses: list[int | None] = [None] * len(commands)
     try:
         for line in (own / (STATUS + ".each")).read_text().splitlines():
             index, status = line.split()

@@ -29,6 +29,7 @@ import platform
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
 from . import qemu
 
@@ -77,7 +78,7 @@ BOOT_LIMITS = {
 }
 
 
-def ioctl_check(device=DEVICE):
+def ioctl_check(device=DEVICE) -> tuple[bool, str]:
     """(ok, reason): /dev/kvm opens, speaks API 12 and creates a VM."""
     try:
         fd = os.open(device, os.O_RDWR | os.O_CLOEXEC)
@@ -99,17 +100,18 @@ def ioctl_check(device=DEVICE):
         os.close(fd)
 
 
-def _read(path):
+def _read(path) -> str | None:
     try:
         return Path(path).read_text().strip()
     except OSError:
         return None
 
 
-def cpu_vendor(cpuinfo):
+def cpu_vendor(cpuinfo) -> tuple[str | None, set[str]]:
     """(vendor_id, flags) of the first processor in /proc/cpuinfo's text;
     vendor_id keeps its spaces (Zhaoxin's is "  Shanghai  ")."""
-    vendor, flags = None, set()
+    vendor: str | None = None
+    flags: set[str] = set()
     for line in cpuinfo.splitlines():
         key, _, value = line.partition(":")
         key = key.strip()
@@ -122,7 +124,7 @@ def cpu_vendor(cpuinfo):
     return vendor, flags
 
 
-def kallsyms_modules(kallsyms):
+def kallsyms_modules(kallsyms) -> set[str]:
     """The vendor modules whose cancel_injection /proc/kallsyms lists as
     a text symbol, built in or loaded."""
     names = {n: m for m, ns in CANCEL_SYMBOLS.items() for n in ns}
@@ -134,7 +136,8 @@ def kallsyms_modules(kallsyms):
     return found
 
 
-def vendor_module(cpuinfo, kallsyms, sys_module=SYS_MODULE):
+def vendor_module(cpuinfo, kallsyms,
+                  sys_module=SYS_MODULE) -> tuple[str | None, str]:
     """The KVM vendor module this CPU runs, from its vendor and what
     kallsyms lists: (module or None, how it was chosen). kallsyms is
     its text, or a function that reads it: reading /proc/kallsyms takes
@@ -147,7 +150,7 @@ def vendor_module(cpuinfo, kallsyms, sys_module=SYS_MODULE):
     hardware virtualization; it is the one where the CPU shows neither
     vmx nor svm, or where it is the only one kallsyms lists."""
     vendor, flags = cpu_vendor(cpuinfo)
-    own, flag = CPU_VENDORS.get(vendor, (None, None))
+    own, flag = CPU_VENDORS.get(vendor or "", (None, None))
     name = (vendor or "unknown").strip()
     present = {p.name for p in Path(sys_module).glob("kvm_*") if p.is_dir()}
     # No doubt: the CPU's own module is there, and no other that could
@@ -188,7 +191,7 @@ def vendor_module(cpuinfo, kallsyms, sys_module=SYS_MODULE):
          if present else "")
 
 
-def flavour(sys_module=SYS_MODULE, proc=PROC):
+def flavour(sys_module=SYS_MODULE, proc=PROC) -> dict[str, Any]:
     """Which KVM this is: {"module", "enable_pmu", "kernel"}; module and
     enable_pmu are None where the host does not say."""
     module, _ = vendor_module(_read(Path(proc) / "cpuinfo") or "",
@@ -200,7 +203,7 @@ def flavour(sys_module=SYS_MODULE, proc=PROC):
             "kernel": platform.release()}
 
 
-def limits(module):
+def limits(module) -> dict[str, str]:
     """The tests module's KVM cannot run: {test: reason}."""
     return dict(LIMITS.get(module or "", {}))
 
@@ -214,7 +217,7 @@ CPU_LIMITS = {
 }
 
 
-def boot_limit(module, boot, cpu=None):
+def boot_limit(module, boot, cpu=None) -> str | None:
     """Why module's KVM cannot boot this way, with this -cpu model (None:
     the default), or None when it can."""
     why = BOOT_LIMITS.get(module or "", {}).get(boot)
@@ -225,7 +228,7 @@ def boot_limit(module, boot, cpu=None):
     return why
 
 
-def host_notes(module, enable_pmu):
+def host_notes(module, enable_pmu) -> dict[str, str]:
     """What the host says beside a guest's SKIP: {test: note}."""
     notes = {}
     if enable_pmu is False:
@@ -233,14 +236,14 @@ def host_notes(module, enable_pmu):
     return notes
 
 
-def _cache_path(root):
+def _cache_path(root) -> Path:
     # An L1 host kernel sees this checkout read-only: it keeps its cache
     # on its own tmpfs (tools/lib/hostkernels/nested.py sets the variable).
     return Path(os.environ.get("HVPROBE_KVM_CACHE") or
                 Path(root) / "build" / "kvm-probe.json")
 
 
-def _cache_key(qemu_version, device=DEVICE):
+def _cache_key(qemu_version, device=DEVICE) -> dict[str, Any]:
     try:
         st = os.stat(device)
         dev = f"{st.st_rdev}:{int(st.st_mtime)}"
@@ -251,7 +254,7 @@ def _cache_key(qemu_version, device=DEVICE):
             "qemu": qemu_version, "device": dev}
 
 
-def probe_boot(root, binary="qemu-system-x86_64"):
+def probe_boot(root, binary="qemu-system-x86_64") -> tuple[bool, str]:
     """(ok, reason) from a short boot of build/hvprobe.elf32 under KVM;
     FileNotFoundError when there is no image to boot yet."""
     kernel = Path(root) / "build" / "hvprobe.elf32"
@@ -275,7 +278,7 @@ def probe_boot(root, binary="qemu-system-x86_64"):
     return False, f"a boot under KVM failed (QEMU exit {done.returncode}: {tail[:160]})"
 
 
-def works(root, qemu_version):
+def works(root, qemu_version) -> tuple[bool, str]:
     """(ok, reason): KVM passes the ioctls and a boot, cached on disk."""
     ok, why = ioctl_check()
     if not ok:
@@ -303,11 +306,11 @@ def works(root, qemu_version):
 
 
 @functools.lru_cache(maxsize=None)
-def _works_once(root, qemu_version):
+def _works_once(root, qemu_version) -> tuple[bool, str]:
     return works(root, qemu_version)
 
 
-def flavour_works(root):
+def flavour_works(root) -> tuple[str | None, bool]:
     """(vendor module, whether KVM works here), for choosing how to run
     an L1 host kernel."""
     from .. import hostinfo     # hostinfo imports this module
@@ -315,19 +318,19 @@ def flavour_works(root):
                                             hostinfo.qemu_version())[0]
 
 
-def usable(root, qemu_version):
+def usable(root, qemu_version) -> bool:
     """Whether --accel auto picks KVM: works(), for this checkout."""
     return _works_once(str(root), qemu_version)[0]
 
 
-def state(root, qemu_version):
+def state(root, qemu_version) -> dict[str, Any]:
     """What results.json says of this host's KVM: its flavour, whether
     it works, and why (or why not)."""
     ok, why = _works_once(str(root), qemu_version)
     return {**flavour(), "works": ok, "reason": why}
 
 
-def _selected(words):
+def _selected(words) -> tuple[list[str], list[str]]:
     """The tests test= names (["all"] when it is not given) and the words
     of skip= (none when not given); the last of each word wins, as in
     the kernel's parser."""
@@ -341,7 +344,7 @@ def _selected(words):
     return test, skip
 
 
-def leave_out(words, module):
+def leave_out(words, module) -> tuple[list[str], list[dict[str, str]]]:
     """(words, not_runnable) for a run under module's KVM: skip= gains each
     test of LIMITS that test= selects, so the guest reports it SKIP by name
     instead of hanging in it; not_runnable lists [{"test", "reason"}]."""

@@ -26,13 +26,13 @@ class MediaError(Exception):
     """The boot media could not be made; the run cannot start."""
 
 
-def grub_quote(word):
+def grub_quote(word) -> str:
     """A GRUB word that stands for exactly `word`: inside single quotes
     everything is literal, so only the quote itself needs '\\''."""
     return "'" + word.replace("'", "'\\''") + "'"
 
 
-def rewrite_grub_cfg(text, words):
+def rewrite_grub_cfg(text, words) -> str:
     """grub.cfg with every multiboot2 line passing words as the command
     line in place of the default one."""
     args = "".join(" " + grub_quote(w) for w in words)
@@ -50,7 +50,7 @@ def rewrite_grub_cfg(text, words):
     return "".join(lines)
 
 
-def make_iso(isodir, run_dir, words):
+def make_iso(isodir, run_dir, words) -> Path:
     """Build run_dir/hvprobe.iso from the ISO tree isodir with words as
     the default entry's kernel command line; returns its path."""
     tree = Path(run_dir) / "isodir"
@@ -78,7 +78,7 @@ def make_iso(isodir, run_dir, words):
 CHOICE_FILE = "hvprobe-scenario.cfg"
 
 
-def choice_disk(run_dir, entry):
+def choice_disk(run_dir, entry) -> Path:
     """run_dir/choice.img: a FAT floppy-sized disk holding CHOICE_FILE
     with `set default=entry`, for GRUB to boot that ISO entry; made with
     mtools, as a Hyper-V user makes a VHDX with the same file."""
@@ -99,7 +99,7 @@ def choice_disk(run_dir, entry):
     return img
 
 
-def copy_ovmf_vars(source, run_dir):
+def copy_ovmf_vars(source, run_dir) -> Path:
     """A writable variable store for one run, so runs never share one."""
     target = Path(run_dir) / "OVMF_VARS.fd"
     try:

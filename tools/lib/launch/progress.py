@@ -16,7 +16,8 @@ import time
 
 
 class Progress:
-    def __init__(self, total, stream=None, live=None, clock=time.monotonic):
+    def __init__(self, total, stream=None, live=None,
+                 clock=time.monotonic) -> None:
         self.total = total
         self.stream = stream or sys.stdout
         self.live = self.stream.isatty() if live is None else live
@@ -25,16 +26,16 @@ class Progress:
         self.done = self.running = self.failed = self.skipped = 0
         self._lock = threading.Lock()
         self._stop = threading.Event()
-        self._ticker = None
+        self._ticker: threading.Thread | None = None
         self._drawn = False
 
-    def __enter__(self):
+    def __enter__(self) -> "Progress":
         if self.live:
             self._ticker = threading.Thread(target=self._tick, daemon=True)
             self._ticker.start()
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc) -> None:
         self._stop.set()
         if self._ticker:
             self._ticker.join()
@@ -45,7 +46,7 @@ class Progress:
             except BrokenPipeError:
                 self._gone()
 
-    def counts(self):
+    def counts(self) -> str:
         elapsed = self.clock() - self.start
         text = (f"[{self.done}/{self.total}] running {self.running}, "
                 f"failed {self.failed}")
@@ -53,7 +54,7 @@ class Progress:
             text += f", skipped {self.skipped}"
         return text + f", {elapsed:.1f} s"
 
-    def _gone(self):
+    def _gone(self) -> None:
         """The reader went away: write on into /dev/null."""
         null = os.open(os.devnull, os.O_WRONLY)
         try:
@@ -64,12 +65,12 @@ class Progress:
             os.close(null)
         self.live = False
 
-    def started(self):
+    def started(self) -> None:
         with self._lock:
             self.running += 1
             self._draw()
 
-    def finished(self, line, failed=False, skipped=False):
+    def finished(self, line, failed=False, skipped=False) -> None:
         """A run ended: line says which and how."""
         with self._lock:
             self.running -= 1
@@ -87,7 +88,7 @@ class Progress:
             except BrokenPipeError:
                 self._gone()
 
-    def note(self, line):
+    def note(self, line) -> None:
         """A line of its own (a failing run's details), above the live
         line on a terminal."""
         with self._lock:
@@ -99,12 +100,12 @@ class Progress:
             except BrokenPipeError:
                 self._gone()
 
-    def _erase(self):
+    def _erase(self) -> None:
         if self.live and self._drawn:
             self.stream.write("\r\x1b[K")
             self._drawn = False
 
-    def _draw(self):
+    def _draw(self) -> None:
         if self.live:
             try:
                 self.stream.write("\r\x1b[K" + self.counts())
@@ -113,7 +114,7 @@ class Progress:
             except BrokenPipeError:
                 self._gone()
 
-    def _tick(self):
+    def _tick(self) -> None:
         while not self._stop.wait(0.5):
             with self._lock:
                 self._draw()

@@ -36,7 +36,7 @@ THREAD_NAMES = "hvprobe,debug-threads=on"
 DEFAULT_BINARY = "qemu-system-x86_64"
 
 
-def qemu_binary():
+def qemu_binary() -> str:
     return os.environ.get("QEMU") or DEFAULT_BINARY
 
 
@@ -64,7 +64,7 @@ class Machine:
     extra: list = field(default_factory=list)
 
 
-def parse_size(text):
+def parse_size(text) -> int:
     """A memory size as --mem takes it (256M, 1G, 512 = MiB), in MiB."""
     match = re.fullmatch(r"(\d{1,9})\s*([MGT]?)(?:i?B)?", text.strip(),
                          re.IGNORECASE)
@@ -74,7 +74,7 @@ def parse_size(text):
     return int(match.group(1)) << shift
 
 
-def kvm_device_ok(path="/dev/kvm"):
+def kvm_device_ok(path="/dev/kvm") -> bool:
     """Whether this process may open KVM's device read-write."""
     try:
         os.close(os.open(path, os.O_RDWR | os.O_CLOEXEC))
@@ -107,7 +107,7 @@ _INTEL_CONSTANT_TSC = (
     "ClearwaterForest", "Snowridge", "Denverton", "KnightsMill")
 
 
-def tcg_tsc_note(model):
+def tcg_tsc_note(model) -> str | None:
     """None when a guest on TCG CPU model `model` has a constant TSC by
     Linux's rule (the invariant-TSC bit, or an Intel family 6 model from
     0x0e on), else why not: then every AP calibrates unless lpj is
@@ -133,7 +133,7 @@ def tcg_tsc_note(model):
             f"model ({TCG_CPU}) has one")
 
 
-def resolve_accel(requested, kvm_ok):
+def resolve_accel(requested, kvm_ok) -> tuple[str, str]:
     """(accelerator, default CPU model) for --accel and the host's KVM."""
     if requested not in ACCELS:
         raise ConfigError(f"unknown accelerator {requested!r}")
@@ -145,7 +145,7 @@ def resolve_accel(requested, kvm_ok):
     return "tcg", TCG_CPU
 
 
-def numa_args(mem_mib, smp, nodes):
+def numa_args(mem_mib, smp, nodes) -> list[str]:
     """Split memory and CPUs evenly over nodes, CPUs in contiguous ranges,
     so that node i holds CPUs [i*k, (i+1)*k)."""
     if nodes < 1:
@@ -166,7 +166,7 @@ def numa_args(mem_mib, smp, nodes):
     return args
 
 
-def smp_arg(smp, nodes):
+def smp_arg(smp, nodes) -> str:
     """-smp's value. With NUMA, each node is one socket (package): Linux
     shares a calibrated lpj only within a package, so a node that is not
     a package of its own would hide the per-node cost being measured.
@@ -177,7 +177,7 @@ def smp_arg(smp, nodes):
 
 
 def qemu_argv(m, kvm_ok, kernel=None, cmdline="", iso=None, vars_file=None,
-              binary=None):
+              binary=None) -> tuple[list[str], str]:
     """(argv, accelerator) for machine m. kernel is the multiboot1 image
     for --boot kernel; iso and vars_file are the CD and the writable copy
     of OVMF's variable store for the firmware paths."""
@@ -212,6 +212,6 @@ def qemu_argv(m, kvm_ok, kernel=None, cmdline="", iso=None, vars_file=None,
     return argv + list(m.extra), accel
 
 
-def _opt(value):
+def _opt(value) -> str:
     # QEMU's option syntax escapes a comma inside a value by doubling it.
     return value.replace(",", ",,")

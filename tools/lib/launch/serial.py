@@ -26,7 +26,9 @@ import signal
 import subprocess
 import threading
 import time
+from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from ..analysis import ktap
 
@@ -51,6 +53,7 @@ class Interrupted(Exception):
 
 # prctl(2): the signal a child gets when the thread that made it exits.
 PR_SET_PDEATHSIG = 1
+_LIBC: ctypes.CDLL | None
 try:
     _LIBC = ctypes.CDLL(None, use_errno=True)
 except OSError:
@@ -60,10 +63,10 @@ _live_lock = threading.Lock()
 STOP = threading.Event()
 
 
-def _die_with(parent):
+def _die_with(parent) -> Callable[[], None]:
     """The child's first act: die by SIGKILL when its parent does, and at
     once if the parent is already gone. Only async-signal-safe calls."""
-    def preexec():
+    def preexec() -> None:
         if _LIBC is not None:
             _LIBC.prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
         if os.getppid() != parent:
@@ -71,7 +74,7 @@ def _die_with(parent):
     return preexec
 
 
-def spawn(argv, **kwargs):
+def spawn(argv, **kwargs) -> subprocess.Popen[Any]:
     """subprocess.Popen(argv, **kwargs), its own process group, dying
     with this process; Interrupted once stop_all() was called."""
     with _live_lock:
@@ -83,7 +86,7 @@ def spawn(argv, **kwargs):
     return proc
 
 
-def kill(proc):
+def kill(proc) -> None:
     """Kill proc's process group (proc and all it started), reap proc and
     forget it."""
     with _live_lock:
@@ -96,7 +99,7 @@ def kill(proc):
     proc.wait()
 
 
-def stop_all():
+def stop_all() -> None:
     """The interrupt: no new child starts, every running one is killed
     with its group."""
     STOP.set()
@@ -106,7 +109,7 @@ def stop_all():
         kill(proc)
 
 
-def read_times(text):
+def read_times(text) -> list[tuple[float, str]]:
     """(seconds, line) pairs from a serial.times file's text; a line that
     carries no stamp is passed over."""
     out = []
@@ -125,28 +128,28 @@ class Console:
     or deadline() comes sooner than the timeout) and says what the end of
     the time means (expired())."""
 
-    def __init__(self, run_dir):
+    def __init__(self, run_dir) -> None:
         self.run_dir = Path(run_dir)
-        self.exit_status = None
+        self.exit_status: int | None = None
         self.timed_out = False
         self.cut_short = False     # QEMU was still running when reading ended
         self.flooded = False       # it was stopped past MAX_OUTPUT bytes
-        self.wall = None
+        self.wall: float | None = None
 
-    def line(self, raw, text, stamp):
+    def line(self, raw, text, stamp) -> bool:
         """One serial line (bytes, and cleaned), already in serial.times;
         True ends the run here, and lines after it are not read."""
         return False
 
-    def deadline(self, start, timeout):
+    def deadline(self, start, timeout) -> float:
         """When the run ends at the latest, in time.monotonic() seconds."""
         return start + timeout
 
-    def expired(self):
+    def expired(self) -> None:
         """The deadline came before QEMU exited."""
         self.timed_out = True
 
-    def boot(self, argv, timeout, cwd=None):
+    def boot(self, argv, timeout, cwd=None) -> None:
         """Run QEMU (argv) until it exits, the deadline passes or line()
         ends the run; QEMU is killed if it still runs. CannotStart when
         it cannot be started."""
@@ -163,17 +166,18 @@ class Console:
                 self._stream(proc, log, times, timeout)
             finally:
                 kill(proc)
-                proc.stdout.close()
+                if proc.stdout:
+                    proc.stdout.close()
         if STOP.is_set():
             raise Interrupted("interrupted")
 
-    def stderr_lines(self):
+    def stderr_lines(self) -> list[str]:
         """What QEMU said on stderr, as lines."""
         path = self.run_dir / STDERR
         text = path.read_text(errors="replace") if path.exists() else ""
         return text.strip().splitlines()
 
-    def _stream(self, proc, log, times, timeout):
+    def _stream(self, proc, log, times, timeout) -> None:
         start = time.monotonic()
         fd = proc.stdout.fileno()
         sel = selectors.DefaultSelector()
@@ -224,7 +228,7 @@ class Console:
         if proc.poll() is not None:
             self.exit_status = proc.returncode
 
-    def _line(self, raw, stamp, times):
+    def _line(self, raw, stamp, times) -> bool:
         text = ktap.clean(raw)
         times.write(f"{stamp:.6f} {text}\n")
         return self.line(raw, text, stamp)

@@ -44,6 +44,7 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
+from typing import Any
 
 from ..launch import kvm
 from .probecount import (KPROBES, KEYS, KPROBE_KEYS, MARK_EVENT, MARK_FILTER,
@@ -93,42 +94,43 @@ class CannotProbe(Exception):
 
 # --- host facts ----------------------------------------------------------
 
-def read(path, default=None):
+def read(path, default=None) -> str | None:
     try:
         return Path(path).read_text(errors="replace").strip()
     except OSError:
         return default
 
 
-def vendor_choice():
+def vendor_choice() -> tuple[str | None, str]:
     """(KVM vendor module, how it was chosen): by the CPU's vendor and
     what /proc/kallsyms lists (kvm.vendor_module())."""
     return kvm.vendor_module(read(PROC / "cpuinfo", "") or "",
                              kallsyms_text, SYSMODULE)
 
 
-def vendor_module():
+def vendor_module() -> str | None:
     """The KVM vendor module (kvm_intel, kvm_amd, kvm_pvm)."""
     return vendor_choice()[0]
 
 
-def kallsyms_text():
+def kallsyms_text() -> str:
     return read(PROC / "kallsyms", "") or ""
 
 
-def sample_rate():
+def sample_rate() -> int | None:
     value = read(PROC / "sys/kernel/perf_event_max_sample_rate")
     return int(value) if value and value.isdigit() else None
 
 
-def kmsg(since=None):
+def kmsg(since=None) -> tuple[int | None, list[str] | str]:
     """(last sequence number, [kernel log lines after since]) from
     /dev/kmsg, or (None, reason) when it cannot be read."""
     try:
         fd = os.open(KMSG, os.O_RDONLY | os.O_NONBLOCK)
     except OSError as err:
         return None, f"cannot read {KMSG}: {err.strerror}"
-    last, lines = since or 0, []
+    last: int = since or 0
+    lines: list[str] = []
     try:
         while True:
             try:
@@ -142,7 +144,7 @@ def kmsg(since=None):
             if not record:
                 break
             seq, text = kmsg_record(record)
-            if seq is None:
+            if seq is None or text is None:
                 continue
             last = max(last, seq)
             if since is None or seq > since:
@@ -152,7 +154,7 @@ def kmsg(since=None):
     return last, lines
 
 
-def kmsg_record(record):
+def kmsg_record(record) -> tuple[int | None, str | None]:
     """(sequence number, message) of one /dev/kmsg record ("prio,seq,
     usec,flags;message\n" and continuation lines), or (None, None)."""
     head, _, text = record.decode(errors="replace").partition(";")
@@ -162,11 +164,11 @@ def kmsg_record(record):
     return int(parts[1]), text.split("\n", 1)[0]
 
 
-def throttling(lines):
+def throttling(lines) -> list[str]:
     return [line for line in lines if THROTTLE.search(line)]
 
 
-def host_facts():
+def host_facts() -> dict[str, Any]:
     """What a reader needs to judge the counts: kernel release, vendor
     module, kvm.enable_pmu, the perf sample-rate cap, throttling seen
     so far (since boot)."""
@@ -183,7 +185,7 @@ def host_facts():
     }
 
 
-def facts_lines(facts):
+def facts_lines(facts) -> list[str]:
     """The host facts as lines to print."""
     pmu = facts.get("enable_pmu")
     lines = [
@@ -208,7 +210,7 @@ def facts_lines(facts):
 
 # --- symbols --------------------------------------------------------------
 
-def kallsyms_find(text, names):
+def kallsyms_find(text, names) -> dict[str, str]:
     """{name: module ("" for the kernel proper)} for the names that
     /proc/kallsyms lists as text symbols."""
     want, found = set(names), {}
@@ -220,7 +222,7 @@ def kallsyms_find(text, names):
     return found
 
 
-def cancel_symbol(kallsyms, module):
+def cancel_symbol(kallsyms, module) -> tuple[str | None, str | None]:
     """(symbol, its module) where this host cancels a VM-entry: the
     vendor module's, else the one *_cancel_injection kallsyms lists."""
     names = VENDORS.get(module, ())
@@ -242,7 +244,7 @@ def cancel_symbol(kallsyms, module):
 
 # --- vCPU threads ---------------------------------------------------------
 
-def vcpus_by_name(pid):
+def vcpus_by_name(pid) -> dict[int, int]:
     """{tid: vCPU index} of QEMU's vCPU threads, named "CPU n/KVM" (QEMU
     names them only with -name ...,debug-threads=on)."""
     found = {}
@@ -256,13 +258,13 @@ def vcpus_by_name(pid):
     return found
 
 
-def vcpus_by_debugfs(pid):
+def vcpus_by_debugfs(pid) -> dict[int, int]:
     """{tid: vCPU index} from KVM's debugfs (kvm/<pid>-<fd>/vcpuN/pid:
     the thread that last ran vCPU N; 0 before it first ran)."""
     found = {}
     for vm in (DEBUGFS / "kvm").glob(f"{pid}-*"):
         for vcpu in vm.glob("vcpu*"):
-            index, tid = vcpu.name[4:], read(vcpu / "pid", "")
+            index, tid = vcpu.name[4:], read(vcpu / "pid", "") or ""
             if index.isdigit() and tid.isdigit() and int(tid):
                 found[int(tid)] = int(index)
     return found
@@ -273,7 +275,8 @@ def vcpus_by_debugfs(pid):
 VCPU_WAIT_S = 60.0
 
 
-def find_vcpus(pid, want=None, wait_s=VCPU_WAIT_S, poll_s=0.05):
+def find_vcpus(pid, want=None, wait_s=VCPU_WAIT_S,
+               poll_s=0.05) -> tuple[dict[int, int], str]:
     """({tid: vCPU index}, how they were found). Waits up to wait_s for
     want threads (QEMU makes them as it starts); names first, debugfs
     where debugfs is mounted, else every thread of the process (indices
@@ -311,23 +314,23 @@ STATE_FILES = ("kprobe_events", "uprobe_events", "dynamic_events",
                "events/kvm/enable")
 
 
-def mounts():
+def mounts() -> list[str]:
     """tracefs and debugfs mounts: ["tracefs /sys/kernel/tracing", ...]."""
-    text = read(PROC / "mounts", "")
+    text = read(PROC / "mounts", "") or ""
     return sorted(f"{p[2]} {p[1]}" for p in
                   (line.split() for line in text.splitlines())
                   if len(p) >= 3 and p[2] in ("tracefs", "debugfs"))
 
 
-def tracefs_mounted():
+def tracefs_mounted() -> bool:
     return any(m.split(" ", 1)[1] == str(TRACEFS) for m in mounts() if
                m.startswith("tracefs ")) and (TRACEFS / "events").is_dir()
 
 
-def tracing_state():
+def tracing_state() -> dict[str, Any]:
     """What a probe might leave behind: the mounts, and where tracefs is
     mounted its dynamic events, enabled events, tracer and instances."""
-    state = {"mounts": mounts()}
+    state: dict[str, Any] = {"mounts": mounts()}
     if (TRACEFS / "events").is_dir():
         for name in STATE_FILES:
             path = TRACEFS / name
@@ -342,7 +345,7 @@ def tracing_state():
     return state
 
 
-def state_diff(before, after):
+def state_diff(before, after) -> list[str]:
     """What changed between two tracing_state()s, as lines."""
     out = []
     for key in sorted(set(before) | set(after)):
@@ -352,14 +355,14 @@ def state_diff(before, after):
     return out
 
 
-def short(value, limit=120):
+def short(value, limit=120) -> str:
     text = "absent" if value is None else repr(value)
     return text if len(text) <= limit else text[:limit] + "..."
 
 
 # --- kprobe events --------------------------------------------------------
 
-def write_tracefs(name, text):
+def write_tracefs(name, text) -> None:
     """Append text to a tracefs file in one write. Never opened for
     truncation: that clears kprobe_events of every probe on the host."""
     fd = os.open(TRACEFS / name, os.O_WRONLY | os.O_APPEND | os.O_CLOEXEC)
@@ -369,7 +372,7 @@ def write_tracefs(name, text):
         os.close(fd)
 
 
-def kprobe_listed(kprobe_events, name, group=PROBE_GROUP):
+def kprobe_listed(kprobe_events, name, group=PROBE_GROUP) -> bool:
     """Whether kprobe_events' text lists GROUP/NAME (as "p:GROUP/NAME
     SYMBOL ..." or "r...:GROUP/NAME ...")."""
     return any(line.split(" ", 1)[0].split(":", 1)[-1] == f"{group}/{name}"
@@ -378,7 +381,7 @@ def kprobe_listed(kprobe_events, name, group=PROBE_GROUP):
 
 # --- perf -----------------------------------------------------------------
 
-def run_quiet(argv, timeout=60):
+def run_quiet(argv, timeout=60) -> tuple[int, str, str]:
     """(exit status, stdout, stderr) of a short command; 127 if it
     cannot start, 124 if it outlived timeout."""
     try:
@@ -398,19 +401,22 @@ class PerfSession:
     enable, it counts. Then stop()ped with SIGINT, as perf must be for
     a usable perf.data."""
 
-    def __init__(self, argv, tmp, name):
-        self.argv, self.proc = list(argv), None
+    def __init__(self, argv, tmp, name) -> None:
+        self.argv = list(argv)
+        self.proc: subprocess.Popen[bytes] | None = None
         self.ctl, self.ack = Path(tmp) / f"{name}.ctl", \
             Path(tmp) / f"{name}.ack"
         self.stderr = Path(tmp) / f"{name}.stderr"
-        self.rc, self.how = None, None
-        self._ack_fd = self._ctl_fd = None
+        self.rc: int | None = None
+        self.how: str | None = None
+        self._ack_fd: int | None = None
+        self._ctl_fd: int | None = None
 
-    def command(self):
+    def command(self) -> list[str]:
         return self.argv[:2] + ["-D", "-1", "--control",
                                 f"fifo:{self.ctl},{self.ack}"] + self.argv[2:]
 
-    def start(self):
+    def start(self) -> None:
         os.mkfifo(self.ctl)
         os.mkfifo(self.ack)
         # perf opens the ack FIFO write-only, which waits for a reader.
@@ -439,7 +445,8 @@ class PerfSession:
                 if not chunk:
                     time.sleep(0.02)
 
-    def _alive_or_raise(self, deadline, what):
+    def _alive_or_raise(self, deadline, what) -> None:
+        assert self.proc is not None    # start() made it
         if self.proc.poll() is not None:
             raise CannotProbe(f"{' '.join(self.argv[:2])} exited "
                               f"{self.proc.returncode} before it could "
@@ -449,18 +456,18 @@ class PerfSession:
             raise CannotProbe(f"{' '.join(self.argv[:2])} did not "
                               f"{what} within {PERF_WAIT_S} s")
 
-    def error_text(self):
+    def error_text(self) -> str:
         text = read(self.stderr, "") or "(nothing on stderr)"
         return " ".join(text.split())[:400]
 
-    def interrupt(self):
+    def interrupt(self) -> None:
         """SIGINT, if perf still runs: it writes out what it has and
         ends."""
         if self.proc is not None and self.proc.poll() is None:
             self.how = "stopped with SIGINT"
             self.proc.send_signal(signal.SIGINT)
 
-    def stop(self, grace_s=0.0):
+    def stop(self, grace_s=0.0) -> int | None:
         """End perf: it may have ended by itself (its threads left) within
         grace_s, else SIGINT, else (stuck) SIGKILL, said in self.how."""
         if self.proc is None:
@@ -492,17 +499,17 @@ class PerfSession:
         return self.rc
 
     @property
-    def ok(self):
+    def ok(self) -> bool:
         # perf exits 0, or with SIGINT's status when it was interrupted.
         return self.rc in (0, 130, -signal.SIGINT) and \
             self.how != "killed: it did not stop on SIGINT"
 
 
 class _ignored:
-    def __enter__(self):
+    def __enter__(self) -> "_ignored":
         return self
 
-    def __exit__(self, kind, value, tb):
+    def __exit__(self, kind, value, tb) -> bool:
         return kind is not None and issubclass(kind, OSError)
 
 
@@ -512,7 +519,7 @@ class _ignored:
 RECORD_MMAP = "16M"
 
 
-def record_argv(perf, out, tids, events, mmap=RECORD_MMAP):
+def record_argv(perf, out, tids, events, mmap=RECORD_MMAP) -> list[str]:
     """perf record of every event (period 1) on the threads tids; events
     are (name, filter or None)."""
     argv = [perf, "record", "-q", "-c", "1", "-m", mmap, "-o", str(out),
@@ -524,7 +531,7 @@ def record_argv(perf, out, tids, events, mmap=RECORD_MMAP):
     return argv
 
 
-def stat_argv(perf, out, tids, events=("kvm:*",)):
+def stat_argv(perf, out, tids, events=("kvm:*",)) -> list[str]:
     argv = [perf, "stat", "-x", SEP, "--per-thread", "-o", str(out),
             "-t", ",".join(str(t) for t in sorted(tids))]
     for name in events:
@@ -532,7 +539,7 @@ def stat_argv(perf, out, tids, events=("kvm:*",)):
     return argv
 
 
-def script_argv(perf, data):
+def script_argv(perf, data) -> list[str]:
     return [perf, "script", "-i", str(data), "--ns",
             "-F", "pid,tid,time,event,trace"]
 
@@ -553,30 +560,32 @@ class Probe:
     never (tracepoint mode everywhere)."""
 
     def __init__(self, folder, perf="perf", kprobes="auto", mmap=RECORD_MMAP,
-                 keep_data=False, discover=True):
+                 keep_data=False, discover=True) -> None:
         self.folder = Path(folder)
         self.discover = discover
         self.perf_name, self.kprobes, self.mmap = perf, kprobes, mmap
         self.keep_data = keep_data
-        self.perf = None
+        self.perf: str | None = None
         self.mounted = False
-        self.tracefs = None
-        self.active = []            # kprobe events we added
-        self.notes = []
-        self.before = None
-        self.tmp = None
-        self.sessions = []
-        self.record = self.stat = None
+        self.tracefs: str | None = None
+        self.active: list[str] = []            # kprobe events we added
+        self.notes: list[str] = []
+        self.before: dict[str, Any] | None = None
+        self.tmp: str | None = None
+        self.sessions: list[PerfSession] = []
+        self.record: PerfSession | None = None
+        self.stat: PerfSession | None = None
         self.mode = "tracepoint"
-        self.cancel = None
-        self.kvm_events = []
-        self.vcpus, self.vcpu_method = {}, ""
-        self.discovery = []
-        self.leftovers = []
-        self.kmsg_seq = None
-        self.result = None
+        self.cancel: str | None = None
+        self.kvm_events: list[str] = []
+        self.vcpus: dict[int, int] = {}
+        self.vcpu_method = ""
+        self.discovery: list[int] = []
+        self.leftovers: list[str] = []
+        self.kmsg_seq: int | None = None
+        self.result: Result | None = None
 
-    def __enter__(self):
+    def __enter__(self) -> "Probe":
         try:
             self.open()
         except BaseException:
@@ -584,12 +593,11 @@ class Probe:
             raise
         return self
 
-    def __exit__(self, kind, value, tb):
+    def __exit__(self, kind, value, tb) -> None:
         self.close()
-        return False
 
     # The host, before anything runs.
-    def open(self):
+    def open(self) -> None:
         if geteuid() != 0:
             raise CannotProbe("needs root: perf reads kvm: tracepoints "
                               "of other processes and tracefs")
@@ -600,7 +608,7 @@ class Probe:
         self.before = tracing_state()
         self.kmsg_seq, _ = kmsg()
         if not tracefs_mounted():
-            filesystems = read(PROC / "filesystems", "")
+            filesystems = read(PROC / "filesystems", "") or ""
             if "tracefs" not in filesystems.split():
                 raise CannotProbe("the kernel has no tracefs")
             rc, _, err = run_quiet([*MOUNT, str(TRACEFS)], timeout=30)
@@ -626,7 +634,7 @@ class Probe:
                               "(tracepoint mode asked for; they need "
                               "kprobes)")
 
-    def _place_kprobes(self):
+    def _place_kprobes(self) -> None:
         if not (TRACEFS / "kprobe_events").exists():
             self.notes.append(
                 "cancelled VM-entries: not counted: they need kprobes, "
@@ -665,10 +673,10 @@ class Probe:
         self.mode, self.cancel = "kprobe", symbol
 
     @staticmethod
-    def _event(key):
+    def _event(key) -> str:
         return f"{PROBE_GROUP}:{KPROBES[key]}"
 
-    def _add_kprobe(self, name, symbol, module):
+    def _add_kprobe(self, name, symbol, module) -> str | None:
         """None once placed, else why not (the kernel's words: the
         write's error and what it added to tracefs's error_log)."""
         line = f"p:{PROBE_GROUP}/{name} {symbol} {KPROBE_ARGS}"
@@ -687,7 +695,7 @@ class Probe:
         self.active.append(f"{PROBE_GROUP}:{name}")
         return None
 
-    def _remove_kprobes(self):
+    def _remove_kprobes(self) -> None:
         """Remove the kprobe events we added, by name, and nothing else;
         perf may hold one a moment after it ends (EBUSY)."""
         for event in reversed(self.active):
@@ -709,8 +717,8 @@ class Probe:
                     f"echo '-:{group}/{name}' >> {TRACEFS}/kprobe_events")
         self.active = []
 
-    def recorded_events(self):
-        events = [(MARK_EVENT, MARK_FILTER)]
+    def recorded_events(self) -> list[tuple[str, str | None]]:
+        events: list[tuple[str, str | None]] = [(MARK_EVENT, MARK_FILTER)]
         events += [(f"kvm:{e}", None) for e in TRACEPOINTS
                    if e in self.kvm_events]
         if self.mode == "kprobe":
@@ -718,7 +726,7 @@ class Probe:
                        if self._event(k) in self.active]
         return events
 
-    def attach(self, pid, want_vcpus=None, wait_s=VCPU_WAIT_S):
+    def attach(self, pid, want_vcpus=None, wait_s=VCPU_WAIT_S) -> None:
         """Find QEMU's vCPU threads and start counting them: perf stat of
         every kvm: tracepoint on a few (what fires), perf record of the
         marks and what is counted on all."""
@@ -726,9 +734,10 @@ class Probe:
         if not self.vcpus:
             raise CannotProbe(f"process {pid} has no threads to probe")
         tids = sorted(self.vcpus)
-        self.discovery = [t for t in sorted(tids, key=self.vcpus.get)
+        self.discovery = [t for t in sorted(tids, key=lambda t: self.vcpus[t])
                           if self.vcpus[t] >= 0][:DISCOVERY_THREADS] or \
             tids[:DISCOVERY_THREADS]
+        assert self.tmp is not None     # open() made it
         if self.discover:
             self.stat = PerfSession(
                 stat_argv(self.perf, Path(self.tmp) / "kvm-events.csv",
@@ -742,10 +751,10 @@ class Probe:
                 self.sessions.append(session)
                 session.start()
 
-    def data_path(self):
+    def data_path(self) -> Path:
         return self.folder / "perf.data"
 
-    def finish(self, serial_text=""):
+    def finish(self, serial_text="") -> Result:
         """Stop perf and read what it counted: a Result."""
         # perf stat never ends by itself; perf record may, once QEMU has.
         if self.stat is not None:
@@ -758,7 +767,8 @@ class Probe:
             if not s.ok:
                 self.notes.append(f"{' '.join(s.argv[:2])} exited "
                                   f"{s.rc} ({s.how}): {s.error_text()}")
-        fired = parse_stat(read(Path(self.tmp) / "kvm-events.csv", ""))
+        assert self.tmp is not None     # open() made it
+        fired = parse_stat(read(Path(self.tmp) / "kvm-events.csv", "") or "")
         tl, lost = self._script()
         # What was recorded fired (or not) whatever the discovery says.
         for event, _ in self.recorded_events():
@@ -785,7 +795,7 @@ class Probe:
             cancel_symbol=self.cancel, tracefs=self.tracefs)
         return self.result
 
-    def _script(self):
+    def _script(self) -> tuple[Tally, int]:
         data = self.data_path()
         if not data.exists():
             return Tally([], {}, 0, None, None), 0
@@ -797,7 +807,8 @@ class Probe:
         try:
             tl = tally(proc.stdout)
         finally:
-            proc.stdout.close()
+            if proc.stdout:
+                proc.stdout.close()
             try:
                 proc.wait(timeout=PERF_WAIT_S)
             except subprocess.TimeoutExpired:
@@ -809,7 +820,7 @@ class Probe:
                                  "--stats"], timeout=120)
         return tl, parse_lost(stats)
 
-    def close(self):
+    def close(self) -> None:
         """Undo what open() did, and compare the tracing state."""
         for session in self.sessions:
             with _ignored():

@@ -16,6 +16,7 @@ are missing the row is one SKIP that says which.
 """
 
 import shutil
+from typing import Any
 
 from .. import hostinfo, jsonfile
 from ..analysis import results
@@ -29,7 +30,7 @@ WORDS = ["test=nmi_storm"]
 WINDOW = "nmi_storm"
 
 
-def cannot(perf="perf"):
+def cannot(perf="perf") -> str | None:
     """Why the row cannot run here, or None."""
     if not (guest.BUILD / "hvprobe.elf32").exists():
         return "needs build/hvprobe.elf32 (make)"
@@ -46,7 +47,7 @@ def cannot(perf="perf"):
     return None
 
 
-def nmi_cancel_counts(result, name=WINDOW):
+def nmi_cancel_counts(result, name=WINDOW) -> dict[str, Any] | None:
     """What the NMI IPIs did on the host over the guest's window named
     name, per vCPU thread, from a kprobe-mode Result: {"window_s",
     "complete", "lost", "vcpus": [{"vcpu", "tid", "cancels",
@@ -70,11 +71,11 @@ def nmi_cancel_counts(result, name=WINDOW):
                ("cancels", "after_nmi", "nmi_injections")}}
 
 
-def judge(outcome, result):
+def judge(outcome, result) -> list[tuple[Status, str]]:
     """[(status, line)] for one probed nmi_storm run."""
     cases = []
 
-    def case(ok, text, skip=None):
+    def case(ok, text, skip=None) -> None:
         status = Status.SKIP if skip else Status.PASS if ok else Status.FAIL
         cases.append((status, f"{text}" + (f" # SKIP {skip}" if skip else
                                            "")))
@@ -147,7 +148,8 @@ def judge(outcome, result):
     return cases
 
 
-def row(log_dir, perf="perf", kprobes="auto"):
+def row(log_dir, perf="perf",
+        kprobes="auto") -> tuple[results.Counts, Status, str]:
     """tools/check's row: (Counts, verdict, text). kprobes: "auto" counts
     cancels and NMI injections where the kernel has kprobe events
     (host-probe.json's "nmi_cancels": nmi_cancel_counts()), "off" never."""
@@ -192,7 +194,7 @@ def row(log_dir, perf="perf", kprobes="auto"):
 EXIT_PASS, EXIT_FAIL, EXIT_SKIP = 0, 1, 4
 
 
-def main(argv):
+def main(argv) -> int:
     """The row alone, for a job inside a nested host kernel: python3 -m
     tools.lib.probe.probecheck LOG_DIR [--kprobes auto|off] [--perf PATH].
     Prints the row's text; exit 0 passed, 1 failed or could not run,

@@ -10,6 +10,7 @@ the tests feed it text of their own.
 import re
 from collections import Counter
 from dataclasses import dataclass, field
+from typing import Any
 
 MARK_PORT, MARK_BEGIN, MARK_END = 0x80, 0xb0, 0xb1
 SEP = ";"                   # perf stat -x: thread names hold spaces
@@ -50,7 +51,7 @@ ACCEPT = re.compile(r"apicid ([0-9a-f]+) vec (\d+) \((\w+)\|")
 VCPU_ARG = re.compile(r"\bvcpu=(0x[0-9a-f]+)")
 
 
-def classify(event, trace):
+def classify(event, trace) -> str | None:
     """tally()'s key for one event, or None for what is not counted."""
     if event == "kvm:kvm_entry":
         return "entry"
@@ -69,7 +70,7 @@ def classify(event, trace):
     return None
 
 
-def event_keys(event):
+def event_keys(event) -> tuple[str, ...]:
     """The prefixes of the tally() keys an event's records go under."""
     fixed = {"kvm:kvm_entry": ("entry",), "kvm:kvm_exit": ("exit",),
              "kvm:kvm_apic_ipi": ("nmi_ipi", "other_ipi"),
@@ -94,16 +95,16 @@ class Window:
     name: str | None = None           # from the serial log's mark lines
 
     @property
-    def complete(self):
+    def complete(self) -> bool:
         return self.begin is not None and self.end is not None
 
     @property
-    def seconds(self):
+    def seconds(self) -> float:
         a = self.begin if self.begin is not None else self.first
         b = self.end if self.end is not None else self.last
         return (b - a) if a is not None and b is not None else 0.0
 
-    def add(self, tid, key, stamp, trace):
+    def add(self, tid, key, stamp, trace) -> None:
         self.counts.setdefault(tid, Counter())[key] += 1
         if key == "accept_nmi":
             m = ACCEPT.search(trace)
@@ -112,11 +113,11 @@ class Window:
         self.first = stamp if self.first is None else self.first
         self.last = stamp
 
-    def total(self, key, tids=None):
+    def total(self, key, tids=None) -> int:
         return sum(c[key] for t, c in self.counts.items()
                    if tids is None or t in tids)
 
-    def to_json(self):
+    def to_json(self) -> dict[str, Any]:
         return {"name": self.name, "begin": self.begin, "end": self.end,
                 "seconds": round(self.seconds, 6),
                 "complete": self.complete, "marked_by": self.tid,
@@ -155,18 +156,20 @@ class Causes:
     own thread). Without the pointer (kprobes placed without it) the
     thread stands for the vCPU."""
 
-    def __init__(self):
-        self.entry = {}         # {tid: order of its last VM-entry}
-        self.cancel = {}        # {vCPU: order of its last cancel}
-        self.pmi = {}           # {vCPU: order of its last PMI delivery}
-        self.inject = {}        # {vCPU: order of its last NMI injection}
+    def __init__(self) -> None:
+        # {tid: order of its last VM-entry}
+        self.entry: dict[int, int] = {}
+        # {vCPU: order of its last cancel, PMI delivery, NMI injection}
+        self.cancel: dict[int | str, int] = {}
+        self.pmi: dict[int | str, int] = {}
+        self.inject: dict[int | str, int] = {}
 
     @staticmethod
-    def vcpu(tid, trace):
+    def vcpu(tid, trace) -> int | str:
         m = VCPU_ARG.search(trace)
         return m.group(1) if m else tid
 
-    def see(self, n, tid, key, trace):
+    def see(self, n, tid, key, trace) -> tuple[str, ...]:
         """The keys of the causes a cancel at order n shows (none for
         other events)."""
         if key == "entry":
@@ -186,7 +189,7 @@ class Causes:
         return ()
 
 
-def tally(lines):
+def tally(lines) -> Tally:
     """The windows the marks delimit in perf script's lines (in time
     order, as perf script sorts them), with what each thread did inside,
     and the recording's totals. Everything before the first mark is
@@ -194,8 +197,10 @@ def tally(lines):
     recording started inside the window), or in case there is no mark at
     all; an open window at the end has no end. Each cancel that follows
     its cause (Causes) also counts under caused_nmi and caused_pmi_nmi."""
-    windows, totals = [], {}
-    pre, current = Window(), None
+    windows: list[Window] = []
+    totals: dict[int, Counter[str]] = {}
+    pre: Window | None = Window()
+    current: Window | None = None
     first = last = None
     n = 0
     causes = Causes()
@@ -249,7 +254,7 @@ def tally(lines):
 MARK_LINE = re.compile(r"# host mark 0x([0-9a-f]+) \((\S+) (begins|ends)\)")
 
 
-def window_names(serial_text):
+def window_names(serial_text) -> list[str]:
     """The names of the windows the serial log announces, in order."""
     return [m.group(2) for m in MARK_LINE.finditer(serial_text)
             if int(m.group(1), 16) == MARK_BEGIN]
@@ -275,17 +280,17 @@ class Result:
     cancel_symbol: str | None = None
     tracefs: str | None = None
 
-    def window(self, name=None):
+    def window(self, name=None) -> Window | None:
         """The window called name (else the first complete one)."""
         for w in self.windows:
             if (name is None and w.complete) or (name and w.name == name):
                 return w
         return None
 
-    def fires(self, event):
+    def fires(self, event) -> bool:
         return self.fired.get(event, 0) > 0
 
-    def to_json(self):
+    def to_json(self) -> dict[str, Any]:
         return {"mode": self.mode, "notes": self.notes,
                 "recorded": self.recorded, "cancel_symbol": self.cancel_symbol,
                 "vcpus": {str(t): i for t, i in sorted(self.vcpus.items())},
@@ -299,7 +304,7 @@ class Result:
                 "tracefs": self.tracefs, "leftovers": self.leftovers}
 
 
-def per_vcpu(result, window):
+def per_vcpu(result, window) -> list[tuple[int, int, Counter[str]]]:
     """[(vCPU index, tid, Counter)] for the window, vCPUs in order."""
     rows = []
     for tid, index in sorted(result.vcpus.items(),
@@ -308,7 +313,7 @@ def per_vcpu(result, window):
     return rows
 
 
-def causes(result, window):
+def causes(result, window) -> list[dict[str, Any]]:
     """Per vCPU thread over the window, what explains its cancelled
     VM-entries: [{"vcpu", "tid", "cancels", "after_nmi", "after_pmi_nmi",
     "entries", "nmi_injections", "pmis"}], vCPUs in order. after_nmi:
@@ -345,7 +350,7 @@ EDGE_PER_VCPU = 1
 
 
 def edge_check(sent, host, vcpus, what="NMI IPIs", host_what=
-               "kvm:kvm_apic_ipi", lost=0, complete=True):
+               "kvm:kvm_apic_ipi", lost=0, complete=True) -> dict[str, Any]:
     """The guest's count sent against the host's over the marked window,
     allowed to differ by EDGE_PER_VCPU per vCPU at each of the window's
     two edges: {"guest_sent", "host_nmi_ipis", "differ", "bound",
@@ -368,7 +373,7 @@ def edge_check(sent, host, vcpus, what="NMI IPIs", host_what=
             "line": line}
 
 
-def window_lines(result, window, guest=None):
+def window_lines(result, window, guest=None) -> list[str]:
     """What one window shows per vCPU thread, as lines: every figure
     per second of the window, and what could not be counted."""
     secs = window.seconds
@@ -393,7 +398,7 @@ def window_lines(result, window, guest=None):
     return lines
 
 
-def span(window):
+def span(window) -> str:
     """What bounds a window, in words."""
     if window.complete:
         return "between the guest's marks"
@@ -420,16 +425,16 @@ KEY_EVENTS = {"entry": "kvm:kvm_entry", "exit": "kvm:kvm_exit",
               "inject_nmi": f"{PROBE_GROUP}:{KPROBES['nmi']}"}
 
 
-def counted(result, key):
+def counted(result, key) -> bool:
     """Whether the recording counted key at all."""
     return KEY_EVENTS[key] in result.recorded
 
 
-def rate(n, seconds):
+def rate(n, seconds) -> str:
     return f"{n / seconds:.1f}" if seconds > 0 else "-"
 
 
-def silent_lines(result):
+def silent_lines(result) -> list[str]:
     """Which recorded tracepoints fired and which never did, and what
     else of kvm: fired (perf stat over the whole run)."""
     lines = []
@@ -452,11 +457,11 @@ def silent_lines(result):
     return lines
 
 
-def parse_stat(text):
+def parse_stat(text) -> dict[str, int]:
     """{event: total count} over the threads of perf stat -x ';'
     --per-thread output: label; count; unit; event; ... (perf-stat(1),
     CSV FORMAT). "<not counted>" and "<not supported>" count 0."""
-    totals = Counter()
+    totals: Counter[str] = Counter()
     for line in text.splitlines():
         if not line.strip() or line.lstrip().startswith("#"):
             continue
@@ -476,6 +481,6 @@ def parse_stat(text):
 LOST = re.compile(r"^\s*(LOST(?:_SAMPLES)?) events:\s*(\d+)", re.MULTILINE)
 
 
-def parse_lost(text):
+def parse_lost(text) -> int:
     """Records perf lost, from `perf report --stats`."""
     return sum(int(m.group(2)) for m in LOST.finditer(text))

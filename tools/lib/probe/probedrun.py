@@ -19,6 +19,7 @@ import tempfile
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from ..launch import guest
 from . import hostprobe
@@ -31,7 +32,7 @@ class QMPError(Exception):
     pass
 
 
-def qmp(path, *commands, wait_s=QMP_WAIT_S):
+def qmp(path, *commands, wait_s=QMP_WAIT_S) -> list[Any]:
     """Send QMP commands (after the capabilities handshake) to the
     socket at path; the replies' "return" values, in order."""
     deadline = time.monotonic() + wait_s
@@ -49,7 +50,7 @@ def qmp(path, *commands, wait_s=QMP_WAIT_S):
             time.sleep(0.05)
     replies = []
     with sock, sock.makefile("rw", encoding="utf-8") as f:
-        def reply():
+        def reply() -> Any:
             while True:
                 line = f.readline()
                 if not line:
@@ -71,7 +72,7 @@ def qmp(path, *commands, wait_s=QMP_WAIT_S):
     return replies[1:]
 
 
-def find_qemu(marker, alive, wait_s=QMP_WAIT_S):
+def find_qemu(marker, alive, wait_s=QMP_WAIT_S) -> int | None:
     """The pid of the process whose command line holds marker (our QMP
     socket's path, which no other QEMU has), while alive() holds."""
     needle = marker.encode()
@@ -87,7 +88,7 @@ def find_qemu(marker, alive, wait_s=QMP_WAIT_S):
     return None
 
 
-def paused(machine, sock):
+def paused(machine, sock) -> Any:
     """machine, started paused with a QMP socket at sock."""
     return dataclasses.replace(
         machine, extra=list(machine.extra) +
@@ -95,7 +96,7 @@ def paused(machine, sock):
 
 
 def probed_run(machine, words, run_dir, timeout, probe, scenario=None,
-               expect_status=None):
+               expect_status=None) -> tuple[Any, Any]:
     """Boot machine with the kernel command line words in run_dir while
     probe (an open hostprobe.Probe, writing into run_dir) counts it:
     (guest.Outcome, hostprobe.Result). guest.CannotRun and
@@ -104,7 +105,7 @@ def probed_run(machine, words, run_dir, timeout, probe, scenario=None,
     sock = tmp / "qmp.sock"
     box = {}
 
-    def boot():
+    def boot() -> None:
         try:
             box["outcome"] = guest.run(paused(machine, sock), words, run_dir,
                                        timeout, scenario=scenario,
@@ -148,7 +149,7 @@ def probed_run(machine, words, run_dir, timeout, probe, scenario=None,
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def ours(pid, sock):
+def ours(pid, sock) -> bool:
     """Whether process pid is still our QEMU (its command line names our
     QMP socket), not a process that took the number since."""
     try:
@@ -158,7 +159,7 @@ def ours(pid, sock):
         return False
 
 
-def end_qemu(sock, pid, thread):
+def end_qemu(sock, pid, thread) -> None:
     """End QEMU: QMP quit, then SIGTERM, then SIGKILL, each given
     KILL_WAIT_S; then let the guest thread (its serial log, results.json)
     finish."""
@@ -176,14 +177,14 @@ def end_qemu(sock, pid, thread):
 
 
 class _quiet:
-    def __enter__(self):
+    def __enter__(self) -> "_quiet":
         return self
 
-    def __exit__(self, kind, value, tb):
+    def __exit__(self, kind, value, tb) -> bool:
         return kind is not None and issubclass(kind, (QMPError, OSError))
 
 
-def guest_data(doc, test):
+def guest_data(doc, test) -> dict[str, Any] | None:
     """The main DATA object of test in a results.json document (not its
     per-counter records), or None."""
     for t in doc.get("tests", []):
@@ -194,6 +195,6 @@ def guest_data(doc, test):
     return None
 
 
-def guest_test(doc, test):
+def guest_test(doc, test) -> dict[str, Any] | None:
     """The results.json entry of test, or None."""
     return next((t for t in doc.get("tests", []) if t["name"] == test), None)

@@ -1,0 +1,98 @@
+# SPDX-License-Identifier: MIT
+"""The style the tree states, checked: clang-format over the C sources
+(the tree's .clang-format), mypy over the annotated functions of
+tools/lib (mypy.ini). Each check is one case per file, failed by any
+finding in it; a tool that is not installed is one skipped case that
+names the package make check installs."""
+
+import shutil
+import subprocess
+from pathlib import Path
+
+from .analysis import results
+from .status import Status
+
+# The folders of C sources, as the Makefile's C_TREES lists them.
+C_TREES = ("apic", "boot", "hv", "kernel", "pmu", "tests")
+# Debian bookworm's clang-format, by its versioned name: another version
+# lays out the same source differently, and the tree was formatted by 14.
+CLANG_FORMAT = "clang-format-14"
+MYPY = "mypy"
+TYPED_TREES = ("tools/lib",)
+
+
+def c_sources(root: Path) -> list[str]:
+    """The .c and .h files under C_TREES, relative to root, sorted."""
+    return sorted(str(p.relative_to(root)) for tree in C_TREES
+                  for p in (root / tree).rglob("*.[ch]"))
+
+
+def python_sources(root: Path) -> list[str]:
+    return sorted(str(p.relative_to(root)) for tree in TYPED_TREES
+                  for p in (root / tree).rglob("*.py"))
+
+
+def judged(files: list[str], text: str,
+           broke: bool) -> tuple[results.Counts, Status]:
+    """One case per file, failed when a line of text starts with its
+    name and a colon; one more failed case when the tool broke (a
+    nonzero exit) without naming any file."""
+    flagged = {line.split(":", 1)[0] for line in text.splitlines()}
+    counts = results.Counts()
+    for name in files:
+        counts.add(Status.FAIL if name in flagged else Status.PASS)
+    if broke and not flagged & set(files):
+        counts.add(Status.FAIL)
+    return counts, Status.FAIL if counts.failed else Status.PASS
+
+
+def missing(tool: str, package: str, log: Path,
+            why: str = "") -> tuple[results.Counts, Status, str]:
+    text = (f"{tool} is not installed{why}; make check installs it "
+            f"(Debian's {package})\n")
+    log.write_text(text)
+    return results.Counts(skipped=1), Status.SKIP, text
+
+
+def run(argv: list[str], root: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(argv, cwd=root, text=True, capture_output=True,
+                          stdin=subprocess.DEVNULL)
+
+
+def format_row(log_dir: Path,
+               root: Path) -> tuple[results.Counts, Status, str]:
+    """clang-format --dry-run --Werror over every C source: a file fails
+    when `make format` would change it."""
+    log = log_dir / "format.log"
+    if not shutil.which(CLANG_FORMAT):
+        return missing(CLANG_FORMAT, "clang-format-14", log)
+    files = c_sources(root)
+    done = run([CLANG_FORMAT, "--dry-run", "--Werror", "--style=file",
+                *files], root)
+    text = done.stdout + done.stderr
+    log.write_text(text or "no finding\n")
+    # Only the first line of each finding names a file; the source line
+    # and the caret under it follow.
+    named = "".join(line + "\n" for line in text.splitlines()
+                    if ": error: " in line or ": warning: " in line)
+    counts, verdict = judged(files, named, done.returncode != 0)
+    return counts, verdict, named or text
+
+
+def types_row(log_dir: Path,
+              root: Path) -> tuple[results.Counts, Status, str]:
+    """mypy, as mypy.ini sets it up, over tools/lib: a file fails on any
+    error mypy reports in it (a return that contradicts its annotation,
+    say)."""
+    log = log_dir / "types.log"
+    if not shutil.which(MYPY):
+        return missing(MYPY, "mypy", log)
+    files = python_sources(root)
+    done = run([MYPY, "--config-file", str(root / "mypy.ini"),
+                *TYPED_TREES], root)
+    text = done.stdout + done.stderr
+    log.write_text(text)
+    errors = "".join(line + "\n" for line in text.splitlines()
+                     if ": error: " in line)
+    counts, verdict = judged(files, errors, done.returncode != 0)
+    return counts, verdict, errors or text
