@@ -646,9 +646,10 @@ class Bench:
                     return run["hz"], run["linux_direct_ticks"]
         return None
 
-    def finish(self, complete):
+    def heading(self, complete):
+        """The lines above the table: the machine, the kernels (none
+        under --no-linux), the preset lpj of each CPU model."""
         args, meta = self.args, self.meta
-        write_json(args.output, self.document(complete), args.link)
         head = [f"SMP bring-up: {meta['host']['qemu'] or QEMU}, "
                 f"{args.accel.upper()}, q35, -m {args.mem_mib}M, one socket "
                 "per NUMA node"]
@@ -656,16 +657,22 @@ class Bench:
         if lx:
             head.append(f"Linux: {Path(lx['vmlinuz']).name}"
                         + (f" ({lx['version']})" if lx["version"] else ""))
-        for model, (value, source) in self.lpjs.items():
-            head.append(f"preset lpj on {model}: {value} ({source})")
             if lx.get("backport"):
                 head.append(f"Linux {linuxref.BACKPORT_SERIES}: "
                             f"{Path(lx['backport']).name}")
+        for model, (value, source) in self.lpjs.items():
+            head.append(f"preset lpj on {model}: {value} ({source})")
         for why in self.unbootable.values():
             head.append(f"Linux not booted again: {why}")
         if not complete:
             head.append("INCOMPLETE: the sweep was stopped; rows without "
                         "runs show -")
+        return head
+
+    def finish(self, complete):
+        args = self.args
+        write_json(args.output, self.document(complete), args.link)
+        head = self.heading(complete)
         print("\n" + "\n".join(head + sidebyside.table(
             self.rows, args.runs, hvprobe=not args.no_hvprobe,
             linux=not args.no_linux, linux_ticks=self.linux_ticks())

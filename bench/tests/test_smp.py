@@ -483,6 +483,29 @@ class LinuxBoot(unittest.TestCase):
             linuxref.boot(["/nonexistent/qemu"], self.dir, timeout=10)
 
 
+class Heading(unittest.TestCase):
+    def test_without_linux(self):
+        # --no-linux: no kernel to name, one line per preset lpj.
+        bench = smp.Bench(parse("--no-linux"), None)
+        bench.meta = {"host": {"qemu": "10.0.2"}, "linux": None}
+        bench.lpjs = {"Skylake-Client": (8383976, "hvprobe lpj test"),
+                      "qemu64": (8383972, "hvprobe lpj test")}
+        head = bench.heading(complete=True)
+        self.assertEqual(head[1:], [
+            "preset lpj on Skylake-Client: 8383976 (hvprobe lpj test)",
+            "preset lpj on qemu64: 8383972 (hvprobe lpj test)"])
+
+    def test_backport_named_once(self):
+        bench = smp.Bench(parse(), None)
+        bench.meta = {"host": {"qemu": "10.0.2"}, "linux": {
+            "vmlinuz": "/x/vmlinuz-6.1.0-57-amd64", "version": "6.1.158-1",
+            "backport": "/x/vmlinuz-6.12.95+deb12-amd64"}}
+        bench.lpjs = {"Skylake-Client": (1, "a"), "qemu64": (2, "b")}
+        head = bench.heading(complete=False)
+        self.assertEqual(sum("vmlinuz-6.12" in line for line in head), 1)
+        self.assertTrue(head[-1].startswith("INCOMPLETE"))
+
+
 class CommandLine(unittest.TestCase):
     def error(self, *argv):
         err = io.StringIO()
