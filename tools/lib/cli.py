@@ -8,13 +8,14 @@ import argparse
 import os
 import subprocess
 import sys
+from typing import Any
 
 from .analysis import results
 
 _REST = object()
 
 
-def parser(prog, doc, epilog=_REST):
+def parser(prog, doc, epilog=_REST) -> argparse.ArgumentParser:
     """An ArgumentParser for prog, described by doc; epilog (default:
     doc's paragraphs after the first; None for none) below the options."""
     first, _, rest = doc.partition("\n\n")
@@ -24,13 +25,13 @@ def parser(prog, doc, epilog=_REST):
         formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
-def no_build(p, why=""):
+def no_build(p, why="") -> None:
     """--no-build: the command runs make first unless told not to."""
     p.add_argument("--no-build", action="store_true",
                    help=f"do not run make first{why}")
 
 
-def as_owner(root):
+def as_owner(root) -> dict[str, Any]:
     """subprocess keyword arguments that run a command as the owner of
     root when this process is root and root is not root's: a build as
     root (sudo tools/run, pmi-verdict) then leaves no root-owned files in
@@ -43,7 +44,7 @@ def as_owner(root):
     return {"user": st.st_uid, "group": st.st_gid, "extra_groups": []}
 
 
-def build(root):
+def build(root) -> str | None:
     """`make -s` in root, the default goal, as root's owner: None when it
     built, else why not, in a line."""
     try:
@@ -55,14 +56,14 @@ def build(root):
         if done.returncode else None
 
 
-def results_option(p, root, what):
+def results_option(p, root, what) -> None:
     """--results DIR: where the command puts its folders."""
     p.add_argument("--results", metavar="DIR",
                    default=results.results_dir(root),
                    help=f"{what} (default: $HVPROBE_RESULTS or results/)")
 
 
-def reader_gone():
+def reader_gone() -> None:
     """The reader of standard output went away (tools/run | head): what
     is left to print goes nowhere, quietly, and the command carries on to
     its results and its exit status."""
@@ -71,7 +72,7 @@ def reader_gone():
     os.close(null)
 
 
-def qemu_option(p):
+def qemu_option(p) -> None:
     """--qemu PATH: the QEMU binary, for this command and the ones it
     starts (it sets $QEMU)."""
     p.add_argument("--qemu", metavar="PATH",
@@ -79,16 +80,17 @@ def qemu_option(p):
                         "qemu-system-x86_64 on the PATH)")
 
 
-def use_qemu(args):
+def use_qemu(args) -> None:
     if getattr(args, "qemu", None):
         os.environ["QEMU"] = args.qemu
 
 
-def without_options(argv, options, flags=()):
+def without_options(argv, options, flags=()) -> list[str]:
     """argv less each option in options and its value (--opt V or
     --opt=V) and each flag in flags, up to the -- that starts the
     kernel's words."""
-    out, skip = [], False
+    out: list[str] = []
+    skip = False
     for i, word in enumerate(argv):
         if skip:
             skip = False

@@ -16,6 +16,7 @@ anything, so the tests can feed it made-up documents.
 import fnmatch
 import json
 from dataclasses import dataclass
+from typing import Any
 
 TCG = "tcg"
 # Hyper-V as KVM emulates it: the enlightenments Linux's mshyperv.c
@@ -51,7 +52,7 @@ class Scenario:
     nodes: int
     flavour: str = "default"
 
-    def argv(self, results_dir):
+    def argv(self, results_dir) -> list[str]:
         """tools/linux-referee's options for this scenario."""
         out = ["--no-build", "--results", str(results_dir), "--name",
                self.name, "--smp", str(self.vcpus), "--numa",
@@ -61,7 +62,7 @@ class Scenario:
         return out
 
 
-def scenarios(host_kernels=("6.1", "6.12")):
+def scenarios(host_kernels=("6.1", "6.12")) -> list[Scenario]:
     """Every scenario: TCG's two, then each host kernel's twelve."""
     out = [Scenario(f"tcg-{n}node", TCG, None, TCG_VCPUS, n)
            for n in NODES]
@@ -73,7 +74,7 @@ def scenarios(host_kernels=("6.1", "6.12")):
     return out
 
 
-def pick(all_scenarios, patterns):
+def pick(all_scenarios, patterns) -> list[Scenario]:
     """The scenarios whose names match any of the shell patterns (all,
     without any)."""
     if not patterns:
@@ -82,7 +83,7 @@ def pick(all_scenarios, patterns):
             if any(fnmatch.fnmatchcase(s.name, p) for p in patterns)]
 
 
-def read(folder):
+def read(folder) -> dict[str, Any] | None:
     """A scenario's referee.json, or None."""
     try:
         return json.loads((folder / "referee.json").read_text())
@@ -90,7 +91,7 @@ def read(folder):
         return None
 
 
-def lines(scenario, doc, rc=None):
+def lines(scenario, doc, rc=None) -> list[tuple[str, ...]]:
     """Table rows (tuples of cells) of one scenario: one per Linux
     series it judged, or one saying why there is none."""
     where = "TCG" if scenario.host == TCG else f"L1 {scenario.host}"
@@ -98,7 +99,7 @@ def lines(scenario, doc, rc=None):
     if doc is None:
         why = "never ran" if rc is None else f"no referee.json (exit {rc})"
         return [head + ("-", why, "", "", "", "", "NO RESULT")]
-    out = []
+    out: list[tuple[str, ...]] = []
     for row in doc["rows"]:
         linux, ours = row.get("linux") or {}, row["hvprobe"]
         unstable = linux.get("tsc_unstable")
@@ -121,10 +122,10 @@ HEADER = ("scenario", "host", "CPU flavour", "nodes", "Linux", "release",
           "hvprobe: APs cal, BSP lpj", "run", "verdict")
 
 
-def table(results):
+def table(results) -> list[str]:
     """The table's lines from [(Scenario, referee.json doc or None, exit
     status or None)], with a line per known disagreement after it."""
-    rows = [HEADER]
+    rows: list[tuple[str, ...]] = [HEADER]
     for scenario, doc, rc in results:
         rows += lines(scenario, doc, rc)
     widths = [max(len(str(r[i])) for r in rows) for i in range(len(HEADER))]
@@ -137,7 +138,7 @@ def table(results):
     return out
 
 
-def agreed(results):
+def agreed(results) -> tuple[int, int]:
     """(scenarios whose every row agrees, scenarios judged)."""
     judged = [doc for _, doc, _ in results if doc is not None]
     return sum(1 for doc in judged if doc.get("agree")), len(results)

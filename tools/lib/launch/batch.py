@@ -22,6 +22,7 @@ import shutil
 import threading
 import time
 from pathlib import Path
+from typing import Any
 
 from ... import ROOT
 from .. import hostinfo, jsonfile
@@ -37,7 +38,7 @@ INDEX = "index.json"
 INTERRUPTED = "interrupted"
 
 
-def earlier(spec, batch_dir):
+def earlier(spec, batch_dir) -> dict[str, Any] | None:
     """The record of spec's run from an earlier pass over batch_dir (its
     results.json), or None; a folder a run left without one is removed,
     so that the run takes its name again."""
@@ -53,7 +54,8 @@ def earlier(spec, batch_dir):
         return None
 
 
-def run_one(spec, batch_dir, kvm, resume=False):
+def run_one(spec, batch_dir, kvm,
+            resume=False) -> tuple[dict[str, Any], guest.Outcome | None]:
     """(record, outcome or None) for one spec, in batch_dir/its run
     name: the one way every command boots a guest (tools/run, bench,
     tools/check, tools/soak). Never raises for a run that cannot start,
@@ -98,7 +100,7 @@ def run_one(spec, batch_dir, kvm, resume=False):
     return record, outcome
 
 
-def kvm_state(works=None):
+def kvm_state(works=None) -> dict[str | bool, str | bool]:
     """KVM's availability, looked up once: index False is what accel=auto
     sees (KVM tried and working), True what an explicit accel=kvm needs;
     reason says why KVM works or not, module which KVM it is. works:
@@ -109,7 +111,7 @@ def kvm_state(works=None):
 
 
 def run_all(specs, batch_dir, jobs, about, stream=None, live=None,
-            resume=False):
+            resume=False) -> dict[str, Any]:
     """Run every spec; returns the index document (also written to
     batch_dir/index.json, after each run and at the end). about: what the
     batch is (name, file...); resume: keep runs that have results."""
@@ -118,15 +120,15 @@ def run_all(specs, batch_dir, jobs, about, stream=None, live=None,
              "started_at": datetime.datetime.now(
                  datetime.timezone.utc).isoformat(timespec="seconds"),
              "jobs": jobs, "complete": False, "runs": []}
-    records = [None] * len(specs)
+    records: list[dict[str, Any] | None] = [None] * len(specs)
     lock = threading.Lock()
 
-    def write():
+    def write() -> None:
         index["runs"] = [r for r in records if r is not None]
         jsonfile.write(batch_dir / INDEX, index)
 
     with Progress(len(specs), stream=stream, live=live) as progress:
-        def one(i, spec):
+        def one(i, spec) -> None:
             progress.started()
             record, outcome = run_one(spec, batch_dir, kvm, resume)
             bad = record["verdict"] not in (Status.PASS, Status.SKIP) \
@@ -178,9 +180,9 @@ def run_all(specs, batch_dir, jobs, about, stream=None, live=None,
     return index
 
 
-def tally(index):
+def tally(index) -> dict[str, int]:
     """Counts of the index's verdicts."""
-    counts = {}
+    counts: dict[str, int] = {}
     for record in index["runs"]:
         counts[record["verdict"]] = counts.get(record["verdict"], 0) + 1
     return counts

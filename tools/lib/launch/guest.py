@@ -13,6 +13,7 @@ import json
 import re
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from ... import ROOT
 from .. import cli, hostinfo, jsonfile
@@ -32,13 +33,13 @@ SHOWN_LINE = 2000
 _BANNER = re.compile(r"\s*# hvprobe \S+:")
 
 
-def need(path, why="the build should have made it"):
+def need(path, why="the build should have made it") -> Path:
     if not path.exists():
         raise CannotRun(f"{shown(path)} is missing ({why})")
     return path
 
 
-def shown(path):
+def shown(path) -> str:
     """Paths inside the repository as relative ones, so that the recorded
     QEMU command line works from any checkout."""
     path = Path(path)
@@ -48,7 +49,7 @@ def shown(path):
         return str(path.resolve())
 
 
-def iso_entry_words(entry, isodir=BUILD / "isodir"):
+def iso_entry_words(entry, isodir=BUILD / "isodir") -> list[str]:
     """The kernel command line of the build ISO's entry `entry`, from the
     scenarios.json tools/mkiso wrote beside it; CannotRun when the ISO has
     no such entry."""
@@ -61,7 +62,7 @@ def iso_entry_words(entry, isodir=BUILD / "isodir"):
     return doc["entries"][ids.index(entry)]["cmdline"].split()
 
 
-def boot_media(boot, words, run_dir, iso_entry=None):
+def boot_media(boot, words, run_dir, iso_entry=None) -> dict[str, str]:
     """Keyword arguments of qemu_argv for this run's boot path."""
     if boot == "kernel":
         return {"kernel": shown(need(BUILD / "hvprobe.elf32"))}
@@ -84,31 +85,33 @@ def boot_media(boot, words, run_dir, iso_entry=None):
 class Run(serial.Console):
     """One QEMU process and what its serial port said."""
 
-    def __init__(self, run_dir, quiet):
+    def __init__(self, run_dir, quiet) -> None:
         super().__init__(run_dir)
         self.quiet = quiet
         self.parser = ktap.Parser()
-        self.tail = collections.deque(maxlen=TAIL_LINES)
+        self.tail: collections.deque[str] = collections.deque(
+            maxlen=TAIL_LINES)
         self.lingered = False
-        self.banner = None      # "hvprobe 0.1: multiboot1, ...", if said
+        # "hvprobe 0.1: multiboot1, ...", if said
+        self.banner: str | None = None
 
-    def boot(self, argv, timeout):
+    def boot(self, argv, timeout, cwd=ROOT) -> None:
         try:
-            super().boot(argv, timeout, cwd=ROOT)
+            super().boot(argv, timeout, cwd=cwd)
         except serial.CannotStart as err:
             raise CannotRun(str(err)) from None
 
-    def deadline(self, start, timeout):
+    def deadline(self, start, timeout) -> float:
         report = self.parser.report
         if report.totals is not None:
             return min(start + timeout, start + report.totals_time + GRACE_S)
         return start + timeout
 
-    def expired(self):
+    def expired(self) -> None:
         self.timed_out = self.parser.report.totals is None
         self.lingered = not self.timed_out
 
-    def line(self, raw, text, stamp):
+    def line(self, raw, text, stamp) -> bool:
         self.parser.feed(raw, stamp)
         if self.banner is None and _BANNER.match(text):
             self.banner = text.strip()[2:]
@@ -124,7 +127,7 @@ class Run(serial.Console):
                     self.quiet = True
         return False
 
-    def crash_reason(self, timeout):
+    def crash_reason(self, timeout) -> str | None:
         report = self.parser.finish()
         if self.flooded:
             return (f"stopped: the guest printed more than "
@@ -140,11 +143,11 @@ class Run(serial.Console):
         return f"QEMU exited with status {self.exit_status} {said}"
 
 
-def rounded(seconds):
+def rounded(seconds) -> float | None:
     return None if seconds is None else round(seconds, 6)
 
 
-def kvm_ok_for(accel, boot="kernel", cpu=None):
+def kvm_ok_for(accel, boot="kernel", cpu=None) -> bool:
     """Whether KVM counts as available for a run asking for accel: an
     explicit kvm needs only the device; auto wants KVM to have passed
     tools/lib/launch/kvm.py's ioctls and probe boot on this host, and to take
@@ -157,14 +160,14 @@ def kvm_ok_for(accel, boot="kernel", cpu=None):
 
 @dataclass
 class Outcome:
-    doc: dict
-    lines: list         # the summary tools/run prints
+    doc: dict[str, Any]
+    lines: list[str]    # the summary tools/run prints
     ok: bool            # passed, or failed as expect_fail wanted
 
 
 def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
         expect_status=None, expect_fail=None, kvm_ok=None, expect_lines=(),
-        iso_entry=None):
+        iso_entry=None) -> Outcome:
     """Boot machine once with the kernel command line words, in run_dir;
     write run_dir/results.json and return the Outcome. iso_entry boots
     that entry of the build's ISO instead (words are then its own), picked
@@ -187,7 +190,8 @@ def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
         kvm_ok = kvm_ok_for(machine.accel, machine.boot, machine.cpu)
     accel, _ = qemu.resolve_accel(machine.accel, kvm_ok)
     host = hostinfo.host(accel, kvm_ok)
-    not_runnable, notes = [], {}
+    not_runnable: list[dict[str, str]] = []
+    notes: dict[str, str] = {}
     if accel == "kvm":
         flavour = host["kvm"]
         limit = kvm.boot_limit(flavour["module"], machine.boot, machine.cpu)
@@ -275,7 +279,7 @@ def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
     return Outcome(doc, lines, ok)
 
 
-def adhoc_scenario(machine, cmdline, timeout):
+def adhoc_scenario(machine, cmdline, timeout) -> dict[str, Any]:
     """The scenario block of a run made from command-line options: no
     name, the machine it asked for."""
     return {"name": None, "scenario": None, "variant": None,

@@ -19,6 +19,7 @@ import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ... import ROOT, TOOLS
 from ..hostkernels import hostkernel
@@ -114,28 +115,28 @@ class RunSpec:
     axes: dict = field(default_factory=dict)
 
     @property
-    def run_name(self):
+    def run_name(self) -> str:
         """The run folder's name: repeats of one spec get -r2, -r3..."""
         return self.name if self.repeat == 1 else f"{self.name}-r{self.repeat}"
 
     @property
-    def timeout_s(self):
+    def timeout_s(self) -> float:
         return self.timeout or qemu.BOOT_TIMEOUT_S[self.boot]
 
-    def cpu_for(self, accel):
+    def cpu_for(self, accel) -> str | None:
         """The CPU model for the accelerator the run ends up with; None
         means the accelerator's default."""
         if isinstance(self.cpu, dict):
             return self.cpu.get(accel)
         return self.cpu
 
-    def qemu_machine(self, accel=None):
+    def qemu_machine(self, accel=None) -> qemu.Machine:
         return qemu.Machine(boot=self.boot, smp=self.vcpus, numa=self.numa,
                             mem_mib=self.mem_mib, accel=self.accel,
                             cpu=self.cpu_for(accel) if accel else None,
                             machine=self.machine, extra=list(self.qemu_args))
 
-    def run_argv(self):
+    def run_argv(self) -> list[str]:
         """The tools/run command line (after tools/run itself) that
         boots this spec alone: for a run inside an L1 host kernel, and
         to print a run again by hand."""
@@ -162,7 +163,7 @@ class RunSpec:
             argv += ["--iso-entry", self.iso_entry]
         return argv + (["--", *self.cmdline] if self.cmdline else [])
 
-    def to_json(self):
+    def to_json(self) -> dict[str, Any]:
         """The scenario block of results.json."""
         return {"name": self.name, "scenario": self.scenario,
                 "variant": self.variant, "description": self.description,
@@ -177,7 +178,7 @@ class RunSpec:
                 "timeout_s": self.timeout_s}
 
 
-def merge_cmdline(words, more):
+def merge_cmdline(words, more) -> list[str]:
     """words with more merged in: a key=value word replaces the earlier
     word with that key (the kernel takes each key once), anything else is
     appended unless already there."""
@@ -193,7 +194,7 @@ def merge_cmdline(words, more):
     return out
 
 
-def _words(value, where):
+def _words(value, where) -> list[str]:
     if isinstance(value, str):
         return _WORD.findall(value)
     if isinstance(value, list) and all(isinstance(w, str) for w in value):
@@ -205,7 +206,7 @@ def _words(value, where):
     raise ScenarioError(f"{where}: cmdline must be {KEYS['cmdline'][18:]}")
 
 
-def _int(value, where, key, low, high=None):
+def _int(value, where, key, low, high=None) -> int:
     if type(value) is not int or value < low or \
             (high is not None and value > high):
         raise ScenarioError(f"{where}: {key} must be {KEYS[key]}"
@@ -214,7 +215,7 @@ def _int(value, where, key, low, high=None):
     return value
 
 
-def _apply(spec, keys, where, merge):
+def _apply(spec, keys, where, merge) -> RunSpec:
     """Set spec's fields from the table keys. merge: cmdline words and
     qemu_args add to what spec has (variants and axes) instead of
     replacing it (the scenario's own keys)."""
@@ -302,7 +303,7 @@ def _apply(spec, keys, where, merge):
     return spec
 
 
-def _regex(value, where, key):
+def _regex(value, where, key) -> str:
     if not isinstance(value, str):
         raise ScenarioError(f"{where}: {key} must be {KEYS[key]}")
     try:
@@ -313,7 +314,7 @@ def _regex(value, where, key):
     return value
 
 
-def _checked(spec, where):
+def _checked(spec, where) -> RunSpec:
     """spec once all its keys are in: refuse what tools/run would."""
     if spec.iso_entry is not None:
         if spec.boot == "kernel":
@@ -325,7 +326,7 @@ def _checked(spec, where):
     return spec
 
 
-def _cpu(value, where):
+def _cpu(value, where) -> str | dict[str, str]:
     if isinstance(value, str) and value:
         return value
     if isinstance(value, dict) and value and set(value) <= {"kvm", "tcg"} \
@@ -334,7 +335,7 @@ def _cpu(value, where):
     raise ScenarioError(f"{where}: cpu must be {KEYS['cpu']}")
 
 
-def _name(value, where, what="name", dotted=False):
+def _name(value, where, what="name", dotted=False) -> str:
     pattern = _DOTTED_NAME if dotted else _NAME
     if not isinstance(value, str) or not pattern.fullmatch(value):
         raise ScenarioError(f"{where}: bad {what} {value!r} (letters, "
@@ -343,7 +344,7 @@ def _name(value, where, what="name", dotted=False):
     return value
 
 
-def _copy(spec, **changes):
+def _copy(spec, **changes) -> RunSpec:
     fields = dict(spec.__dict__)
     fields["qemu_args"] = list(spec.qemu_args)
     fields["cmdline"] = list(spec.cmdline)
@@ -354,7 +355,7 @@ def _copy(spec, **changes):
     return RunSpec(**fields)
 
 
-def read_file(path):
+def read_file(path) -> dict[str, Any]:
     """A TOML or JSON file as a dict; JSON when the name ends in .json."""
     path = Path(path)
     try:
@@ -373,7 +374,8 @@ def read_file(path):
     return doc
 
 
-def from_table(table, where, default_name=None, source=None, dotted=False):
+def from_table(table, where, default_name=None, source=None,
+               dotted=False) -> list[RunSpec]:
     """The RunSpecs of one scenario table: the scenario itself when it has
     no variants, else one per variant, in file order. dotted: its name
     may hold a dot when it has no variants (a matrix's own scenario)."""
@@ -402,7 +404,7 @@ def from_table(table, where, default_name=None, source=None, dotted=False):
     return specs
 
 
-def find(name, directory=SCENARIOS):
+def find(name, directory=SCENARIOS) -> Path:
     """The file of a shipped scenario, or name itself when it is a path."""
     path = Path(name)
     if path.suffix in (".toml", ".json") and path.exists():
@@ -417,7 +419,7 @@ def find(name, directory=SCENARIOS):
                         f"{', '.join(shipped) or 'none'})")
 
 
-def load_scenario(ref, directory=SCENARIOS):
+def load_scenario(ref, directory=SCENARIOS) -> list[RunSpec]:
     """RunSpecs for a scenario reference: NAME or a path, optionally
     followed by .VARIANT to pick one variant."""
     ref = str(ref)
@@ -436,7 +438,7 @@ def load_scenario(ref, directory=SCENARIOS):
     return specs
 
 
-def cross(table, where, source=None):
+def cross(table, where, source=None) -> tuple[list[RunSpec], list[str]]:
     """The RunSpecs of a [[cross]] table: its base keys crossed with every
     combination of its axes. An axis is a list of values for one key
     (vcpus = [4, 16]) or a table of named partial scenarios (lpj =
@@ -494,13 +496,13 @@ def cross(table, where, source=None):
     return specs, left_out
 
 
-def label(value):
+def label(value) -> str:
     """value as a part of a name: letters, digits, _ + - only."""
     text = re.sub(r"[^A-Za-z0-9_+-]", "_", str(value))
     return text.lower() if isinstance(value, bool) else text
 
 
-def impossible(spec):
+def impossible(spec) -> str | None:
     """Why QEMU could not be given this machine, or None; whether this
     host has KVM for an accel = "kvm" run is the run's to find out
     (needs_kvm), not the machine's."""
@@ -512,7 +514,8 @@ def impossible(spec):
     return None
 
 
-def load_matrix(path, directory=SCENARIOS):
+def load_matrix(path, directory=SCENARIOS
+                ) -> tuple[list[RunSpec], list[str], str, int]:
     """(specs, left_out, name, repeat) of a matrix file: its named
     scenarios, then its inline ones, then its crosses, each once."""
     path = Path(path)
@@ -556,7 +559,7 @@ def load_matrix(path, directory=SCENARIOS):
     return specs, left_out, name, repeat
 
 
-def repeated(specs, times):
+def repeated(specs, times) -> list[RunSpec]:
     """Each spec `times` times, repeats of one spec next to each other."""
     if len(specs) * times > MAX_RUNS:
         raise ScenarioError(f"{len(specs) * times} runs is more than "
@@ -565,7 +568,7 @@ def repeated(specs, times):
             for spec in specs for r in range(1, times + 1)]
 
 
-def _shown(path):
+def _shown(path) -> str:
     try:
         return str(Path(path).resolve().relative_to(ROOT))
     except ValueError:

@@ -103,7 +103,8 @@ def probed_run(machine, words, run_dir, timeout, probe, scenario=None,
     hostprobe.CannotProbe pass through; QEMU never outlives this call."""
     tmp = Path(tempfile.mkdtemp(prefix="hvprobe-qmp."))
     sock = tmp / "qmp.sock"
-    box = {}
+    # "outcome": guest.run's Outcome, or "error": what it raised.
+    box: dict[str, Any] = {}
 
     def boot() -> None:
         try:
