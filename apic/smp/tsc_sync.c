@@ -11,12 +11,6 @@
 #include "kernel/x86/spinlock.h"
 #include "kernel/x86/x86.h"
 
-/*
- * Not in kernel/x86/cpuid.h yet (its descriptors are being reordered):
- * CPUID.(EAX=07H,ECX=0):EBX[1], the IA32_TSC_ADJUST MSR (SDM Vol 2A
- * Table 3-8).
- */
-#define X86_FEATURE_TSC_ADJUST CPU_FEATURE(0x00000007, 0, CPUID_EBX, 1)
 /* A bound on the loop should the TSC stand still, as Linux's 10 million turns. */
 #define WARP_LOOP_MAX 10000000u
 

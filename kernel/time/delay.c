@@ -137,14 +137,6 @@ u64 delay_calibrate_fast(void)
 }
 
 /*
- * Not in kernel/x86/cpuid.h yet (its descriptors are being reordered):
- * CPUID.(EAX=07H,ECX=0):ECX[5] WAITPKG (SDM Vol 2A Table 3-8), and
- * CPUID.80000001H:ECX[29] MONITORX (AMD APM Vol 3 E.4.2).
- */
-#define X86_FEATURE_WAITPKG CPU_FEATURE(0x00000007, 0, CPUID_ECX, 5)
-#define X86_FEATURE_MWAITX CPU_FEATURE(CPUID_LEAF_EXT_FEATURES, 0, CPUID_ECX, 29)
-
-/*
  * Linux's delay_fn on the boot CPU: delay_halt() with TPAUSE where
  * WAITPKG is offered (x86_late_time_init() calls use_tpause_delay()) or
  * with MWAITX on AMD (init_amd() calls use_mwaitx_delay()), else
