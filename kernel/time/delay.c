@@ -168,13 +168,21 @@ static void tb_delay(void *ctx, u64 loops)
 		pause();
 }
 
-static u64 run_method(u32 method, u32 *edges)
+static u64 tb_cycles(void *ctx)
 {
-	const struct lpj_timebase tb = { .jiffies = tb_jiffies, .delay = tb_delay };
+	(void)ctx;
+	return rdtsc();
+}
+
+static u64 run_method(u32 method, u32 *edges, u64 *stall)
+{
+	const struct lpj_timebase tb = { .jiffies = tb_jiffies,
+					 .delay = tb_delay,
+					 .cycles = tb_cycles };
 
 	switch (method) {
 	case LPJ_METHOD_DIRECT: return delay_calibrate_linux(edges);
-	case LPJ_METHOD_CONVERGE: return lpj_converge(&tb, edges);
+	case LPJ_METHOD_CONVERGE: return lpj_converge(&tb, edges, stall);
 	default: return delay_calibrate_fast();
 	}
 }
@@ -182,16 +190,17 @@ static u64 run_method(u32 method, u32 *edges)
 /* calibrate_delay()'s own measurement: its methods in turn until one gives a value. */
 static void calibrate(struct delay_cpu *cpu)
 {
-	u64 lpj = 0, tsc = rdtsc(), start = jiffies;
+	u64 lpj = 0, tsc = rdtsc(), start = jiffies, stall = 0;
 	u32 edges = 0, methods[LPJ_METHODS_MAX], n, method = LPJ_METHOD_FAST;
 
 	n = lpj_calibration_methods(time_options.calibrate, clock_have_ref(),
 				    !strcmp(delay_fn(), "delay_tsc"), methods);
 	for (u32 i = 0; i < n && !lpj; i++) {
 		method = methods[i];
-		lpj = run_method(method, &edges);
+		lpj = run_method(method, &edges, &stall);
 	}
 	cpu->lpj = lpj;
+	cpu->cal_stall = stall;
 	cpu->cal_jiffies = jiffies - start;
 	/* The fast method waits on no tick: its cost in ticks is the time it took. */
 	cpu->cal_edges = method == LPJ_METHOD_FAST ? cpu->cal_jiffies : edges;

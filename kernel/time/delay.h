@@ -40,6 +40,8 @@ struct delay_cpu {
 	 * own steps, which a host that descheduled the vCPU does not add to).
 	 */
 	u64 cal_start, cal_tsc, cal_jiffies, cal_edges;
+	/* The longest a converge delay overran its loops, in TSC cycles. */
+	u64 cal_stall;
 	/*
 	 * The plan delay_plan_ap() made before the AP started (an enum
 	 * lpj_plan), the CPU it copies from, and lpj_ready once its lpj may

@@ -250,8 +250,24 @@ static u64 next_edge(const struct lpj_timebase *t, u64 ticks, u64 *seen, u32 *ed
 	return now;
 }
 
+/* __delay(loops), with the longest overrun of any delay kept in *stall. */
+static void timed_delay(const struct lpj_timebase *t, u64 loops, u64 *stall)
+{
+	u64 start = t->cycles(t->ctx), took;
+
+	t->delay(t->ctx, loops);
+	took = t->cycles(t->ctx) - start;
+	if (took > loops)
+		*stall = MAX(*stall, took - loops);
+}
+
+bool lpj_stall_explains(u64 stall, u64 cycles_per_jiffy, u32 factor)
+{
+	return factor && stall * factor >= cycles_per_jiffy * (factor - 1);
+}
+
 /* Mirrors calibrate_delay_converge(): the same stages, bands and chop limit. */
-u64 lpj_converge(const struct lpj_timebase *t, u32 *edges)
+u64 lpj_converge(const struct lpj_timebase *t, u32 *edges, u64 *stall)
 {
 	u64 seen = t->jiffies(t->ctx), ticks, lpj = 1 << 12, lpj_base, loopadd, loopadd_base,
 	    chop_limit;
@@ -264,7 +280,7 @@ u64 lpj_converge(const struct lpj_timebase *t, u32 *edges)
 			band++;
 			trial_in_band = 0;
 		}
-		t->delay(t->ctx, lpj * band);
+		timed_delay(t, lpj * band, stall);
 		trials += band;
 	} while (read_jiffies(t, &seen, edges) == ticks);
 	/* The last band overshot: back off to an underestimate, the band its bound. */
@@ -280,7 +296,7 @@ u64 lpj_converge(const struct lpj_timebase *t, u32 *edges)
 		while (loopadd > chop_limit) {
 			lpj += loopadd;
 			ticks = next_edge(t, read_jiffies(t, &seen, edges), &seen, edges);
-			t->delay(t->ctx, lpj);
+			timed_delay(t, lpj, stall);
 			if (read_jiffies(t, &seen, edges) != ticks)
 				lpj -= loopadd;
 			loopadd >>= 1;

@@ -71,15 +71,25 @@ u32 lpj_calibration_methods(u32 calibrate, bool have_ref, bool delay_tsc, u32 *m
  * until a tick passes during it, back off to the last underestimate, and
  * binary-chop, each step a delay started just after an edge, until the
  * step is below the base's lpj >> LPJ_PREC; if every step grew, start again from a
- * larger base. Each change of jiffies it saw is added to *edges.
+ * larger base. Each change of jiffies it saw is added to *edges, and the
+ * longest a delay overran its loops, by the TSC, goes in *stall: a vCPU
+ * the host descheduled in a delay sees the tick pass and drops that step.
  */
 #define LPJ_PREC 8 /* Linux's LPS_PREC */
 struct lpj_timebase {
 	u64 (*jiffies)(void *ctx);
 	void (*delay)(void *ctx, u64 loops); /* __delay(): loops TSC cycles */
+	u64 (*cycles)(void *ctx);	     /* the TSC */
 	void *ctx;
 };
-u64 lpj_converge(const struct lpj_timebase *t, u32 *edges);
+u64 lpj_converge(const struct lpj_timebase *t, u32 *edges, u64 *stall);
+/*
+ * Whether a delay that overran by stall cycles, at cycles_per_jiffy, can
+ * explain a converge value factor times too low: a step is dropped when
+ * its delay ends after the tick, so an overrun of (factor - 1) / factor
+ * of a jiffy or more can cut the value to 1 / factor of the truth.
+ */
+bool lpj_stall_explains(u64 stall, u64 cycles_per_jiffy, u32 factor);
 
 /*
  * The preset every CPU takes for requested (a registered source, or NULL

@@ -219,6 +219,9 @@ DEFINE_TEST(unit_lpj_copy_source, "calibrate_delay_is_known() under each policy"
  */
 struct sim_clock {
 	u64 now, cpj, read_cost, call_cost;
+	/* The delay number stall_at (from 1) overruns by stall cycles. */
+	u32 delays, stall_at;
+	u64 stall;
 };
 
 static u64 sim_jiffies(void *ctx)
@@ -233,19 +236,40 @@ static void sim_delay(void *ctx, u64 loops)
 {
 	struct sim_clock *c = ctx;
 
-	c->now += loops + c->call_cost;
+	c->now += loops + c->call_cost + (++c->delays == c->stall_at ? c->stall : 0);
+}
+
+static u64 sim_cycles(void *ctx)
+{
+	return ((struct sim_clock *)ctx)->now;
+}
+
+static u64 sim_converge_stalled(u64 cpj, u64 phase, u32 stall_at, u64 stall, u32 *edges,
+				u64 *jiffies_spent, u64 *longest)
+{
+	struct sim_clock c = { .now = phase,
+			       .cpj = cpj,
+			       .read_cost = 40,
+			       .call_cost = 200,
+			       .stall_at = stall_at,
+			       .stall = stall };
+	struct lpj_timebase t = {
+		.jiffies = sim_jiffies, .delay = sim_delay, .cycles = sim_cycles, .ctx = &c
+	};
+	u64 start = phase / cpj, lpj;
+
+	*edges = 0;
+	*longest = 0;
+	lpj = lpj_converge(&t, edges, longest);
+	*jiffies_spent = c.now / cpj - start;
+	return lpj;
 }
 
 static u64 sim_converge(u64 cpj, u64 phase, u32 *edges, u64 *jiffies_spent)
 {
-	struct sim_clock c = { .now = phase, .cpj = cpj, .read_cost = 40, .call_cost = 200 };
-	struct lpj_timebase t = { .jiffies = sim_jiffies, .delay = sim_delay, .ctx = &c };
-	u64 start = phase / cpj, lpj;
+	u64 longest;
 
-	*edges = 0;
-	lpj = lpj_converge(&t, edges);
-	*jiffies_spent = c.now / cpj - start;
-	return lpj;
+	return sim_converge_stalled(cpj, phase, 0, 0, edges, jiffies_spent, &longest);
 }
 
 DEFINE_TEST(unit_lpj_converge, "calibrate_delay_converge(): its value and its cost in ticks", 0)
@@ -263,6 +287,33 @@ DEFINE_TEST(unit_lpj_converge, "calibrate_delay_converge(): its value and its co
 	lpj = sim_converge(2450000, 0, &edges, &spent);
 	report(lpj <= 2450000 && lpj >= 2450000 - (2450000 >> LPJ_PREC),
 	       "HZ=1000: lpj %llu within 1/256 below 2450000", lpj);
+}
+
+DEFINE_TEST(unit_lpj_converge_stall, "a host stall in a converge delay, seen and judged", 0)
+{
+	u64 cpj = 9800000, spent, lpj, longest, first_chop = 0;
+	u32 edges;
+
+	lpj = sim_converge_stalled(cpj, 1234567, 0, 0, &edges, &spent, &longest);
+	report(longest == 200, "undisturbed, a delay overruns by its call cost alone (%llu)",
+	       longest);
+	report(!lpj_stall_explains(longest, cpj, 4), "which explains nothing");
+	/*
+	 * One delay stalled by a jiffy makes the tick pass inside it; the
+	 * first delay where that cuts the value below a quarter.
+	 */
+	for (u32 at = 1; at < 64 && !first_chop; at++) {
+		lpj = sim_converge_stalled(cpj, 1234567, at, cpj, &edges, &spent, &longest);
+		if (lpj < cpj / 4)
+			first_chop = at;
+	}
+	report(first_chop, "one stall of a jiffy can cut the value below a quarter (delay %llu)",
+	       first_chop);
+	report(longest >= cpj, "the stall is seen: %llu cycles over", longest);
+	report(lpj_stall_explains(longest, cpj, 4), "and explains a value 4x too low");
+	report(!lpj_stall_explains(cpj / 2, cpj, 4) && lpj_stall_explains(cpj * 3 / 4, cpj, 4),
+	       "half a jiffy does not explain 4x; three quarters do");
+	report(!lpj_stall_explains(cpj * 10, cpj, 0), "no factor, no excuse");
 }
 
 DEFINE_TEST(unit_lpj_methods, "calibrate_delay(): the direct method once, then converge", 0)
