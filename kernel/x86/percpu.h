@@ -13,8 +13,6 @@
 #define PERCPU_FAULT_RESUME 16
 #define PERCPU_FAULT_VECTOR 24
 #define PERCPU_STACK_TOP 32
-#define PERCPU_NMI_PMC 40
-#define PERCPU_NMI_PMC_VALUE 48
 
 #ifndef __ASSEMBLER__
 
@@ -45,14 +43,6 @@ struct percpu {
 	s32 fault_vector;
 	u32 reserved;
 	u64 stack_top;
-	/*
-	 * The performance counter the NMI entry reads first thing, as RDPMC's
-	 * ECX + 1 (0: none), and what it read: the PMU's overflows are then
-	 * measured before the handler's own instructions count.
-	 */
-	u32 nmi_pmc;
-	u32 reserved2;
-	u64 nmi_pmc_value;
 	u64 fault_error_code;
 	u64 fault_cr2;
 	volatile u64 nmi_count;
@@ -88,9 +78,6 @@ _Static_assert(__builtin_offsetof(struct percpu, fault_vector) == PERCPU_FAULT_V
 	       "PERCPU_FAULT_VECTOR");
 _Static_assert(__builtin_offsetof(struct percpu, stack_top) == PERCPU_STACK_TOP,
 	       "PERCPU_STACK_TOP");
-_Static_assert(__builtin_offsetof(struct percpu, nmi_pmc) == PERCPU_NMI_PMC, "PERCPU_NMI_PMC");
-_Static_assert(__builtin_offsetof(struct percpu, nmi_pmc_value) == PERCPU_NMI_PMC_VALUE,
-	       "PERCPU_NMI_PMC_VALUE");
 
 /* The most CPUs hvprobe brings up; the MADT may list more. */
 #define MAX_CPUS 1024

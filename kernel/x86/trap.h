@@ -60,13 +60,6 @@
 #define GDT_DESC_CODE32 0x00cf9a000000ffff
 #define GDT_DESC_DATA 0x00cf92000000ffff
 
-/*
- * Instructions the NMI stub retires before its RDPMC reads the counter
- * percpu nmi_pmc names: push 0, push the vector, jmp, four pushes, mov,
- * test, jz (not taken), dec. They count toward the skid it sees.
- */
-#define NMI_PMC_STUB_INSNS 11
-
 #define __STR(x) #x
 #define STR(x) __STR(x)
 
