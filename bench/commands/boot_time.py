@@ -9,13 +9,12 @@ go to results/bench-boot.json as well as to the table.
 """
 
 import argparse
-import json
 import sys
 import tempfile
 from pathlib import Path
 
 from tools import ROOT
-from tools.lib import cli
+from tools.lib import cli, jsonfile
 from tools.lib.analysis import stats
 from tools.lib.launch import batch, qemu
 from tools.lib.launch.scenario import RunSpec
@@ -85,7 +84,7 @@ def main(argv):
 
     out = ROOT / "results" / "bench-boot.json"
     out.parent.mkdir(exist_ok=True)
-    out.write_text(json.dumps({"accel": args.accel, "runs": args.n,
-                               "cmdline": args.cmdline, "sizes": sizes,
-                               "boot": rows}, indent=1) + "\n")
+    jsonfile.write(out, {"accel": args.accel, "runs": args.n,
+                         "cmdline": args.cmdline, "sizes": sizes,
+                         "boot": rows})
     return 0

@@ -15,7 +15,6 @@ could not run.
 """
 
 import gzip
-import json
 import re
 import sys
 import tempfile
@@ -23,7 +22,7 @@ from pathlib import Path
 
 from bench.lib import bringuptrace, linuxref
 from bench.lib.sidebyside import Machine
-from tools.lib import cli
+from tools.lib import cli, jsonfile
 from tools.lib.exits import EXIT_CANNOT_RUN, CannotRun
 from tools.lib.hostkernels import nested
 from tools.lib.launch import qemu, serial
@@ -102,15 +101,14 @@ def main(argv):
     a = bringuptrace.attribute(trace)
     print("\n".join(bringuptrace.report(a, host)))
     if args.json:
-        Path(args.json).write_text(json.dumps(
+        jsonfile.write(args.json,
             {"series": args.series, "kernel": vmlinuz.name,
              "smp": args.smp, "numa": args.numa, "cpu": args.cpu,
              "accel": args.accel, "host_window_ms": host,
              "window_ms": a.window_ms, "control_ms": a.control_ms,
              "per_ap": a.per_ap, "first_aps": a.first_aps,
              "warp_expected_ms": a.warp_expected_ms,
-             "tsc_adjust": a.tsc_adjust, "tsc_reliable": a.reliable},
-            indent=1) + "\n")
+             "tsc_adjust": a.tsc_adjust, "tsc_reliable": a.reliable})
     return 0
 
 

@@ -23,12 +23,12 @@ or a boot failed, 2 bad usage, 3 it could not run.
 """
 
 import datetime
-import json
 import subprocess
 import sys
 
 from tools import ROOT, TOOLS
-from tools.lib import cli, referee, refmatrix
+from tools.lib import cli, jsonfile, referee, refmatrix, signals
+from tools.lib.exits import EXIT_INTERRUPTED
 from tools.lib.analysis import figures, results
 from tools.lib.hostkernels import hostkernel, nested
 from tools.lib.launch import guest, qemu
@@ -123,24 +123,15 @@ def run_matrix(args):
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     name = "referee-matrix-" + stamp if args.name == "referee" else args.name
     folder = results.new_dir(args.results, name)
-    done = {}
-    here = [s for s in args.scenarios if s.host == refmatrix.TCG]
-    for s in here:
-        print(f"{s.name}: TCG, {s.vcpus} vCPUs on {s.nodes} node(s)",
-              flush=True)
-        cmd = [sys.executable, str(TOOLS / "linux-referee"),
-               *s.argv(folder)]
+    done: dict = {}
+    interrupted = None
+    # A stopped matrix still prints and saves what it measured (the
+    # children are killed by subprocess.run and nested.run on the way out).
+    with signals.interruptible():
         try:
-            rc = subprocess.run(cmd, cwd=ROOT, stdin=subprocess.DEVNULL,
-                                timeout=TIMEOUT_S * 8).returncode
-        except subprocess.TimeoutExpired:
-            rc = None
-        done[s] = rc
-    hosts = dict.fromkeys(s.host for s in args.scenarios
-                          if s.host != refmatrix.TCG)
-    for host in hosts:
-        mine = [s for s in args.scenarios if s.host == host]
-        done.update(run_nested(host, mine, folder))
+            run_scenarios(args.scenarios, folder, done)
+        except KeyboardInterrupt as err:
+            interrupted = str(err) or "SIGINT"
     got = [(s, refmatrix.read(folder / s.name), done.get(s))
            for s in args.scenarios]
     print("\n" + "\n".join(refmatrix.table(got)))
@@ -150,11 +141,37 @@ def run_matrix(args):
                           "vcpus": s.vcpus, "nodes": s.nodes,
                           "exit_status": rc, "referee": d}
                          for s, d, rc in got],
-           "agree": agree, "total": total}
-    (folder / "matrix.json").write_text(json.dumps(doc, indent=1) + "\n")
+           "agree": agree, "total": total,
+           "interrupted": interrupted is not None}
+    jsonfile.write(folder / "matrix.json", doc)
     print(f"{agree} of {total} scenarios agree; results: "
           f"{guest.shown(folder)}")
+    if interrupted:
+        print(f"interrupted ({interrupted}): scenarios without a result "
+              "were not finished")
+        return EXIT_INTERRUPTED
     return 0 if agree == total else 1
+
+
+def run_scenarios(scenarios, folder, done) -> None:
+    """TCG's scenarios here, one after another, then each host kernel's
+    inside one boot of it as L1; each one's exit status lands in done as
+    it ends."""
+    for s in (s for s in scenarios if s.host == refmatrix.TCG):
+        print(f"{s.name}: TCG, {s.vcpus} vCPUs on {s.nodes} node(s)",
+              flush=True)
+        cmd = [sys.executable, str(TOOLS / "linux-referee"),
+               *s.argv(folder)]
+        try:
+            done[s] = subprocess.run(cmd, cwd=ROOT, stdin=subprocess.DEVNULL,
+                                     timeout=TIMEOUT_S * 8).returncode
+        except subprocess.TimeoutExpired:
+            done[s] = None
+    hosts = dict.fromkeys(s.host for s in scenarios
+                          if s.host != refmatrix.TCG)
+    for host in hosts:
+        mine = [s for s in scenarios if s.host == host]
+        done.update(run_nested(host, mine, folder))
 
 
 def run_nested(host, mine, folder):
@@ -233,7 +250,7 @@ def main(argv):
     doc = {"schema": results.SCHEMA, "kind": "referee",
            "machine": {"accel": accel, "cpu": machine.cpu, "vcpus": args.smp,
                        "nodes": args.numa}, "rows": rows, "agree": agree}
-    (folder / "referee.json").write_text(json.dumps(doc, indent=1) + "\n")
+    jsonfile.write(folder / "referee.json", doc)
     print(f"results: {guest.shown(folder)}")
     return 0 if agree else 1
 

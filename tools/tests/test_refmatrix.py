@@ -157,6 +157,36 @@ class Command(unittest.TestCase):
             self.assertEqual((doc["agree"], doc["total"]), (1, 3))
             self.assertEqual(len(args.scenarios), 3)
 
+    def test_an_interrupted_matrix_keeps_what_it_measured(self):
+        # Ctrl-C (or SIGTERM, which entry.py turns into the same) during
+        # the nested part: the TCG scenario's result is printed and saved,
+        # the rest are marked, and the exit is 130.
+        with tempfile.TemporaryDirectory() as tmp:
+            def fake_run(cmd, **kwargs):
+                name = cmd[cmd.index("--name") + 1]
+                folder = Path(cmd[cmd.index("--results") + 1]) / name
+                folder.mkdir()
+                (folder / "referee.json").write_text(json.dumps(
+                    referee_doc()))
+                return mock.Mock(returncode=0)
+
+            def interrupted(host, mine, folder):
+                raise KeyboardInterrupt("SIGTERM")
+            out = io.StringIO()
+            with mock.patch("subprocess.run", fake_run), \
+                    mock.patch.object(lr, "run_nested", interrupted), \
+                    contextlib.redirect_stdout(out):
+                rc = lr.main(["--matrix", "--no-build", "--results", tmp,
+                              "--host-kernel", "6.12", "--only", "tcg-1node",
+                              "--only", "l1-*-kvm-1node"])
+            self.assertEqual(rc, 130)
+            self.assertIn("interrupted", out.getvalue())
+            self.assertIn("1 of 2 scenarios agree", out.getvalue())
+            [folder] = Path(tmp).glob("referee-matrix-*")
+            doc = json.loads((folder / "matrix.json").read_text())
+            self.assertTrue(doc["interrupted"])
+            self.assertEqual((doc["agree"], doc["total"]), (1, 2))
+
 
 if __name__ == "__main__":
     unittest.main()
