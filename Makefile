@@ -108,6 +108,7 @@ KERNEL := \
 	kernel/time/clock.c \
 	kernel/time/delay.c \
 	kernel/time/hpet.c \
+	kernel/time/linux_tsc_reads.c \
 	kernel/time/pit.c \
 	kernel/time/pmtimer.c \
 	kernel/x86/alloc.c \
