@@ -53,7 +53,7 @@ void linux_tsc_calibrate(const struct linux_tsc_reads *r, struct linux_tsc_verdi
 {
 	u32 ms = LINUX_CAL_MS, loopmin = LINUX_CAL_PIT_LOOPS;
 	struct linux_pit_window w = { 0, 0, 0 };
-	char pit[120];
+	char pit[160];
 
 	*v = (struct linux_tsc_verdict){ .fastest_ref_read = ~0ULL };
 	for (u32 i = 0; i < LINUX_PIT_ROUNDS; i++) {
@@ -76,9 +76,10 @@ void linux_tsc_calibrate(const struct linux_tsc_reads *r, struct linux_tsc_verdi
 		}
 		if (ref1 && ref2) {
 			v->ok = true;
+			why_pit(pit, sizeof(pit), r, &w, loopmin);
 			snprintf(v->why, sizeof(v->why),
-				 "%s reference calibration (read in %llu cycles)", r->ref,
-				 (unsigned long long)v->fastest_ref_read);
+				 "%s reference calibration (read in %llu cycles); %s", r->ref,
+				 (unsigned long long)v->fastest_ref_read, pit);
 			return;
 		}
 		/* Two failed PIT rounds: "give the virtual PC a slightly longer timeframe". */

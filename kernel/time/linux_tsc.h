@@ -19,9 +19,11 @@
  * delay_loop, so calibrate_delay() (init/calibrate.c) has no lpj_fine on
  * the boot CPU and no read_current_timer(), no direct method, anywhere.
  *
- * quick_pit_calibrate() is not modelled: it succeeds only where every
- * PIT read takes a few microseconds, where pit_calibrate_tsc()'s window
- * passes as well, so it changes where the rate comes from, not whether.
+ * quick_pit_calibrate(), tried first, is not modelled: where it passes
+ * and both of these fail, this says Linux fails where it does not. Its
+ * error bound needs PIT reads of a few microseconds each; under TCG it
+ * passes (and so does the HPET reference here: reads of ~10000-30000
+ * cycles), nested under TCG its reads are exits as slow as the HPET's.
  */
 #ifndef KERNEL_TIME_LINUX_TSC_H
 #define KERNEL_TIME_LINUX_TSC_H
@@ -66,7 +68,7 @@ struct linux_tsc_reads {
 
 struct linux_tsc_verdict {
 	bool ok;	      /* Linux gets tsc_khz */
-	char why[256];	      /* where from, or why not, in Linux's words and the numbers */
+	char why[320];	      /* where from, or why not, in Linux's words and the numbers */
 	u64 fastest_ref_read; /* the quickest tsc_read_refs() try, in TSC cycles */
 	u32 pit_windows_ok;
 };
