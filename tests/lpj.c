@@ -225,7 +225,7 @@ DEFINE_TEST(lpj, "loops-per-jiffy comes from the right source and delays are rig
 	const struct delay_cpu *bsp = delay_cpu(0);
 	u32 online = 0, calibrations = 0, copied = 0, copied_ok = 0, preset_ok = 0;
 	u64 slept, read_cost_us = 0, expected_us = udelay_expected_us(bsp);
-	char buf[2048]; /* linux_tsc_khz can say why at length */
+	char buf[1024];
 	struct json j;
 
 	/* A source the platform lacks is a SKIP; lpj_source=cmdline without lpj= is ours. */

@@ -36,24 +36,22 @@ static bool pit_round(const struct linux_tsc_reads *r, u32 ms, u32 loopmin,
 	return linux_pit_window_ok(w, loopmin);
 }
 
+/* The last PIT window's numbers, kept short: the DATA line holds them. */
 static void why_pit(char *buf, size_t len, const struct linux_tsc_reads *r,
 		    const struct linux_pit_window *w, u32 loopmin)
 {
 	if (!r->have_pit)
-		snprintf(buf, len, "Unable to calibrate against PIT (no legacy PIC)");
+		snprintf(buf, len, "no legacy PIC");
 	else
-		snprintf(buf, len,
-			 "Unable to calibrate against PIT (last window: %u reads, wants %u; "
-			 "steps %llu..%llu cycles, wants max <= 10x min)",
-			 w->reads, loopmin, (unsigned long long)w->step_min,
-			 (unsigned long long)w->step_max);
+		snprintf(buf, len, "%u of %u reads, steps %llu..%llu cycles", w->reads, loopmin,
+			 (unsigned long long)w->step_min, (unsigned long long)w->step_max);
 }
 
 void linux_tsc_calibrate(const struct linux_tsc_reads *r, struct linux_tsc_verdict *v)
 {
 	u32 ms = LINUX_CAL_MS, loopmin = LINUX_CAL_PIT_LOOPS;
 	struct linux_pit_window w = { 0, 0, 0 };
-	char pit[160];
+	char pit[80];
 
 	*v = (struct linux_tsc_verdict){ .fastest_ref_read = ~0ULL };
 	for (u32 i = 0; i < LINUX_PIT_ROUNDS; i++) {
@@ -78,7 +76,7 @@ void linux_tsc_calibrate(const struct linux_tsc_reads *r, struct linux_tsc_verdi
 			v->ok = true;
 			why_pit(pit, sizeof(pit), r, &w, loopmin);
 			snprintf(v->why, sizeof(v->why),
-				 "%s reference calibration (read in %llu cycles); %s", r->ref,
+				 "%s reference calibration (read in %llu cycles; PIT: %s)", r->ref,
 				 (unsigned long long)v->fastest_ref_read, pit);
 			return;
 		}
@@ -90,11 +88,14 @@ void linux_tsc_calibrate(const struct linux_tsc_reads *r, struct linux_tsc_verdi
 	}
 	why_pit(pit, sizeof(pit), r, &w, loopmin);
 	if (!r->ref)
-		snprintf(v->why, sizeof(v->why), "%s; No reference (HPET/PMTIMER) available", pit);
+		snprintf(v->why, sizeof(v->why),
+			 "Unable to calibrate against PIT (%s); No reference (HPET/PMTIMER) "
+			 "available",
+			 pit);
 	else
 		snprintf(v->why, sizeof(v->why),
-			 "%s; HPET/PMTIMER calibration failed (%s: fastest read %llu cycles, "
-			 "wants < %llu)",
+			 "Unable to calibrate against PIT (%s); HPET/PMTIMER calibration failed "
+			 "(%s: fastest read %llu cycles, wants < %llu)",
 			 pit, r->ref, (unsigned long long)v->fastest_ref_read,
 			 LINUX_READ_REFS_THRESHOLD);
 }
