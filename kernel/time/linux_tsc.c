@@ -36,14 +36,17 @@ static bool pit_round(const struct linux_tsc_reads *r, u32 ms, u32 loopmin,
 	return linux_pit_window_ok(w, loopmin);
 }
 
-/* The last PIT window's numbers, kept short: the DATA line holds them. */
+/*
+ * The last PIT window's numbers, kept short (the DATA line has room for
+ * little): Linux's "Unable to calibrate against PIT" with its reasons.
+ */
 static void why_pit(char *buf, size_t len, const struct linux_tsc_reads *r,
 		    const struct linux_pit_window *w, u32 loopmin)
 {
 	if (!r->have_pit)
-		snprintf(buf, len, "no legacy PIC");
+		snprintf(buf, len, "PIT: no legacy PIC");
 	else
-		snprintf(buf, len, "%u of %u reads, steps %llu..%llu cycles", w->reads, loopmin,
+		snprintf(buf, len, "PIT: %u/%u reads, steps %llu..%llu", w->reads, loopmin,
 			 (unsigned long long)w->step_min, (unsigned long long)w->step_max);
 }
 
@@ -75,9 +78,8 @@ void linux_tsc_calibrate(const struct linux_tsc_reads *r, struct linux_tsc_verdi
 		if (ref1 && ref2) {
 			v->ok = true;
 			why_pit(pit, sizeof(pit), r, &w, loopmin);
-			snprintf(v->why, sizeof(v->why),
-				 "%s reference calibration (read in %llu cycles; PIT: %s)", r->ref,
-				 (unsigned long long)v->fastest_ref_read, pit);
+			snprintf(v->why, sizeof(v->why), "%s reference, read in %llu cycles (%s)",
+				 r->ref, (unsigned long long)v->fastest_ref_read, pit);
 			return;
 		}
 		/* Two failed PIT rounds: "give the virtual PC a slightly longer timeframe". */
@@ -86,16 +88,12 @@ void linux_tsc_calibrate(const struct linux_tsc_reads *r, struct linux_tsc_verdi
 			loopmin = LINUX_CAL2_PIT_LOOPS;
 		}
 	}
+	/* "HPET/PMTIMER calibration failed", or "No reference (HPET/PMTIMER) available". */
 	why_pit(pit, sizeof(pit), r, &w, loopmin);
 	if (!r->ref)
-		snprintf(v->why, sizeof(v->why),
-			 "Unable to calibrate against PIT (%s); No reference (HPET/PMTIMER) "
-			 "available",
-			 pit);
+		snprintf(v->why, sizeof(v->why), "%s; no HPET or PM timer", pit);
 	else
-		snprintf(v->why, sizeof(v->why),
-			 "Unable to calibrate against PIT (%s); HPET/PMTIMER calibration failed "
-			 "(%s: fastest read %llu cycles, wants < %llu)",
-			 pit, r->ref, (unsigned long long)v->fastest_ref_read,
+		snprintf(v->why, sizeof(v->why), "%s; %s reads >= %llu cycles (< %llu wanted)", pit,
+			 r->ref, (unsigned long long)v->fastest_ref_read,
 			 LINUX_READ_REFS_THRESHOLD);
 }

@@ -68,7 +68,7 @@ struct linux_tsc_reads {
 
 struct linux_tsc_verdict {
 	bool ok;	      /* Linux gets tsc_khz */
-	char why[240];	      /* where from, or why not, in Linux's words and the numbers */
+	char why[160];	      /* where from, or why not, in Linux's words and the numbers */
 	u64 fastest_ref_read; /* the quickest tsc_read_refs() try, in TSC cycles */
 	u32 pit_windows_ok;
 };

@@ -83,7 +83,7 @@ DEFINE_TEST(unit_linux_tsc_nested_fails, "slow timer reads: Linux has no tsc_khz
 	report_eq(f.window_ms[2], 50, "after two failed: CAL2_MS");
 	report_eq(f.read_calls, 30, "five tries at each of six tsc_read_refs()");
 	report_eq(v.fastest_ref_read, 170000, "the fastest try is reported");
-	report(strstr(v.why, "HPET/PMTIMER calibration failed") != NULL, "Linux's words");
+	report(strstr(v.why, "HPET reads >= 170000 cycles") != NULL, "the HPET's failure is said");
 }
 
 DEFINE_TEST(unit_linux_tsc_threshold, "tsc_read_refs() takes a try under 0x20000 cycles", 0)
@@ -146,6 +146,6 @@ DEFINE_TEST(unit_linux_tsc_pit, "a passing PIT window gives tsc_khz whatever the
 	r = reads_of(&f, true, NULL);
 	linux_tsc_calibrate(&r, &v);
 	report(!v.ok, "slow PIT and no HPET or PM timer: fails");
-	report(strstr(v.why, "No reference (HPET/PMTIMER) available") != NULL, "%s", v.why);
+	report(strstr(v.why, "no HPET or PM timer") != NULL, "%s", v.why);
 	report_eq(f.read_calls, 0, "no reference is read");
 }
