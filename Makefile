@@ -67,6 +67,7 @@ LOGIC := \
 	kernel/test/ktap.c \
 	kernel/test/options.c \
 	kernel/test/runner.c \
+	kernel/time/linux_tsc.c \
 	kernel/time/lpj.c \
 	kernel/time/options.c \
 	kernel/time/rates.c \
@@ -107,6 +108,7 @@ KERNEL := \
 	kernel/time/clock.c \
 	kernel/time/delay.c \
 	kernel/time/hpet.c \
+	kernel/time/linux_tsc_reads.c \
 	kernel/time/pit.c \
 	kernel/time/pmtimer.c \
 	kernel/x86/alloc.c \
@@ -162,6 +164,7 @@ UNIT_TESTS := \
 	tests/unit/test_hyperv.c \
 	tests/unit/test_json.c \
 	tests/unit/test_ktap.c \
+	tests/unit/test_linux_tsc.c \
 	tests/unit/test_lpj.c \
 	tests/unit/test_madt.c \
 	tests/unit/test_nmi_account.c \

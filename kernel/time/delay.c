@@ -5,6 +5,7 @@
 #include "kernel/lib/printf.h"
 #include "kernel/lib/string.h"
 #include "kernel/time/clock.h"
+#include "kernel/time/linux_tsc_reads.h"
 #include "kernel/time/lpj.h"
 #include "kernel/time/options.h"
 #include "kernel/time/rates.h"
@@ -27,6 +28,12 @@ static struct {
 	/* What Linux's platform code did to the TSC, under its DATA key; NULL for nothing. */
 	const char *platform_tsc, *platform_tsc_key;
 	bool tsc_reliable;
+	/*
+	 * Under Linux's policies with no stated TSC rate: whether Linux's
+	 * own calibration would have got tsc_khz here (linux_tsc.h).
+	 */
+	bool linux_tsc_judged;
+	struct linux_tsc_verdict linux_tsc;
 } delay;
 
 static struct delay_cpu delay_cpus[MAX_CPUS];
@@ -136,12 +143,21 @@ u64 delay_calibrate_fast(void)
 			       clock.hz);
 }
 
+/* Linux would have no tsc_khz: tsc_init() returned before use_tsc_delay(). */
+static bool linux_tsc_failed(void)
+{
+	return delay.linux_tsc_judged && !delay.linux_tsc.ok;
+}
+
 /*
  * Linux's delay_fn on the boot CPU: delay_halt() with TPAUSE where
  * WAITPKG is offered (x86_late_time_init() calls use_tpause_delay()) or
  * with MWAITX on AMD (init_amd() calls use_mwaitx_delay()), else
- * delay_tsc. Only delay_tsc gives read_current_timer(), the direct
- * method's clock.
+ * delay_tsc, which tsc_init()'s use_tsc_delay() sets only once tsc_khz
+ * is known: without it delay_fn stays delay_loop. Only delay_tsc gives
+ * read_current_timer(), the direct method's clock. hvprobe's own
+ * __delay() spins on the TSC whatever the name, so lpj stays in TSC
+ * cycles for udelay().
  */
 static const char *delay_fn(void)
 {
@@ -149,6 +165,8 @@ static const char *delay_fn(void)
 		return "delay_halt_tpause";
 	if (cpu_has(X86_FEATURE_MWAITX) && cpu_vendor_is("AuthenticAMD"))
 		return "delay_halt_mwaitx";
+	if (linux_tsc_failed())
+		return "delay_loop";
 	return "delay_tsc";
 }
 
@@ -361,17 +379,39 @@ static void platform_tsc(void)
 		__atomic_store_n(&delay.tsc_unstable, true, __ATOMIC_RELEASE);
 }
 
+/*
+ * Under Linux's policies, where hvprobe had to measure the TSC's rate
+ * (nothing stated it), whether Linux's tsc_init() would have measured it
+ * too; where not, it calls mark_tsc_unstable("could not calculate TSC
+ * khz") and the boot CPU has no lpj_fine. hvprobe keeps its own
+ * measurement for its timers and udelay().
+ */
+static void linux_tsc_khz(void)
+{
+	u32 policy = time_options.lpj_policy;
+
+	if ((policy != LPJ_POLICY_LINUX_6_1 && policy != LPJ_POLICY_LINUX_6_5) ||
+	    !clock.tsc_hz_measured)
+		return;
+	linux_tsc_measure(&delay.linux_tsc);
+	delay.linux_tsc_judged = true;
+	if (!delay.linux_tsc.ok)
+		__atomic_store_n(&delay.tsc_unstable, true, __ATOMIC_RELEASE);
+}
+
 void delay_init_bsp(void)
 {
 	struct delay_cpu *cpu = delay_cpu(this_cpu()->index);
 
 	platform_tsc();
+	linux_tsc_khz();
 	delay.tsc_constant = tsc_is_constant(&delay.tsc_constant_why);
 	choose_preset();
 	cpu->lpj_ready = 1;
 	if (preset(cpu))
 		return;
-	if (time_options.lpj_source == LPJ_SOURCE_CALIBRATE) {
+	/* No tsc_khz, no lpj_fine: calibrate_delay() measures on the boot CPU too. */
+	if (time_options.lpj_source == LPJ_SOURCE_CALIBRATE || linux_tsc_failed()) {
 		calibrate(cpu);
 		return;
 	}
@@ -424,9 +464,15 @@ done:
 	__atomic_store_n(&cpu->lpj_ready, 1, __ATOMIC_RELEASE);
 }
 
+/*
+ * By this CPU's lpj, as Linux's udelay(); but where Linux's policies
+ * calibrate only because Linux would have no tsc_khz, hvprobe's own
+ * delays keep the TSC rate it measured: the calibrated values are the
+ * model's record, and nested under TCG converge's are off by a fifth.
+ */
 void udelay(u64 us)
 {
-	u64 own = delay_cpus[this_cpu()->index].lpj;
+	u64 own = linux_tsc_failed() ? 0 : delay_cpus[this_cpu()->index].lpj;
 	u64 lpj = own ? own : lpj_from_tsc_hz(clock.tsc_hz, clock.hz);
 	u64 cycles = lpj_delay_cycles(lpj, clock.hz, us), start = rdtsc();
 
@@ -470,4 +516,12 @@ void delay_json(struct json *j)
 	json_string(j, "preset_rule", rule);
 	if (delay.platform_tsc)
 		json_string(j, delay.platform_tsc_key, delay.platform_tsc);
+	if (delay.linux_tsc_judged) {
+		char verdict[sizeof(delay.linux_tsc.why) + 32];
+
+		snprintf(verdict, sizeof(verdict), "%s%s",
+			 delay.linux_tsc.ok ? "" : "could not calculate TSC khz: ",
+			 delay.linux_tsc.why);
+		json_string(j, "linux_tsc_khz", verdict);
+	}
 }
