@@ -38,11 +38,6 @@ TCG_VCPUS, NESTED_VCPUS = 8, 4
 # Known, reported, not modelled: under a TCG-nested L1 each timer read
 # takes longer than tsc_read_refs() accepts, so Linux without the
 # frequency MSRs cannot calibrate its TSC on Hyper-V alone.
-KNOWN = {"hv-alone": "Linux cannot calibrate its TSC under a TCG-nested "
-                     "L1 (tsc_read_refs() refuses the slow timer reads); "
-                     "hvprobe does not model that"}
-
-
 @dataclass(frozen=True)
 class Scenario:
     name: str
@@ -107,9 +102,6 @@ def lines(scenario, doc, rc=None) -> list[tuple[str, ...]]:
             f"{linux.get('calibrations')} {linux.get('bsp_lpj_source')}" \
             + (" (TSC unstable)" if unstable else "")
         verdict = "agree" if row.get("agree") else "DISAGREE"
-        if not row.get("agree") and scenario.flavour in KNOWN and \
-                scenario.host != TCG:
-            verdict += " (known)"
         out.append(head + (row["series"], row.get("release") or "?", said,
                            row["policy"], f"{ours.get('calibrations')} "
                            f"{ours.get('bsp_lpj_source')}", ours.get("verdict")
@@ -124,17 +116,13 @@ HEADER = ("scenario", "host", "CPU flavour", "nodes", "Linux", "release",
 
 def table(results) -> list[str]:
     """The table's lines from [(Scenario, referee.json doc or None, exit
-    status or None)], with a line per known disagreement after it."""
+    status or None)]."""
     rows: list[tuple[str, ...]] = [HEADER]
     for scenario, doc, rc in results:
         rows += lines(scenario, doc, rc)
     widths = [max(len(str(r[i])) for r in rows) for i in range(len(HEADER))]
     out = ["  ".join(str(c).ljust(w) for c, w in zip(r, widths)).rstrip()
            for r in rows]
-    seen = {s.flavour for s, _, _ in results if s.host != TCG}
-    for flavour, why in KNOWN.items():
-        if flavour in seen:
-            out.append(f"known: {flavour}: {why}")
     return out
 
 
