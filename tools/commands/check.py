@@ -358,9 +358,8 @@ def nested_runs(label, runs, log_dir, seen):
     if referee:
         # Linux itself beside hvprobe under this host's Hyper-V
         # emulation, Hyper-V alone on two packages: the TSC rate from
-        # the frequency MSR, the TSC "running on Hyper-V" unstable. (Without
-        # the MSR, Linux's own TSC calibration refuses a nested TCG
-        # host's slow timer reads, which hvprobe does not model.)
+        # the frequency MSR, the TSC "running on Hyper-V" unstable.
+        # (tools/linux-referee --matrix runs the other scenarios.)
         commands.append(referee_command(share, "--accel", "kvm", "--cpu",
                                         REFEREE_NESTED_CPU, "--smp", "2",
                                         "--numa", "2", "--series",
