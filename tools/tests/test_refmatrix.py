@@ -99,6 +99,16 @@ class Table(unittest.TestCase):
                                      1), (freq, None, None)]), (1, 3))
 
 
+def referee_agrees(cmd):
+    """What a TCG scenario's tools/linux-referee leaves behind when both
+    series agree; its name."""
+    name = cmd[cmd.index("--name") + 1]
+    folder = Path(cmd[cmd.index("--results") + 1]) / name
+    folder.mkdir()
+    (folder / "referee.json").write_text(json.dumps(referee_doc()))
+    return name
+
+
 class Command(unittest.TestCase):
     def test_list_and_only(self):
         out = io.StringIO()
@@ -122,12 +132,7 @@ class Command(unittest.TestCase):
             ran, nested_calls = [], []
 
             def fake_run(cmd, **kwargs):
-                name = cmd[cmd.index("--name") + 1]
-                folder = Path(cmd[cmd.index("--results") + 1]) / name
-                folder.mkdir()
-                (folder / "referee.json").write_text(json.dumps(
-                    referee_doc()))
-                ran.append(name)
+                ran.append(referee_agrees(cmd))
                 return mock.Mock(returncode=0)
 
             def fake_nested(host, mine, folder):
@@ -156,11 +161,7 @@ class Command(unittest.TestCase):
         # the rest are marked, and the exit is 130.
         with tempfile.TemporaryDirectory() as tmp:
             def fake_run(cmd, **kwargs):
-                name = cmd[cmd.index("--name") + 1]
-                folder = Path(cmd[cmd.index("--results") + 1]) / name
-                folder.mkdir()
-                (folder / "referee.json").write_text(json.dumps(
-                    referee_doc()))
+                referee_agrees(cmd)
                 return mock.Mock(returncode=0)
 
             def interrupted(host, mine, folder):
