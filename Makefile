@@ -45,8 +45,9 @@ KERNEL_LDFLAGS := -nostdlib -static -no-pie -z max-page-size=0x1000 \
 LOGIC := \
 	apic/icr.c \
 	apic/options.c \
+	apic/smp/rules.c \
 	apic/smp/tsc_sync_rule.c \
-	apic/turns.c \
+	apic/smp/turns.c \
 	boot/boot_info.c \
 	hv/hv.c \
 	hv/hyperv_math.c \

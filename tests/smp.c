@@ -15,6 +15,7 @@
 #include "apic/smp/smp.h"
 #include "apic/apic.h"
 #include "apic/options.h"
+#include "apic/smp/rules.h"
 #include "kernel/lib/json.h"
 #include "kernel/test/test.h"
 #include "kernel/time/delay.h"

@@ -5,9 +5,10 @@
  * BSP's kick, grants and wait. See smp.h.
  */
 #include "apic/options.h"
+#include "apic/smp/rules.h"
 #include "apic/smp/smp.h"
 #include "apic/smp/smp_internal.h"
-#include "apic/turns.h"
+#include "apic/smp/turns.h"
 #include "kernel/lib/json.h"
 #include "kernel/lib/printf.h"
 #include "kernel/time/clock.h"
@@ -264,7 +265,7 @@ static bool probed_alive(void *arg)
  * is never slower than serial), up to PROBE_MAX_APS of the other
  * calibrating APs run it together for PROBE_WINDOW_US;
  * their combined count over the BSP's is the parallelism the host has
- * beside the first (calibrate_concurrency()).
+ * beside the first (smp_concurrency_rule()).
  */
 static void choose_concurrency(void)
 {
@@ -313,7 +314,7 @@ static void choose_concurrency(void)
 		together[r - 1] = answered(cpu) ? smp_cpu(cpu->index)->probe_loops : 0;
 	}
 	cal_line.concurrency =
-		calibrate_concurrency(cal_line.solo_loops, together, n, &cal_line.parallelism_x100);
+		smp_concurrency_rule(cal_line.solo_loops, together, n, &cal_line.parallelism_x100);
 	snprintf(cal_line.why, sizeof(cal_line.why),
 		 "probe: %u APs beside the first ran at %u.%02u CPUs: %s", n,
 		 cal_line.parallelism_x100 / 100, cal_line.parallelism_x100 % 100,

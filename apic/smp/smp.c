@@ -9,6 +9,7 @@
 #include "apic/apic.h"
 #include "apic/icr.h"
 #include "apic/options.h"
+#include "apic/smp/rules.h"
 #include "apic/smp/smp_internal.h"
 #include "apic/smp/tsc_sync.h"
 #include "kernel/acpi/acpi.h"
@@ -368,7 +369,8 @@ static void choose_init_udelay(void)
 		return;
 	}
 	cpu_vendor(vendor);
-	smp.init_udelay = init_udelay_rule(vendor, cpu_signature().family, &smp.init_udelay_why);
+	smp.init_udelay =
+		smp_init_udelay_rule(vendor, cpu_signature().family, &smp.init_udelay_why);
 }
 
 static bool is_alive(void *arg)
@@ -401,7 +403,7 @@ static void boot_linux_6_5(void)
 
 	for (u32 i = 0; i < n; i++)
 		ids[i] = cpu_at(i)->apic_id;
-	bringup_order(ids, n, smt_shift(), order);
+	smp_bringup_order(ids, n, smt_shift(), order);
 	for (u32 k = 0; k + 1 < n; k++)
 		kick(cpu_at(order[k]));
 	for (u32 k = 0; k + 1 < n; k++) {

@@ -2,6 +2,7 @@
 /* The smp DATA: the bring-up's settings and totals, and each AP's timeline. */
 #include "apic/apic.h"
 #include "apic/options.h"
+#include "apic/smp/rules.h"
 #include "apic/smp/smp.h"
 #include "apic/smp/smp_internal.h"
 #include "apic/smp/tsc_sync.h"
@@ -100,9 +101,9 @@ void smp_json(struct json *j)
 		if (i && c->state == CPU_ONLINE) {
 			bool offset;
 
-			per_ap[n++] = tsc_to_us(ap_bringup_cycles(s->tsc_init, s->tsc_sipi,
-								  s->tsc_alive, s->tsc_online,
-								  smp.tsc_seen[i], &offset));
+			per_ap[n++] = tsc_to_us(smp_ap_bringup_cycles(s->tsc_init, s->tsc_sipi,
+								      s->tsc_alive, s->tsc_online,
+								      smp.tsc_seen[i], &offset));
 			offset_aps += offset;
 		}
 	}

@@ -17,8 +17,9 @@
 #include "apic/apic.h"
 #include "apic/icr.h"
 #include "apic/options.h"
+#include "apic/smp/rules.h"
 #include "apic/smp/tsc_sync.h"
-#include "apic/turns.h"
+#include "apic/smp/turns.h"
 #include "kernel/test/test.h"
 #include "kernel/time/lpj.h"
 #include "kernel/time/options.h"
@@ -27,19 +28,21 @@ DEFINE_TEST(unit_init_udelay_rule, "init_udelay=auto follows smp_quirk_init_udel
 {
 	const char *why = NULL;
 
-	report_eq(init_udelay_rule("GenuineIntel", 6, &why), 0, "Intel family 6: 0");
+	report_eq(smp_init_udelay_rule("GenuineIntel", 6, &why), 0, "Intel family 6: 0");
 	report(why && strstr(why, "Intel family 6"), "and says so: %s", why);
-	report_eq(init_udelay_rule("GenuineIntel", 0xf, &why), 10000,
+	report_eq(smp_init_udelay_rule("GenuineIntel", 0xf, &why), 10000,
 		  "Intel family 0xF (NetBurst): the legacy 10 ms");
-	report_eq(init_udelay_rule("GenuineIntel", 5, &why), 10000, "Intel family 5: 10 ms");
+	report_eq(smp_init_udelay_rule("GenuineIntel", 5, &why), 10000, "Intel family 5: 10 ms");
 	report(why && strstr(why, "legacy"), "the legacy case says so: %s", why);
-	report_eq(init_udelay_rule("AuthenticAMD", 0xe, &why), 10000, "AMD family 0xE: 10 ms");
-	report_eq(init_udelay_rule("AuthenticAMD", 0xf, &why), 0, "AMD family 0xF: 0");
-	report_eq(init_udelay_rule("AuthenticAMD", 0x19, &why), 0, "AMD family 0x19 (Zen 3): 0");
-	report_eq(init_udelay_rule("HygonGenuine", 0x17, &why), 10000, "Hygon family 0x17: 10 ms");
-	report_eq(init_udelay_rule("HygonGenuine", 0x18, &why), 0, "Hygon family 0x18: 0");
-	report_eq(init_udelay_rule("CentaurHauls", 6, &why), 10000, "Centaur family 6: 10 ms");
-	report_eq(init_udelay_rule("", 6, &why), 10000, "no vendor string: 10 ms");
+	report_eq(smp_init_udelay_rule("AuthenticAMD", 0xe, &why), 10000, "AMD family 0xE: 10 ms");
+	report_eq(smp_init_udelay_rule("AuthenticAMD", 0xf, &why), 0, "AMD family 0xF: 0");
+	report_eq(smp_init_udelay_rule("AuthenticAMD", 0x19, &why), 0,
+		  "AMD family 0x19 (Zen 3): 0");
+	report_eq(smp_init_udelay_rule("HygonGenuine", 0x17, &why), 10000,
+		  "Hygon family 0x17: 10 ms");
+	report_eq(smp_init_udelay_rule("HygonGenuine", 0x18, &why), 0, "Hygon family 0x18: 0");
+	report_eq(smp_init_udelay_rule("CentaurHauls", 6, &why), 10000, "Centaur family 6: 10 ms");
+	report_eq(smp_init_udelay_rule("", 6, &why), 10000, "no vendor string: 10 ms");
 }
 
 DEFINE_TEST(unit_calibrate_concurrency, "APs that may calibrate at once, from the probe", 0)
@@ -59,25 +62,25 @@ DEFINE_TEST(unit_calibrate_concurrency, "APs that may calibrate at once, from th
 	 * Beside the AP already calibrating, the others' combined speed,
 	 * less half a CPU for the BSP's tick.
 	 */
-	report_eq(calibrate_concurrency(1000, two_cores, 4, &x100), 2,
+	report_eq(smp_concurrency_rule(1000, two_cores, 4, &x100), 2,
 		  "4 more APs at 2 CPUs' worth: 2 at a time");
 	report_eq(x100, 200, "parallelism 2.00");
-	report_eq(calibrate_concurrency(1000, one_core, 8, &x100), 1,
+	report_eq(smp_concurrency_rule(1000, one_core, 8, &x100), 1,
 		  "8 more APs at 1 CPU's worth: serialized");
-	report_eq(calibrate_concurrency(1000, own_cpus, 3, &x100), 3,
+	report_eq(smp_concurrency_rule(1000, own_cpus, 3, &x100), 3,
 		  "3 more APs at 2.97 CPUs: 3 at a time");
 	report_eq(x100, 297, "parallelism 2.97");
-	report_eq(calibrate_concurrency(1000, four, 4, &x100), 4, "3.6 CPUs: 4");
-	report_eq(calibrate_concurrency(1000, almost_two, 2, &x100), 2, "1.78 CPUs: 2");
-	report_eq(calibrate_concurrency(1000, starved, 2, &x100), 1, "1.10 CPUs: serialized");
-	report_eq(calibrate_concurrency(1000, slow, 2, &x100), 1, "0.70 CPUs: serialized");
-	report_eq(calibrate_concurrency(1000, none, 2, &x100), 1, "APs that never ran: serialized");
-	report_eq(calibrate_concurrency(1000, many, 3, &x100), 4,
+	report_eq(smp_concurrency_rule(1000, four, 4, &x100), 4, "3.6 CPUs: 4");
+	report_eq(smp_concurrency_rule(1000, almost_two, 2, &x100), 2, "1.78 CPUs: 2");
+	report_eq(smp_concurrency_rule(1000, starved, 2, &x100), 1, "1.10 CPUs: serialized");
+	report_eq(smp_concurrency_rule(1000, slow, 2, &x100), 1, "0.70 CPUs: serialized");
+	report_eq(smp_concurrency_rule(1000, none, 2, &x100), 1, "APs that never ran: serialized");
+	report_eq(smp_concurrency_rule(1000, many, 3, &x100), 4,
 		  "never more than the APs there are");
-	report_eq(calibrate_concurrency(0, two_cores, 4, &x100), 1,
+	report_eq(smp_concurrency_rule(0, two_cores, 4, &x100), 1,
 		  "no solo count: 1, no division by 0");
 	report_eq(x100, 0, "and no parallelism claimed");
-	report_eq(calibrate_concurrency(1000, two_cores, 0, &x100), 1, "no others: 1");
+	report_eq(smp_concurrency_rule(1000, two_cores, 0, &x100), 1, "no others: 1");
 }
 
 DEFINE_TEST(unit_lpj_direct_ticks, "Linux's direct calibration costs 5 * (HZ/100 + 2) ticks", 0)
@@ -241,22 +244,22 @@ DEFINE_TEST(unit_ap_bringup_cycles, "per-AP bring-up time survives a TSC offset 
 	bool offset = true;
 
 	/* In step: INIT 1000, SIPI 1100, alive 1300, online 5000, seen 5100. */
-	report_eq(ap_bringup_cycles(1000, 1100, 1300, 5000, 5100, &offset), 4000,
+	report_eq(smp_ap_bringup_cycles(1000, 1100, 1300, 5000, 5100, &offset), 4000,
 		  "TSCs in step: the AP's online stamp less the INIT stamp");
 	report(!offset, "and no offset reported");
 	/* The AP's TSC 1e9 behind: its stamps are before the SIPI. */
-	report_eq(ap_bringup_cycles(1000000000, 1000000100, 300, 4000, 1000004100, &offset), 4100,
-		  "an AP behind the BSP: the BSP's own span, not a wrapped difference");
+	report_eq(smp_ap_bringup_cycles(1000000000, 1000000100, 300, 4000, 1000004100, &offset),
+		  4100, "an AP behind the BSP: the BSP's own span, not a wrapped difference");
 	report(offset, "and the offset is reported");
 	/* The AP's TSC 1e9 ahead: online after the BSP saw it. */
-	report_eq(ap_bringup_cycles(1000, 1100, 1000001300, 1000005000, 5100, &offset), 4100,
+	report_eq(smp_ap_bringup_cycles(1000, 1100, 1000001300, 1000005000, 5100, &offset), 4100,
 		  "an AP ahead of the BSP: the BSP's own span");
 	report(offset, "and the offset is reported");
 	/* Ahead, never seen online by the BSP: nothing to give. */
-	report_eq(ap_bringup_cycles(1000, 1100, 300, 400, 0, &offset), 0,
+	report_eq(smp_ap_bringup_cycles(1000, 1100, 300, 400, 0, &offset), 0,
 		  "an AP behind, never seen: 0, not a wrapped difference");
 	/* Not seen but in step (an AP the BSP never polled): its own stamps. */
-	report_eq(ap_bringup_cycles(1000, 1100, 1300, 5000, 0, &offset), 4000,
+	report_eq(smp_ap_bringup_cycles(1000, 1100, 1300, 5000, 0, &offset), 4000,
 		  "in step, not seen: the AP's stamps");
 }
 
@@ -318,11 +321,11 @@ DEFINE_TEST(unit_bringup_order, "linux-6.5 kicks primary threads first, each in 
 	u32 order[5];
 	bool same = true;
 
-	bringup_order(smt2, 6, 1, order);
+	smp_bringup_order(smt2, 6, 1, order);
 	for (u32 i = 0; i < 5; i++)
 		same &= order[i] == want2[i];
 	report(same, "two threads a core: CPUs 2, 4, then 1, 3, 5");
-	bringup_order(nosmt, 4, 0, order);
+	smp_bringup_order(nosmt, 4, 0, order);
 	same = true;
 	for (u32 i = 0; i < 3; i++)
 		same &= order[i] == want1[i];

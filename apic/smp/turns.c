@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* Turns to calibrate in parallel bring-up; see turns.h. */
-#include "apic/turns.h"
+#include "apic/smp/turns.h"
 
 void turns_init(struct turns *t, u32 ranks, u32 granted)
 {
