@@ -27,7 +27,7 @@ import subprocess
 import sys
 
 from tools import ROOT, TOOLS
-from tools.lib import cli, jsonfile, referee, refmatrix, signals
+from tools.lib import cli, hostinfo, jsonfile, referee, refmatrix, signals
 from tools.lib.exits import EXIT_INTERRUPTED
 from tools.lib.analysis import figures, results
 from tools.lib.hostkernels import hostkernel, nested
@@ -182,7 +182,7 @@ def run_nested(host, mine, folder):
     except hostkernel.HostKernelError as err:
         print(f"host kernel {host}: {err}; its scenarios are not run")
         return dict.fromkeys(mine)
-    l0 = nested.choose_l0(*kvm_lib.flavour_works(ROOT))
+    l0 = nested.choose_l0(*kvm_lib.flavour_works(ROOT, hostinfo.qemu_version()))
     print(f"L1 {kernel.describe()} under {l0.accel} ({l0.why}): "
           f"{len(mine)} scenario(s)", flush=True)
     commands = [[sys.executable, str(TOOLS / "linux-referee"),

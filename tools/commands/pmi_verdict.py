@@ -730,7 +730,7 @@ def host_kernels_main(args, argv):
     folder = results_folder(args)
     inner = cli.without_options(
         argv, ("--host-kernel", "--results", "--name"), ("--no-build",))
-    l0 = nested.choose_l0(*kvm.flavour_works(ROOT))
+    l0 = nested.choose_l0(*kvm.flavour_works(ROOT, hostinfo.qemu_version()))
     print(f"L0: {l0.accel} ({l0.why})", flush=True)
     summaries = []
     for spec in args.host_kernel:

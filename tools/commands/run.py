@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 from tools import ROOT, TOOLS
-from tools.lib import cli, signals
+from tools.lib import cli, hostinfo, signals
 from tools.lib.analysis import figures, report, results
 from tools.lib.exits import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK,
                              CannotRun)
@@ -304,7 +304,8 @@ def run_nested(args, argv):
     inner = [sys.executable, str(TOOLS / "run"), "--no-build", "--results",
              str(folder), *([] if many else ["--name", "guest"]), *inner]
     timeout = sum(s.timeout_s for s in args.specs) if many else args.timeout
-    l0 = nested.choose_l0(*kvm_lib.flavour_works(ROOT))
+    l0 = nested.choose_l0(*kvm_lib.flavour_works(
+        ROOT, hostinfo.qemu_version()))
     print(f"host kernel: {kernel.describe()} as L1 under {l0.accel} "
           f"({l0.why}), results in {shown(folder)}", flush=True)
     try:

@@ -174,10 +174,11 @@ def nested() -> dict[str, Any] | None:
         return None
 
 
-def host(accel, kvm_usable) -> dict[str, Any]:
+def host(accel, kvm_usable, probe=True) -> dict[str, Any]:
     """The host block of results.json for a run under accel; kvm is the
     host's KVM (tools/lib/launch/kvm.py's state()) whether this run used it or
-    not; nested, how this host was itself a guest (None: it was not)."""
+    not, probed only where the run's accelerator was left to auto (probe);
+    nested, how this host was itself a guest (None: it was not)."""
     return {**_static(), "accel": accel, "kvm_usable": kvm_usable,
-            "kvm": kvm.state(ROOT, qemu_version()),
+            "kvm": kvm.state(ROOT, qemu_version(), probe),
             "qemu_version": qemu_version(), "nested": nested()}

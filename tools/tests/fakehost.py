@@ -27,11 +27,14 @@ The fake QEMU writes its pid to $FAKE_PIDS too, and with
 FAKE_QEMU_HOLD runs on after its output, as a guest that never ends.
 """
 
+import dataclasses
 import errno
 import os
 import shutil
 import stat
+import sys
 import tempfile
+import unittest
 from contextlib import ExitStack
 from pathlib import Path
 from unittest import mock
@@ -448,3 +451,108 @@ def alive(pids):
         if state.split()[0] != "Z":
             left.append(pid)
     return left
+
+
+# The kinds of machine the host tools meet, as inputs: a test that starts
+# a tool says which one it pretends to be, and never sees the real one's
+# /dev/kvm, TSC rate or QEMU. The rates and versions are the machine
+# kinds this project runs on (README, "Where it runs"), so that a rate
+# that held on one of them only is caught on another.
+@dataclasses.dataclass(frozen=True)
+class HostKind:
+    name: str
+    kvm: str            # "works", "absent" or "probe-fails"
+    tsc_mhz: float
+    qemu: str
+    backports: bool     # bookworm-backports is in the apt sources
+
+    def reason(self):
+        return {"works": "a boot under KVM reached its totals (fake host)",
+                "absent": "/dev/kvm cannot be opened read-write (No such "
+                          "file or directory; fake host)",
+                "probe-fails": "a boot under KVM failed (QEMU exit 1: "
+                               "fake host)"}[self.kvm]
+
+    def patched(self, folder):
+        """The context in which the tools see this host; a probe boot
+        appends a line to folder/probes, and the probe cache lives in
+        folder."""
+        folder = Path(folder)
+        probes = folder / "probes"
+
+        def ioctl_check(device=kvm.DEVICE):
+            if self.kvm == "absent":
+                return False, self.reason()
+            return True, "KVM_GET_API_VERSION and KVM_CREATE_VM answer"
+
+        def probe_boot(root, binary="qemu-system-x86_64"):
+            with open(probes, "a") as f:
+                f.write(f"{root}\n")
+            return self.kvm == "works", self.reason()
+
+        stack = ExitStack()
+        stack.enter_context(mock.patch.dict(os.environ, {
+            "HVPROBE_KVM_CACHE": str(folder / "kvm-probe.json")}))
+        module = None if self.kvm == "absent" else "kvm_pvm"
+        for where, name, value in (
+                (kvm, "ioctl_check", ioctl_check),
+                (kvm, "probe_boot", probe_boot),
+                (kvm, "flavour", lambda *a: {"module": module,
+                                             "enable_pmu": False,
+                                             "kernel": "6.18.44"}),
+                (qemu, "kvm_device_ok", lambda *a: self.kvm != "absent"),
+                (hostinfo, "tsc_mhz",
+                 lambda: (self.tsc_mhz, "the kernel log")),
+                (hostinfo, "_qemu_version", lambda binary: self.qemu)):
+            stack.enter_context(mock.patch.object(where, name, value))
+        # What this process learnt of another host's KVM is not this one's.
+        kvm._works_locked.cache_clear()
+        stack.callback(kvm._works_locked.cache_clear)
+        return stack
+
+    def probes(self, folder):
+        """How many probe boots a tool started under this host."""
+        path = Path(folder) / "probes"
+        return len(path.read_text().splitlines()) if path.exists() else 0
+
+
+HOST_KINDS = (
+    HostKind("kvm-works", "works", 2445.406, "10.0.2", True),
+    HostKind("no-kvm", "absent", 2095.99, "7.2.0", False),
+    HostKind("kvm-probe-fails", "probe-fails", 2245.78, "10.0.2", True),
+)
+KIND = {k.name: k for k in HOST_KINDS}
+
+
+def under_each_host(cls):
+    """Class decorator for a mixin of tests: a TestCase of them per host
+    kind, named CLS_KIND (Matrix_no_kvm), with cls.host set, in cls's
+    module. The mixin itself is no TestCase, so it is not run bare."""
+    module = sys.modules[cls.__module__]
+    for kind in HOST_KINDS:
+        name = f"{cls.__name__}_{kind.name.replace('-', '_')}"
+        setattr(module, name, type(name, (cls, unittest.TestCase),
+                                   {"host": kind,
+                                    "__module__": cls.__module__,
+                                    "__qualname__": name}))
+    return cls
+
+
+def tool_argv(kind, folder, tool, *argv):
+    """The command line that runs tool (a path under the checkout, such
+    as tools/run) as the host kind pretends, in folder."""
+    return [sys.executable, "-m", "tools.tests.fakehost", kind.name,
+            str(folder), str(tool), *map(str, argv)]
+
+
+def _run_as(argv):
+    """python3 -m tools.tests.fakehost KIND FOLDER TOOL ARGS...: TOOL run
+    through tools/entry.py as the host KIND, its probes noted in FOLDER."""
+    from tools import entry
+    kind, folder, *tool = argv
+    with KIND[kind].patched(folder):
+        return entry.run(tool)
+
+
+if __name__ == "__main__":
+    sys.exit(_run_as(sys.argv[1:]))

@@ -8,11 +8,12 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from tools.lib.launch import batch, guest
+from tools import ROOT
+from tools.lib.launch import batch, guest, kvm
 from tools.lib.launch.scenario import RunSpec
 
-KVM = {"usable": False, "reason": "not here", True: False, False: False,
-       "module": None}
+# A host whose KVM is absent, as run_one() asks about it.
+KVM = kvm.Availability(ROOT, "10.0.2", works=(False, "not here"))
 
 
 class RunOne(unittest.TestCase):

@@ -117,14 +117,14 @@ class UnderAFlavour(unittest.TestCase):
                       "OVMF stops at an INT3", str(caught.exception))
 
     def test_auto_boots_firmware_under_tcg_where_kvm_cannot(self):
-        with mock.patch.object(kvm, "usable", return_value=True), \
+        with mock.patch.object(kvm, "verdict", return_value=(True, "fake")), \
                 mock.patch.object(kvm, "flavour", return_value={"module": "kvm_pvm"}):
             self.assertTrue(guest.kvm_ok_for("auto", "kernel"))
             self.assertFalse(guest.kvm_ok_for("auto", "bios"))
             self.assertFalse(guest.kvm_ok_for("auto", "uefi"))
             self.assertFalse(guest.kvm_ok_for("auto", "kernel", "host,hv-relaxed,hv-time"))
             self.assertTrue(guest.kvm_ok_for("auto", "kernel", "host,+invtsc"))
-        with mock.patch.object(kvm, "usable", return_value=True), \
+        with mock.patch.object(kvm, "verdict", return_value=(True, "fake")), \
                 mock.patch.object(kvm, "flavour", return_value={"module": "kvm_intel"}):
             self.assertTrue(guest.kvm_ok_for("auto", "uefi"))
 

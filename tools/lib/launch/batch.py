@@ -65,14 +65,12 @@ def run_one(spec, batch_dir, kvm,
               "verdict": None, "reason": None, "wall_s": None}
     if resume and (done := earlier(spec, batch_dir)):
         return done, None
-    if spec.needs_kvm and not kvm["usable"]:
+    if spec.needs_kvm and not kvm.verdict()[0]:
         record["verdict"] = Status.SKIP
-        record["reason"] = f"needs KVM: {kvm['reason']}"
+        record["reason"] = f"needs KVM: {kvm.verdict()[1]}"
         return record, None
     start = time.monotonic()
-    kvm_ok = kvm[True] if spec.accel == "kvm" else \
-        kvm[False] and not kvm_lib.boot_limit(
-            kvm["module"], spec.boot, spec.qemu_machine("kvm").cpu)
+    kvm_ok = kvm.ok_for(spec.accel, spec.boot, spec.qemu_machine("kvm").cpu)
     try:
         accel, _ = qemu.resolve_accel(spec.accel, kvm_ok)
         run_dir = results.new_dir(batch_dir, spec.run_name)
@@ -100,14 +98,11 @@ def run_one(spec, batch_dir, kvm,
     return record, outcome
 
 
-def kvm_state(works=None) -> dict[str | bool, str | bool]:
-    """KVM's availability, looked up once: index False is what accel=auto
-    sees (KVM tried and working), True what an explicit accel=kvm needs;
-    reason says why KVM works or not, module which KVM it is. works:
-    kvm.works()'s (ok, reason) when the caller has it already."""
-    ok, why = works or kvm_lib.works(str(ROOT), hostinfo.qemu_version())
-    return {"usable": ok, "reason": why, True: qemu.kvm_device_ok(),
-            False: ok, "module": kvm_lib.flavour()["module"]}
+def kvm_state(works=None) -> kvm_lib.Availability:
+    """This host's KVM as run_one() asks about it, each fact looked up
+    once, when a run first needs it. works: kvm.works()'s (ok, reason)
+    when the caller has it already."""
+    return kvm_lib.Availability(ROOT, hostinfo.qemu_version(), works)
 
 
 def run_all(specs, batch_dir, jobs, about, stream=None, live=None,

@@ -148,14 +148,10 @@ def rounded(seconds) -> float | None:
 
 
 def kvm_ok_for(accel, boot="kernel", cpu=None) -> bool:
-    """Whether KVM counts as available for a run asking for accel: an
-    explicit kvm needs only the device; auto wants KVM to have passed
-    tools/lib/launch/kvm.py's ioctls and probe boot on this host, and to take
-    this boot path and -cpu model (kvm.boot_limit())."""
-    if accel == "kvm":
-        return qemu.kvm_device_ok()
-    return kvm.usable(ROOT, hostinfo.qemu_version()) and \
-        not kvm.boot_limit(kvm.flavour()["module"], boot, cpu)
+    """Whether KVM counts as available for a run asking for accel
+    (kvm.Availability.ok_for()): tcg probes nothing."""
+    return kvm.Availability(ROOT, hostinfo.qemu_version()).ok_for(
+        accel, boot, cpu)
 
 
 @dataclass
@@ -189,7 +185,7 @@ def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
     if kvm_ok is None:
         kvm_ok = kvm_ok_for(machine.accel, machine.boot, machine.cpu)
     accel, _ = qemu.resolve_accel(machine.accel, kvm_ok)
-    host = hostinfo.host(accel, kvm_ok)
+    host = hostinfo.host(accel, kvm_ok, probe=machine.accel == "auto")
     not_runnable: list[dict[str, str]] = []
     notes: dict[str, str] = {}
     if accel == "kvm":

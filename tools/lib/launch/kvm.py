@@ -28,10 +28,11 @@ import os
 import platform
 import subprocess
 import tempfile
+import threading
 from pathlib import Path
 from typing import Any
 
-from . import qemu
+from . import qemu, serial
 
 DEVICE = "/dev/kvm"
 SYS_MODULE = Path("/sys/module")
@@ -264,13 +265,20 @@ def probe_boot(root, binary="qemu-system-x86_64") -> tuple[bool, str]:
     argv, _ = qemu.qemu_argv(qemu.Machine(accel="kvm", mem_mib=128), True,
                              kernel=str(kernel), cmdline="test=cpuinfo",
                              binary=binary)
+    # A child of this process like every guest (serial.spawn): a killed
+    # tools/run takes its probe with it.
     try:
-        done = subprocess.run(argv, capture_output=True, timeout=PROBE_TIMEOUT_S,
-                              stdin=subprocess.DEVNULL)
-    except subprocess.TimeoutExpired:
-        return False, f"a boot under KVM did not finish in {PROBE_TIMEOUT_S} s"
+        proc = serial.spawn(argv, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.PIPE)
     except OSError as err:
         return False, f"QEMU cannot start: {err}"
+    try:
+        stdout, stderr = proc.communicate(timeout=PROBE_TIMEOUT_S)
+    except subprocess.TimeoutExpired:
+        return False, f"a boot under KVM did not finish in {PROBE_TIMEOUT_S} s"
+    finally:
+        serial.kill(proc)
+    done = subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)
     out = done.stdout.decode(errors="replace")
     if "# Totals:" in out and done.returncode == qemu.EXIT_PASSED:
         return True, "a boot under KVM reached its totals"
@@ -278,56 +286,123 @@ def probe_boot(root, binary="qemu-system-x86_64") -> tuple[bool, str]:
     return False, f"a boot under KVM failed (QEMU exit {done.returncode}: {tail[:160]})"
 
 
+def cached(root, qemu_version) -> tuple[bool, str] | None:
+    """works()'s answer where this host was probed before and nothing it
+    depends on has changed since, else None; never probes."""
+    if not ioctl_check()[0]:
+        return None
+    try:
+        saved = json.loads(_cache_path(root).read_text())
+        if saved.get("key") == _cache_key(qemu_version):
+            return saved["ok"], saved["reason"]
+    except (OSError, ValueError, KeyError, TypeError, AttributeError):
+        pass
+    return None
+
+
 def works(root, qemu_version) -> tuple[bool, str]:
     """(ok, reason): KVM passes the ioctls and a boot, cached on disk."""
     ok, why = ioctl_check()
     if not ok:
         return False, why
-    key = _cache_key(qemu_version)
-    cache = _cache_path(root)
-    try:
-        saved = json.loads(cache.read_text())
-        if saved.get("key") == key:
-            return saved["ok"], saved["reason"]
-    except (OSError, ValueError, KeyError, TypeError):
-        pass
+    known = cached(root, qemu_version)
+    if known is not None:
+        return known
     try:
         ok, why = probe_boot(root)
     except FileNotFoundError as err:
         return False, str(err)      # not cached: the next build fixes it
+    cache = _cache_path(root)
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=cache.parent, delete=False) as f:
-            json.dump({"key": key, "ok": ok, "reason": why}, f)
+        with tempfile.NamedTemporaryFile("w", dir=cache.parent,
+                                         delete=False) as f:
+            json.dump({"key": _cache_key(qemu_version), "ok": ok,
+                       "reason": why}, f)
         os.replace(f.name, cache)
     except OSError:
         pass
     return ok, why
 
 
+_probe_lock = threading.Lock()
+
+
 @functools.lru_cache(maxsize=None)
-def _works_once(root, qemu_version) -> tuple[bool, str]:
+def _works_locked(root, qemu_version) -> tuple[bool, str]:
     return works(root, qemu_version)
 
 
-def flavour_works(root) -> tuple[str | None, bool]:
+def verdict(root, qemu_version) -> tuple[bool, str]:
+    """works(), once per process: a matrix's threads ask at once, and get
+    one probe boot, not one each."""
+    with _probe_lock:
+        return _works_locked(root, qemu_version)
+
+
+def flavour_works(root, qemu_version) -> tuple[str | None, bool]:
     """(vendor module, whether KVM works here), for choosing how to run
     an L1 host kernel."""
-    from .. import hostinfo     # hostinfo imports this module
-    return flavour()["module"], _works_once(str(root),
-                                            hostinfo.qemu_version())[0]
+    return flavour()["module"], verdict(str(root), qemu_version)[0]
 
 
 def usable(root, qemu_version) -> bool:
     """Whether --accel auto picks KVM: works(), for this checkout."""
-    return _works_once(str(root), qemu_version)[0]
+    return verdict(str(root), qemu_version)[0]
 
 
-def state(root, qemu_version) -> dict[str, Any]:
+def state(root, qemu_version, probe=True) -> dict[str, Any]:
     """What results.json says of this host's KVM: its flavour, whether
-    it works, and why (or why not)."""
-    ok, why = _works_once(str(root), qemu_version)
+    it works, and why (or why not). probe=False, for a run that was told
+    its accelerator: only what is known without a probe boot."""
+    if probe:
+        ok, why = verdict(str(root), qemu_version)
+    else:
+        ok, why = cached(str(root), qemu_version) or \
+            (None, "not probed: the run was told its accelerator")
     return {**flavour(), "works": ok, "reason": why}
+
+
+class Availability:
+    """KVM as a batch of runs needs to know it, each fact found when
+    first asked for: a batch that was told to use TCG asks for none, and
+    boots no probe. works: works()'s (ok, reason) where the caller has
+    it already."""
+
+    def __init__(self, root, qemu_version, works=None):
+        self._root, self._qemu_version = str(root), qemu_version
+        self._works = works
+        self._lock = threading.Lock()
+        self._device_ok: bool | None = None
+        self._module: str | None | bool = False
+
+    def verdict(self) -> tuple[bool, str]:
+        """(works, why), probing once."""
+        with self._lock:
+            if self._works is None:
+                self._works = verdict(self._root, self._qemu_version)
+            return self._works
+
+    @property
+    def module(self) -> str | None:
+        with self._lock:
+            if self._module is False:
+                self._module = flavour()["module"]
+            return self._module         # type: ignore[return-value]
+
+    def ok_for(self, accel, boot="kernel", cpu=None) -> bool:
+        """Whether a run asking for accel gets KVM: never under tcg; an
+        explicit kvm needs only the device; auto wants the probe to have
+        passed and this boot path and -cpu model to be within the
+        flavour's limits (boot_limit())."""
+        if accel == "tcg":
+            return False
+        if accel == "kvm":
+            with self._lock:
+                if self._device_ok is None:
+                    self._device_ok = qemu.kvm_device_ok()
+                return self._device_ok
+        return self.verdict()[0] and not boot_limit(self.module, boot, cpu)
 
 
 def _selected(words) -> tuple[list[str], list[str]]:
