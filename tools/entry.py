@@ -35,8 +35,8 @@ if __name__ == "__main__":
                                          if p != str(_HERE)]
 
 from tools import ROOT  # noqa: E402 - after the path is set
-from tools.lib.exits import (EXIT_INTERNAL_ERROR,  # noqa: E402
-                             EXIT_INTERRUPTED, EXIT_USAGE)
+from tools.lib.base.exits import (EXIT_INTERNAL_ERROR,  # noqa: E402
+                                  EXIT_INTERRUPTED, EXIT_USAGE)
 # The folders whose links name commands: D/NAME runs D.commands.NAME.
 PACKAGES = ("tools", "bench")
 

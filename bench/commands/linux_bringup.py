@@ -22,8 +22,9 @@ from pathlib import Path
 
 from bench.lib import bringuptrace, linuxref
 from bench.lib.sidebyside import Machine
-from tools.lib import cli, jsonfile
-from tools.lib.exits import EXIT_CANNOT_RUN, CannotRun
+from tools.lib import cli
+from tools.lib.base import jsonfile
+from tools.lib.base.exits import EXIT_CANNOT_RUN, CannotRun
 from tools.lib.hostkernels import nested
 from tools.lib.launch import qemu, serial
 

@@ -52,10 +52,11 @@ from pathlib import Path
 from bench.lib import concurrency, linuxref, sidebyside
 from bench.lib.sidebyside import Machine
 from tools import ROOT, TOOLS
-from tools.lib import cli, jsonfile
+from tools.lib import cli
+from tools.lib.base import jsonfile
 from tools.lib.analysis import figures, results
-from tools.lib.exits import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK,
-                             CannotRun)
+from tools.lib.base.exits import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK,
+                                  CannotRun)
 from tools.lib.launch import batch, qemu, serial
 from tools.lib.launch import scenario as scen
 from tools.lib.launch.guest import shown

@@ -34,13 +34,14 @@ from pathlib import Path
 from bench.lib import linuxref, threadtable
 from bench.lib.sidebyside import Machine
 from tools import ROOT
-from tools.lib import cli, hostinfo, jsonfile, referee
+from tools.lib import cli, hostinfo, referee
+from tools.lib.base import jsonfile
 from tools.lib.analysis import results
 from tools.lib.launch import batch, qemu
 from tools.lib.launch import scenario as scen
 from tools.lib.launch import serial
-from tools.lib.exits import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK,
-                             CannotRun)
+from tools.lib.base.exits import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK,
+                                  CannotRun)
 from tools.lib.launch.guest import shown
 
 # The Linux run ends when the initramfs has said everything.

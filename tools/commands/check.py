@@ -29,14 +29,15 @@ import unittest
 import xml.etree.ElementTree as ET
 
 from tools import ROOT, TOOLS
-from tools.lib import cli, hostinfo, jsonfile, layering, signals, style
+from tools.lib import cli, hostinfo, layering, style
+from tools.lib.base import jsonfile, signals
 from tools.lib.analysis import coverage, ktap, kunit, results
-from tools.lib.exits import EXIT_INTERRUPTED
+from tools.lib.base.exits import EXIT_INTERRUPTED
 from tools.lib.hostkernels import hostkernel, nested
 from tools.lib.launch import batch, kvm, serial
 from tools.lib.launch import scenario as scen
 from tools.lib.probe import probecheck
-from tools.lib.status import Status
+from tools.lib.base.status import Status
 
 UNIT = ROOT / "build" / "unit" / "hvprobe-unit"
 RUNS = TOOLS / "matrices" / "check.toml"

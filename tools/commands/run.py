@@ -26,16 +26,17 @@ import sys
 from pathlib import Path
 
 from tools import ROOT, TOOLS
-from tools.lib import cli, signals
+from tools.lib import cli
+from tools.lib.base import signals
 from tools.lib.analysis import figures, report, results
-from tools.lib.exits import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK,
-                             CannotRun)
+from tools.lib.base.exits import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK,
+                                  CannotRun)
 from tools.lib.hostkernels import hostkernel, nested
 from tools.lib.launch import batch, guest, media, qemu
 from tools.lib.launch import kvm as kvm_lib
 from tools.lib.launch import scenario as scen
 from tools.lib.launch.guest import shown
-from tools.lib.status import Status
+from tools.lib.base.status import Status
 
 MATRICES = TOOLS / "matrices"
 # Options that describe one machine; a scenario names its own.

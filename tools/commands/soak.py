@@ -27,12 +27,13 @@ import time
 from dataclasses import dataclass, field
 
 from tools import ROOT
-from tools.lib import buildinfo, cli, hostinfo, jsonfile, signals
+from tools.lib import buildinfo, cli, hostinfo
+from tools.lib.base import jsonfile, signals
 from tools.lib.analysis import results
 from tools.lib.launch import batch, guest, qemu, serial
 from tools.lib.launch import kvm as kvm_lib
 from tools.lib.launch.scenario import RunSpec
-from tools.lib.status import Status
+from tools.lib.base.status import Status
 
 MAX_CPUS = 64
 MAX_BOOTS = 100000

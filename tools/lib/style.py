@@ -10,7 +10,7 @@ import subprocess
 from pathlib import Path
 
 from .analysis import results
-from .status import Status
+from .base.status import Status
 
 # The folders of C sources, as the Makefile's C_TREES lists them.
 C_TREES = ("apic", "boot", "hv", "kernel", "pmu", "tests")

@@ -31,6 +31,8 @@ import tempfile
 from pathlib import Path
 from typing import Any
 
+from .. import hostinfo
+from ..base.guestexit import EXIT_PASSED
 from . import qemu
 
 DEVICE = "/dev/kvm"
@@ -272,7 +274,7 @@ def probe_boot(root, binary="qemu-system-x86_64") -> tuple[bool, str]:
     except OSError as err:
         return False, f"QEMU cannot start: {err}"
     out = done.stdout.decode(errors="replace")
-    if "# Totals:" in out and done.returncode == qemu.EXIT_PASSED:
+    if "# Totals:" in out and done.returncode == EXIT_PASSED:
         return True, "a boot under KVM reached its totals"
     tail = (done.stderr.decode(errors="replace").strip().splitlines() or [""])[-1]
     return False, f"a boot under KVM failed (QEMU exit {done.returncode}: {tail[:160]})"
@@ -313,7 +315,6 @@ def _works_once(root, qemu_version) -> tuple[bool, str]:
 def flavour_works(root) -> tuple[str | None, bool]:
     """(vendor module, whether KVM works here), for choosing how to run
     an L1 host kernel."""
-    from .. import hostinfo     # hostinfo imports this module
     return flavour()["module"], _works_once(str(root),
                                             hostinfo.qemu_version())[0]
 
