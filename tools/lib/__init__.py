@@ -15,6 +15,8 @@
   probe/        the host probe: what a KVM host did for a guest,
                 recorded with perf and counted, and make check's row
   hostkernels/  Debian's kernels as L1 hosts, booted nested
+  checks/       make check's rows, a module per kind, which
+                tools/commands/check.py lays out as a table
 
 and, beside them, the command-line pieces (cli), the host's
 description (hostinfo), the build's names (buildinfo), the house plan
