@@ -7,8 +7,12 @@ import io
 import json
 import os
 import shutil
+import signal
 import subprocess
+import sys
 import tempfile
+import threading
+import time
 import unittest
 from pathlib import Path
 from unittest import mock
@@ -17,6 +21,8 @@ from tools.commands import check
 from tools.lib.analysis import ktap, results
 from tools.lib.checks import python, referee, style
 from tools.lib.checks.guests import Context, guest_run
+from tools.lib.launch import serial
+from tools.tests.fakehost import alive
 from tools.lib.launch.scenario import RunSpec
 
 
@@ -295,6 +301,104 @@ class NestedLegs(unittest.TestCase):
         rc, rows, legs = self.check("--only", "n@6.12")
         self.assertEqual(legs, [("6.12", ["n"])])
         self.assertNotIn("p", rows)
+
+
+# A stand-in for tools/linux-referee that never ends: it says who it is
+# (and, with a child, who that is), then waits.
+STUCK_REFEREE = """import os, subprocess
+with open(os.environ["PIDS"], "a") as f:
+    {child}
+    f.write(f"{{os.getpid()}}\\n")
+os.execvp("sleep", ["sleep", "600"])
+"""
+
+
+def wait_for_pids(path, n, within=60):
+    """The pids the stand-in wrote to path, once there are n of them."""
+    end = time.monotonic() + within
+    while time.monotonic() < end:
+        try:
+            pids = [int(x) for x in path.read_text().split()]
+        except (OSError, ValueError):
+            pids = []
+        if len(pids) >= n:
+            return pids
+        time.sleep(0.05)
+    raise AssertionError(f"the stand-in referee did not start in {within} s")
+
+
+def gone(pids, within=30):
+    """Whether every pid has ended within the bound."""
+    end = time.monotonic() + within
+    while alive(pids) and time.monotonic() < end:
+        time.sleep(0.05)
+    return not alive(pids)
+
+
+class RefereeRow(unittest.TestCase):
+    """tools/check's referee row starts tools/linux-referee as guest runs
+    are started (serial.spawn): the interrupt stops it with them, and a
+    killed tools/check takes it along."""
+
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.dir = Path(tmp.name)
+        self.pids = self.dir / "pids"
+        self.run_spec = RunSpec("linux-referee", "linux-referee",
+                                tool="linux-referee", accel="tcg")
+        self.addCleanup(self.kill_left)
+        self.addCleanup(serial.STOP.clear)
+
+    def kill_left(self):
+        try:
+            pids = [int(x) for x in self.pids.read_text().split()]
+        except (OSError, ValueError):
+            return
+        for pid in alive(pids):
+            os.kill(pid, signal.SIGKILL)
+
+    def stand_in(self, child="pass"):
+        tool = self.dir / "linux-referee"
+        tool.write_text(STUCK_REFEREE.format(child=child))
+        return tool
+
+    def test_the_interrupt_stops_it_and_its_children(self):
+        tool = self.stand_in('f.write(f"{subprocess.Popen([\'sleep\', '
+                             '\'600\']).pid}\\n")')
+        got = {}
+
+        def row():
+            got["row"] = referee.referee_run(self.run_spec, self.dir, None)
+        with mock.patch.object(referee, "TOOL", tool), \
+                mock.patch.dict(os.environ, {"PIDS": str(self.pids)}):
+            worker = threading.Thread(target=row, daemon=True)
+            worker.start()
+            pids = wait_for_pids(self.pids, 2)
+            serial.stop_all()
+            worker.join(60)
+        self.assertFalse(worker.is_alive(), "the row outlived the interrupt")
+        self.assertEqual(got["row"][1], "interrupted")
+        self.assertTrue(gone(pids), f"left running: {alive(pids)}")
+
+    def test_a_killed_check_takes_it_along(self):
+        tool = self.stand_in()
+        code = ("import sys\nfrom pathlib import Path\n"
+                "from tools.lib.checks import referee\n"
+                "from tools.lib.launch.scenario import RunSpec\n"
+                f"referee.TOOL = Path({str(tool)!r})\n"
+                "referee.referee_run(RunSpec('r', 'r', tool='linux-referee',"
+                f" accel='tcg'), Path({str(self.dir)!r}), None)\n")
+        check_proc = subprocess.Popen(
+            [sys.executable, "-c", code], cwd=check.ROOT,
+            env={**os.environ, "PIDS": str(self.pids)},
+            stdin=subprocess.DEVNULL)
+        self.addCleanup(check_proc.wait)
+        self.addCleanup(lambda: check_proc.poll() is None
+                        and check_proc.kill())
+        pids = wait_for_pids(self.pids, 1)
+        check_proc.kill()
+        self.assertTrue(gone(pids), f"left running: {alive(pids)}")
 
 
 class MachineLines(unittest.TestCase):

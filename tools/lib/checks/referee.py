@@ -12,12 +12,14 @@ import sys
 from ... import ROOT, TOOLS
 from ..analysis import results
 from ..base.status import Status
+from ..launch import serial
 
 
 
 # tools/linux-referee enforces each guest's own timeout; this only
 # catches a referee that itself got stuck.
 RUN_TIMEOUT_S = 900
+TOOL = TOOLS / "linux-referee"
 REFEREE = "linux-referee"
 # The one nested referee scenario: Debian's 6.1 as L2 under L1 6.12 (a
 # Linux of one series judged under another's KVM).
@@ -27,7 +29,7 @@ REFEREE_NESTED_CPU = "host,-arch-capabilities,hv-relaxed,hv-vpindex," \
 
 
 def referee_command(results_dir, *args) -> list[str]:
-    return [sys.executable, str(TOOLS / "linux-referee"), "--no-build",
+    return [sys.executable, str(TOOL), "--no-build",
             "--results", str(results_dir), "--name", REFEREE, *args]
 
 
@@ -73,15 +75,25 @@ def referee_argv(run) -> list[str]:
 
 def referee_run(run, log_dir, ctx) -> tuple[results.Counts, str, str]:
     """A run with tool = "linux-referee": Debian's Linux beside hvprobe's
-    policies of the same name, in log_dir/NAME."""
-    cmd = [sys.executable, str(TOOLS / "linux-referee"), "--no-build",
+    policies of the same name, in log_dir/NAME. Started as a guest run
+    is (serial.spawn): the interrupt (serial.stop_all()) kills it and all
+    it started at once, and it dies with tools/check."""
+    cmd = [sys.executable, str(TOOL), "--no-build",
            "--results", str(log_dir), "--name", run.name, *referee_argv(run)]
     try:
-        done = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True,
-                              errors="replace", stdin=subprocess.DEVNULL,
-                              timeout=RUN_TIMEOUT_S)
-        rc, said = done.returncode, done.stdout + done.stderr
+        proc = serial.spawn(cmd, cwd=ROOT, stdin=subprocess.DEVNULL,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                            text=True, errors="replace")
+    except serial.Interrupted:
+        return results.Counts(), "interrupted", ""
+    try:
+        said, _ = proc.communicate(timeout=RUN_TIMEOUT_S)
+        rc = proc.returncode
     except subprocess.TimeoutExpired:
         rc, said = None, f"still running after {RUN_TIMEOUT_S} s\n"
+    finally:
+        serial.kill(proc)
+    if serial.STOP.is_set():
+        return results.Counts(), "interrupted", ""
     counts, verdict, text = referee_counts(log_dir / run.name, rc)
     return counts, verdict, text + (said if counts.failed else "")
