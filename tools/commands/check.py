@@ -27,7 +27,7 @@ import xml.etree.ElementTree as ET
 from tools import ROOT, TOOLS
 from tools.lib import cli, hostinfo
 from tools.lib.analysis import coverage, results
-from tools.lib.base import jsonfile, signals
+from tools.lib.base import jsonfile
 from tools.lib.base.exits import EXIT_INTERRUPTED
 from tools.lib.checks import fuzz, kunit, python, referee, style, unit
 from tools.lib.checks.guests import Context, guest_run
@@ -218,13 +218,6 @@ def timed(step, *args):
 
 
 def main(argv):
-    # SIGTERM and SIGHUP end it as Ctrl-C does: the runs stop, what ran
-    # is kept, exit status 130.
-    with signals.interruptible():
-        return main_body(argv)
-
-
-def main_body(argv):
     args = parse_args(argv)
     cli.use_qemu(args)
     began = time.monotonic()

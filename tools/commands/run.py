@@ -27,7 +27,6 @@ from pathlib import Path
 
 from tools import ROOT, TOOLS
 from tools.lib import cli
-from tools.lib.base import signals
 from tools.lib.analysis import figures, report, results
 from tools.lib.base.exits import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK,
                                   CannotRun)
@@ -326,13 +325,6 @@ def run_nested(args, argv):
 
 
 def main(argv):
-    # SIGTERM and SIGHUP end it as Ctrl-C does: the runs stop, what ran
-    # is kept, exit status 130.
-    with signals.interruptible():
-        return main_body(argv)
-
-
-def main_body(argv):
     args = parse_args(argv)
     cli.use_qemu(args)
     if args.host_kernel:
