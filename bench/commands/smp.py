@@ -49,7 +49,7 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench.lib import concurrency, linuxref, sidebyside
+from bench.lib import concurrency, linuxref, options, sidebyside
 from bench.lib.sidebyside import Machine
 from tools import ROOT, TOOLS
 from tools.lib import cli
@@ -150,24 +150,14 @@ def parse_args(argv):
     kernels.add_argument("--no-hvprobe", action="store_true",
                          help="boot Linux only (its figures sit in the rows "
                               "they would be compared with)")
-    p.add_argument("--timeout", type=float,
-                   default=float(sweep_table().get("timeout", 300)),
-                   metavar="S", help="seconds one boot may take before it "
-                                     "counts as failed (default: "
-                                     "%(default)g)")
-    p.add_argument("--mem", default="256M", metavar="SIZE",
-                   help="guest RAM, split evenly over the nodes "
-                        "(default: 256M)")
-    p.add_argument("--accel", choices=("tcg", "kvm"), default="tcg",
-                   help="accelerator (default: tcg, so that figures from "
-                        "different hosts compare)")
+    options.machine(p, mem="256M",
+                    timeout=float(sweep_table().get("timeout", 300)),
+                    keep="every run folder (hvprobe and Linux) instead of "
+                         "a temporary folder")
     p.add_argument("--output", metavar="PATH",
                    help="JSON with every raw timing, rewritten as the sweep "
                         "goes (default: results/bench-smp-DATE-TIME.json, "
                         "linked from results/bench-smp.json)")
-    p.add_argument("--keep", metavar="DIR",
-                   help="keep every run folder (hvprobe and Linux) in DIR "
-                        "instead of a temporary folder")
     cli.no_build(p)
     args = p.parse_args(argv)
 
