@@ -39,7 +39,7 @@ def parse_args(argv):
     p.add_argument("--numa", type=int, default=4, metavar="N")
     p.add_argument("--cpu", default="Skylake-Client", metavar="MODEL")
     options.machine(p, mem="512M", timeout=300,
-                    keep="the run folder (serial.log, serial.times)")
+                    keep="the run folder (serial.log, serial.times) in DIR")
     p.add_argument("--append", default="", metavar="WORDS",
                    help="more words for Linux's command line (e.g. "
                         "dyndbg=\"file tsc_sync.c +p\", which makes the "

@@ -104,11 +104,8 @@ def choice_list(choices):
     return parse
 
 
-def parse_args(argv):
-    axes = sweep_table()["axes"]
-    cpus, vcpus, nodes = axes["cpu"], axes["vcpus"], axes["numa"]
-    lpj_modes, bringups = list(axes["lpj"]), list(axes["bringup"])
-    p = cli.parser("bench/smp", __doc__)
+def sweep_options(p, cpus, vcpus, nodes, lpj_modes, bringups):
+    """The sweep's options, their defaults the sweep table's axes."""
     p.add_argument("--quick", action="store_true",
                    help="a small subset: vCPUs 1,4,16, nodes 1,4, one run "
                         "(a few minutes); options given explicitly still win")
@@ -152,12 +149,20 @@ def parse_args(argv):
                               "they would be compared with)")
     options.machine(p, mem="256M",
                     timeout=float(sweep_table().get("timeout", 300)),
-                    keep="every run folder (hvprobe and Linux) instead of "
-                         "a temporary folder")
+                    keep="every run folder (hvprobe and Linux) in DIR "
+                         "instead of a temporary folder")
     p.add_argument("--output", metavar="PATH",
                    help="JSON with every raw timing, rewritten as the sweep "
                         "goes (default: results/bench-smp-DATE-TIME.json, "
                         "linked from results/bench-smp.json)")
+
+
+def parse_args(argv):
+    axes = sweep_table()["axes"]
+    cpus, vcpus, nodes = axes["cpu"], axes["vcpus"], axes["numa"]
+    lpj_modes, bringups = list(axes["lpj"]), list(axes["bringup"])
+    p = cli.parser("bench/smp", __doc__)
+    sweep_options(p, cpus, vcpus, nodes, lpj_modes, bringups)
     cli.no_build(p)
     args = p.parse_args(argv)
 

@@ -10,7 +10,7 @@ import argparse
 def machine(p: argparse.ArgumentParser, mem: str, timeout: float,
             keep: str) -> None:
     """--mem, --accel, --timeout and --keep on p; mem and timeout are the
-    defaults, keep says what --keep DIR keeps."""
+    defaults, keep says what --keep DIR keeps, and where."""
     p.add_argument("--mem", default=mem, metavar="SIZE",
                    help=f"guest RAM, split evenly over the NUMA nodes "
                         f"(default: {mem})")
@@ -20,4 +20,4 @@ def machine(p: argparse.ArgumentParser, mem: str, timeout: float,
     p.add_argument("--timeout", type=float, default=timeout, metavar="S",
                    help="seconds one boot may take before it counts as "
                         "failed (default: %(default)g)")
-    p.add_argument("--keep", metavar="DIR", help=f"keep {keep} in DIR")
+    p.add_argument("--keep", metavar="DIR", help=f"keep {keep}")

@@ -217,17 +217,8 @@ def timed(step, *args):
     return (*step(*args), time.monotonic() - start)
 
 
-def main(argv):
-    args = parse_args(argv)
-    cli.use_qemu(args)
-    began = time.monotonic()
-    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
-    try:
-        log_dir = results.new_dir(args.results, f"check-{stamp}")
-    except OSError as err:
-        print(f"tools/check: cannot make a log folder: {err}",
-              file=sys.stderr)
-        return 2
+def split_runs(args):
+    """(the plain runs --only chooses, {host kernel label: its runs})."""
     plain = [r for r in args.guest_runs if not r.host_kernels
              and chosen(args, r.name)]
     by_kernel = {}
@@ -236,42 +227,42 @@ def main(argv):
             if chosen(args, run.name) or \
                     chosen(args, f"{run.name}@{label}"):
                 by_kernel.setdefault(label, []).append(run)
-    names = [name for name, _ in ROWS + AFTER_RUNS] + \
-        [r.name for r in plain] + \
-        [f"{r.name}@{k}" for k, runs in by_kernel.items() for r in runs] + \
-        [f"{n}@{k}" for k in by_kernel for n in ("host-probe", REFEREE)]
-    width = max(len(n) for n in names)
-    total = results.Counts()
+    return plain, by_kernel
 
-    if not args.no_build:
-        print("running: make (the kernel, the unit tests, the fuzzers)",
-              flush=True)
-    failed = None if args.no_build else build()
-    if failed:
-        print(f"build: {failed} failed", flush=True)
-        total.failed += 1
 
-    rows = []
+class Board:
+    """The rows as they finish: a line each (and the text of a failure),
+    kept for --json and --junit, and their total."""
 
-    def finished(name, counts, verdict, text, seconds):
+    def __init__(self, names):
+        self.width = max(len(n) for n in names)
+        self.rows = []
+        self.total = results.Counts()
+
+    def finished(self, name, counts, verdict, text, seconds):
         # Not in the form of the total, which must stay alone on its line.
-        print(f"{name:{width}}  {verdict:10} {counts.passed:3} pass "
+        print(f"{name:{self.width}}  {verdict:10} {counts.passed:3} pass "
               f"{counts.failed:3} fail {counts.skipped:3} skip  "
               f"({seconds:.1f} s)", flush=True)
         if counts.failed:
             print(indented(text), end="", flush=True)
-        rows.append({"name": name, "verdict": verdict,
-                     "passed": counts.passed, "failed": counts.failed,
-                     "skipped": counts.skipped, "seconds": round(seconds, 3),
-                     "text": text if counts.failed or not counts.passed
-                     else ""})
-        return counts
+        self.rows.append({
+            "name": name, "verdict": verdict, "passed": counts.passed,
+            "failed": counts.failed, "skipped": counts.skipped,
+            "seconds": round(seconds, 3),
+            "text": text if counts.failed or not counts.passed else ""})
+        self.total += counts
 
-    for name, step in ROWS:
-        if chosen(args, name):
-            total += finished(name, *timed(step, log_dir))
-    ctx = Context(kvm_works(), qemu_version())
+    def steps(self, args, table, log_dir):
+        """The rows of table (ROWS or AFTER_RUNS) that --only chooses."""
+        for name, step in table:
+            if chosen(args, name):
+                self.finished(name, *timed(step, log_dir))
 
+
+def guest_runs(args, plain, by_kernel, log_dir, ctx, board):
+    """The guest runs, args.jobs at a time, onto board; KeyboardInterrupt
+    once every run has stopped, when one came."""
     def leg(label, runs):
         start = time.monotonic()
         rows = nested_runs(label, runs, log_dir, ctx)
@@ -294,36 +285,76 @@ def main(argv):
         futures += [pool.submit(one, run) for run in plain]
         for future in concurrent.futures.as_completed(futures):
             for name, *row in future.result():
-                total += finished(name, *row)
+                board.finished(name, *row)
     except KeyboardInterrupt:
         # No run starts any more, the running ones die with their QEMUs
         # and are counted as neither passed nor failed.
         serial.stop_all()
         pool.shutdown(wait=True, cancel_futures=True)
-        print(f"tools/check: interrupted; logs: {log_dir}", file=sys.stderr)
-        print(total)
-        return EXIT_INTERRUPTED
+        raise
     finally:
         pool.shutdown(wait=True)
-    for name, step in AFTER_RUNS:
-        if chosen(args, name):
-            total += finished(name, *timed(step, log_dir))
 
-    print(f"logs: {log_dir}", flush=True)
-    for line in machine_lines(ctx):
-        print(line)
+
+def write_summaries(args, board, log_dir, began):
+    """--json and --junit; a summary that cannot be written fails."""
+    total = board.total
     try:
         if args.json:
             jsonfile.write(args.json, {
                 "passed": total.passed, "failed": total.failed,
                 "skipped": total.skipped, "logs": str(log_dir),
-                "rows": rows})
+                "rows": board.rows})
         if args.junit:
             with open(args.junit, "w") as out:
-                out.write(junit(rows, total, time.monotonic() - began))
+                out.write(junit(board.rows, total,
+                                time.monotonic() - began))
     except OSError as err:
         print(f"tools/check: cannot write the summary: {err}",
               file=sys.stderr)
         total.failed += 1
-    print(total)
-    return 0 if total.failed == 0 else 1
+
+
+def main(argv):
+    args = parse_args(argv)
+    cli.use_qemu(args)
+    began = time.monotonic()
+    stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
+    try:
+        log_dir = results.new_dir(args.results, f"check-{stamp}")
+    except OSError as err:
+        print(f"tools/check: cannot make a log folder: {err}",
+              file=sys.stderr)
+        return 2
+    plain, by_kernel = split_runs(args)
+    board = Board([name for name, _ in ROWS + AFTER_RUNS] +
+                  [r.name for r in plain] +
+                  [f"{r.name}@{k}" for k, runs in by_kernel.items()
+                   for r in runs] +
+                  [f"{n}@{k}" for k in by_kernel
+                   for n in ("host-probe", REFEREE)])
+
+    if not args.no_build:
+        print("running: make (the kernel, the unit tests, the fuzzers)",
+              flush=True)
+    failed = None if args.no_build else build()
+    if failed:
+        print(f"build: {failed} failed", flush=True)
+        board.total.failed += 1
+
+    board.steps(args, ROWS, log_dir)
+    ctx = Context(kvm_works(), qemu_version())
+    try:
+        guest_runs(args, plain, by_kernel, log_dir, ctx, board)
+    except KeyboardInterrupt:
+        print(f"tools/check: interrupted; logs: {log_dir}", file=sys.stderr)
+        print(board.total)
+        return EXIT_INTERRUPTED
+    board.steps(args, AFTER_RUNS, log_dir)
+
+    print(f"logs: {log_dir}", flush=True)
+    for line in machine_lines(ctx):
+        print(line)
+    write_summaries(args, board, log_dir, began)
+    print(board.total)
+    return 0 if board.total.failed == 0 else 1

@@ -22,6 +22,28 @@ from .referee import (REFEREE, REFEREE_L1, REFEREE_L2, REFEREE_NESTED_CPU,
 NESTED_TIMEOUT_S = 180
 
 
+def leg_commands(runs, share, referee) -> list[list[str]]:
+    """What L1 runs, one after another, its results in share: each run as
+    tools/run, the host-probe row, and the referee where asked."""
+    commands = [[sys.executable, str(TOOLS / "run"), "--no-build", "--quiet",
+                 "--results", str(share), "--name", run.name, *run.run_argv()]
+                for run in runs]
+    # The host probe in kprobe mode on a real KVM: nmi_storm's NMI IPIs
+    # against kvm_inject_nmi, and the VM-entries they cancelled.
+    commands.append([sys.executable, "-m", "tools.lib.probe.probecheck",
+                     str(share)])
+    if referee:
+        # Linux itself beside hvprobe under this host's Hyper-V
+        # emulation, Hyper-V alone on two packages: the TSC rate from
+        # the frequency MSR, the TSC "running on Hyper-V" unstable.
+        # (tools/linux-referee --matrix runs the other scenarios.)
+        commands.append(referee_command(share, "--accel", "kvm", "--cpu",
+                                        REFEREE_NESTED_CPU, "--smp", "2",
+                                        "--numa", "2", "--series",
+                                        REFEREE_L2))
+    return commands
+
+
 def leg(label, runs, log_dir,
         ctx: Context) -> list[tuple[str, results.Counts, str, str]]:
     """Every run of the catalogue that names host kernel label, one after
@@ -50,22 +72,7 @@ def leg(label, runs, log_dir,
                             f"CI=true and {why}\n")
         return all_rows(results.Counts(skipped=1), Status.SKIP, why + "\n")
     share = log_dir / f"on-{label}"
-    commands = [[sys.executable, str(TOOLS / "run"), "--no-build", "--quiet",
-                 "--results", str(share), "--name", run.name, *run.run_argv()]
-                for run in runs]
-    # The host probe in kprobe mode on a real KVM: nmi_storm's NMI IPIs
-    # against kvm_inject_nmi, and the VM-entries they cancelled.
-    commands.append([sys.executable, "-m", "tools.lib.probe.probecheck",
-                     str(share)])
-    if referee:
-        # Linux itself beside hvprobe under this host's Hyper-V
-        # emulation, Hyper-V alone on two packages: the TSC rate from
-        # the frequency MSR, the TSC "running on Hyper-V" unstable.
-        # (tools/linux-referee --matrix runs the other scenarios.)
-        commands.append(referee_command(share, "--accel", "kvm", "--cpu",
-                                        REFEREE_NESTED_CPU, "--smp", "2",
-                                        "--numa", "2", "--series",
-                                        REFEREE_L2))
+    commands = leg_commands(runs, share, referee)
     l0 = nested.choose_l0(kvm.flavour()["module"], ctx.kvm[0])
     try:
         outcome = nested.run(kernel, commands, share,
