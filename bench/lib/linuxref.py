@@ -149,10 +149,6 @@ def find_series(series, directory=BACKPORT_DIR):
     return found[-1] if found else None
 
 
-def find_backport(directory=BACKPORT_DIR):
-    return find_series(BACKPORT_SERIES, directory)
-
-
 def ensure_series(series, directory=BACKPORT_DIR, log=print):
     """The image of series, unpacked from the package the machine's apt
     sources offer (apt-get download, SHA256 checked, dpkg-deb -x into
