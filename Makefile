@@ -178,7 +178,7 @@ UNIT_TESTS := \
 	tests/unit/test_stats.c
 
 # The folders of C sources: the unit binary's headers, make format and
-# make check's format row (tools/lib/style.py) read the same list.
+# make check's format row (tools/lib/checks/style.py) read the same list.
 C_TREES := apic boot hv kernel pmu tests
 C_SOURCES = $(shell find $(C_TREES) -name '*.[ch]' | sort)
 

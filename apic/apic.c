@@ -19,11 +19,6 @@
 static enum apic_mode mode;
 static volatile u32 *xapic;
 
-enum apic_mode apic_mode(void)
-{
-	return mode;
-}
-
 const char *apic_mode_name(void)
 {
 	return mode == APIC_MODE_X2APIC ? "x2apic" : "xapic";

@@ -95,7 +95,6 @@ enum apic_mode { APIC_MODE_XAPIC, APIC_MODE_X2APIC };
 bool apic_init_bsp(u32 choice, char *why, size_t whylen);
 /* On every other CPU: the BSP's mode, software-enabled, LVTs masked. */
 void apic_init_ap(void);
-enum apic_mode apic_mode(void);
 const char *apic_mode_name(void);
 
 u32 apic_read(u32 reg);

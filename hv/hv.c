@@ -24,7 +24,8 @@ static const struct {
 	{ "XenVMMXenVMM", HV_KIND_XEN },
 };
 
-enum hv_kind hv_kind_of(u32 ebx, u32 ecx, u32 edx)
+/* A block's kind from its signature registers (EBX, ECX, EDX order). */
+static enum hv_kind hv_kind_of(u32 ebx, u32 ecx, u32 edx)
 {
 	char sig[12];
 

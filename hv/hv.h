@@ -43,8 +43,6 @@ struct hv_info {
 
 extern struct hv_info hv;
 
-/* A block's kind from its signature registers (EBX, ECX, EDX order). */
-enum hv_kind hv_kind_of(u32 ebx, u32 ecx, u32 edx);
 /*
  * Scan the hypervisor leaves with leaf() (cpuid in the kernel, a table in
  * the host tests). Microsoft Hv counts as Hyper-V only with interface

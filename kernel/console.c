@@ -45,7 +45,7 @@ static void write_raw(const char *s, size_t len)
 	}
 }
 
-void console_write(const char *s, size_t len)
+static void console_write(const char *s, size_t len)
 {
 	bool nested = spin_lock_reentrant(&console_lock);
 

@@ -6,7 +6,6 @@
 #include "kernel/lib/types.h"
 
 void console_init(void);
-void console_write(const char *s, size_t len);
 /* One whole line, newline added, never interleaved with another CPU's. */
 void console_write_line(const char *line);
 

@@ -25,7 +25,8 @@ void power_init(u32 method, const struct fadt_info *fadt)
 		fadt_copy = *fadt;
 }
 
-bool power_under_qemu(void)
+/* True when fw_cfg answers with QEMU's signature. */
+static bool power_under_qemu(void)
 {
 	static const char sig[4] = { 'Q', 'E', 'M', 'U' };
 

@@ -26,8 +26,6 @@
 
 /* method: an enum exit_method; fadt may be NULL (no ACPI). */
 void power_init(u32 method, const struct fadt_info *fadt);
-/* True when fw_cfg answers with QEMU's signature. */
-bool power_under_qemu(void);
 __noreturn void power_exit(enum result r);
 #endif /* __ASSEMBLER__ */
 

@@ -14,7 +14,8 @@ folder Python put first (this file's own, tools/).
 A command module has main(argv), which returns the exit status. What it
 raises is turned into one here: an exception class the module lists in
 EXITS ({CannotRun: 3}) prints "PROG: message" and exits with its status;
-Ctrl-C prints "PROG: interrupted" and exits 130; a reader that went away
+Ctrl-C, SIGTERM and SIGHUP (tools/lib/base/signals.py, around every
+main) print "PROG: interrupted" and exit 130; a reader that went away
 (tools/report | head) ends it quietly with 0; anything else is a bug in the tools: its
 traceback, "PROG: internal error" and exit 70 (EX_SOFTWARE), never 1,
 which means a run failed. PROG is the module's PROG, else the command's
@@ -35,8 +36,9 @@ if __name__ == "__main__":
                                          if p != str(_HERE)]
 
 from tools import ROOT  # noqa: E402 - after the path is set
-from tools.lib.exits import (EXIT_INTERNAL_ERROR,  # noqa: E402
-                             EXIT_INTERRUPTED, EXIT_USAGE)
+from tools.lib.base import signals  # noqa: E402
+from tools.lib.base.exits import (EXIT_INTERNAL_ERROR,  # noqa: E402
+                                  EXIT_INTERRUPTED, EXIT_USAGE)
 # The folders whose links name commands: D/NAME runs D.commands.NAME.
 PACKAGES = ("tools", "bench")
 
@@ -92,7 +94,10 @@ def call(module, command, argv):
     prog = getattr(module, "PROG", command)
     exits = getattr(module, "EXITS", {})
     try:
-        return module.main(argv)
+        # SIGTERM and SIGHUP end every command as Ctrl-C does: the runs
+        # stop, what ran is kept, exit status 130.
+        with signals.interruptible():
+            return module.main(argv)
     except tuple(exits) as err:
         print(f"{prog}: {err}", file=sys.stderr)
         return next(status for kind, status in exits.items()

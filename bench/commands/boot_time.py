@@ -14,7 +14,8 @@ import tempfile
 from pathlib import Path
 
 from tools import ROOT
-from tools.lib import cli, jsonfile
+from tools.lib import cli
+from tools.lib.base import jsonfile
 from tools.lib.analysis import stats
 from tools.lib.launch import batch, qemu
 from tools.lib.launch.scenario import RunSpec

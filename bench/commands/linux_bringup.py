@@ -20,10 +20,11 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench.lib import bringuptrace, linuxref
+from bench.lib import bringuptrace, linuxref, options
 from bench.lib.sidebyside import Machine
-from tools.lib import cli, jsonfile
-from tools.lib.exits import EXIT_CANNOT_RUN, CannotRun
+from tools.lib import cli
+from tools.lib.base import jsonfile
+from tools.lib.base.exits import EXIT_CANNOT_RUN, CannotRun
 from tools.lib.hostkernels import nested
 from tools.lib.launch import qemu, serial
 
@@ -37,16 +38,12 @@ def parse_args(argv):
     p.add_argument("--smp", type=int, default=16, metavar="N")
     p.add_argument("--numa", type=int, default=4, metavar="N")
     p.add_argument("--cpu", default="Skylake-Client", metavar="MODEL")
-    p.add_argument("--mem", default="512M", metavar="SIZE")
-    p.add_argument("--accel", choices=("tcg", "kvm"), default="tcg")
-    p.add_argument("--timeout", type=float, default=300, metavar="S")
+    options.machine(p, mem="512M", timeout=300,
+                    keep="the run folder (serial.log, serial.times) in DIR")
     p.add_argument("--append", default="", metavar="WORDS",
                    help="more words for Linux's command line (e.g. "
                         "dyndbg=\"file tsc_sync.c +p\", which makes the "
                         "TSC sync check say each time it ran)")
-    p.add_argument("--keep", metavar="DIR",
-                   help="keep the run folder (serial.log, serial.times) "
-                        "in DIR")
     p.add_argument("--json", metavar="PATH",
                    help="also write the attribution as JSON")
     args = p.parse_args(argv)

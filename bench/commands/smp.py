@@ -49,13 +49,14 @@ import sys
 import tempfile
 from pathlib import Path
 
-from bench.lib import concurrency, linuxref, sidebyside
+from bench.lib import concurrency, linuxref, options, sidebyside
 from bench.lib.sidebyside import Machine
 from tools import ROOT, TOOLS
-from tools.lib import cli, jsonfile
+from tools.lib import cli
+from tools.lib.base import jsonfile
 from tools.lib.analysis import figures, results
-from tools.lib.exits import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK,
-                             CannotRun)
+from tools.lib.base.exits import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK,
+                                  CannotRun)
 from tools.lib.launch import batch, qemu, serial
 from tools.lib.launch import scenario as scen
 from tools.lib.launch.guest import shown
@@ -103,11 +104,8 @@ def choice_list(choices):
     return parse
 
 
-def parse_args(argv):
-    axes = sweep_table()["axes"]
-    cpus, vcpus, nodes = axes["cpu"], axes["vcpus"], axes["numa"]
-    lpj_modes, bringups = list(axes["lpj"]), list(axes["bringup"])
-    p = cli.parser("bench/smp", __doc__)
+def sweep_options(p, cpus, vcpus, nodes, lpj_modes, bringups):
+    """The sweep's options, their defaults the sweep table's axes."""
     p.add_argument("--quick", action="store_true",
                    help="a small subset: vCPUs 1,4,16, nodes 1,4, one run "
                         "(a few minutes); options given explicitly still win")
@@ -149,24 +147,22 @@ def parse_args(argv):
     kernels.add_argument("--no-hvprobe", action="store_true",
                          help="boot Linux only (its figures sit in the rows "
                               "they would be compared with)")
-    p.add_argument("--timeout", type=float,
-                   default=float(sweep_table().get("timeout", 300)),
-                   metavar="S", help="seconds one boot may take before it "
-                                     "counts as failed (default: "
-                                     "%(default)g)")
-    p.add_argument("--mem", default="256M", metavar="SIZE",
-                   help="guest RAM, split evenly over the nodes "
-                        "(default: 256M)")
-    p.add_argument("--accel", choices=("tcg", "kvm"), default="tcg",
-                   help="accelerator (default: tcg, so that figures from "
-                        "different hosts compare)")
+    options.machine(p, mem="256M",
+                    timeout=float(sweep_table().get("timeout", 300)),
+                    keep="every run folder (hvprobe and Linux) in DIR "
+                         "instead of a temporary folder")
     p.add_argument("--output", metavar="PATH",
                    help="JSON with every raw timing, rewritten as the sweep "
                         "goes (default: results/bench-smp-DATE-TIME.json, "
                         "linked from results/bench-smp.json)")
-    p.add_argument("--keep", metavar="DIR",
-                   help="keep every run folder (hvprobe and Linux) in DIR "
-                        "instead of a temporary folder")
+
+
+def parse_args(argv):
+    axes = sweep_table()["axes"]
+    cpus, vcpus, nodes = axes["cpu"], axes["vcpus"], axes["numa"]
+    lpj_modes, bringups = list(axes["lpj"]), list(axes["bringup"])
+    p = cli.parser("bench/smp", __doc__)
+    sweep_options(p, cpus, vcpus, nodes, lpj_modes, bringups)
     cli.no_build(p)
     args = p.parse_args(argv)
 

@@ -34,13 +34,14 @@ from pathlib import Path
 from bench.lib import linuxref, threadtable
 from bench.lib.sidebyside import Machine
 from tools import ROOT
-from tools.lib import cli, hostinfo, jsonfile, referee
+from tools.lib import cli, hostinfo, referee
+from tools.lib.base import jsonfile
 from tools.lib.analysis import results
 from tools.lib.launch import batch, qemu
 from tools.lib.launch import scenario as scen
 from tools.lib.launch import serial
-from tools.lib.exits import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK,
-                             CannotRun)
+from tools.lib.base.exits import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK,
+                                  CannotRun)
 from tools.lib.launch.guest import shown
 
 # The Linux run ends when the initramfs has said everything.
@@ -142,14 +143,9 @@ def boot_linux(vmlinuz, row, mem_mib, accel, lpj, run_dir, timeout):
     return figs
 
 
-def main(argv):
-    args = parse_args(argv)
-    if shutil.which(qemu.qemu_binary()) is None:
-        raise CannotRun(f"{qemu.qemu_binary()} is not installed")
-    if not args.no_build:
-        failed = cli.build(ROOT)
-        if failed:
-            raise CannotRun(failed)
+def linux_kernels(args):
+    """({series: vmlinuz}, {series: release}) of the Linux rows, none
+    with --no-linux; CannotRun when a series cannot be had."""
     kernels, releases = {}, {}
     if not args.no_linux:
         for series in threadtable.LINUX:
@@ -158,6 +154,32 @@ def main(argv):
             except linuxref.LinuxError as err:
                 raise CannotRun(f"Linux {series}: {err}") from None
             releases[series] = kernels[series].name.removeprefix("vmlinuz-")
+    return kernels, releases
+
+
+def write_timings(args, rows, kernels, releases):
+    """Every raw timing, as JSON, to --output."""
+    doc = {"schema": 1, "benchmark": "lpj-thread-table",
+           "accel": args.accel, "quick": args.quick, "runs": args.runs,
+           "finished": datetime.datetime.now().isoformat(timespec="seconds"),
+           "linux": {s: {"vmlinuz": str(v), "release": releases[s]}
+                     for s, v in kernels.items()},
+           "host_cpus": os.cpu_count(),
+           "rows": [threadtable.row_json(row) for row in rows]}
+    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
+    jsonfile.write(Path(args.output), doc)
+    print(f"raw timings: {shown(args.output)}", flush=True)
+
+
+def main(argv):
+    args = parse_args(argv)
+    if shutil.which(qemu.qemu_binary()) is None:
+        raise CannotRun(f"{qemu.qemu_binary()} is not installed")
+    if not args.no_build:
+        failed = cli.build(ROOT)
+        if failed:
+            raise CannotRun(failed)
+    kernels, releases = linux_kernels(args)
     pairs = rows_and_specs(args.rows, args.accel, args.quick)
     for row, _ in pairs:
         for series, vmlinuz in kernels.items():
@@ -200,16 +222,7 @@ def main(argv):
     rows = [row for row, _ in pairs]
     print("\n" + "\n".join(threadtable.table(rows, args.runs, releases,
                                              args.accel, args.quick)))
-    doc = {"schema": 1, "benchmark": "lpj-thread-table",
-           "accel": args.accel, "quick": args.quick, "runs": args.runs,
-           "finished": datetime.datetime.now().isoformat(timespec="seconds"),
-           "linux": {s: {"vmlinuz": str(v), "release": releases[s]}
-                     for s, v in kernels.items()},
-           "host_cpus": os.cpu_count(),
-           "rows": [threadtable.row_json(row) for row in rows]}
-    Path(args.output).parent.mkdir(parents=True, exist_ok=True)
-    jsonfile.write(Path(args.output), doc)
-    print(f"raw timings: {shown(args.output)}", flush=True)
+    write_timings(args, rows, kernels, releases)
     if failed:
         print(f"bench/thread-table: {failed} boot{'s' if failed != 1 else ''}"
               " gave no bring-up time", file=sys.stderr)

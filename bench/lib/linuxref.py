@@ -18,13 +18,13 @@ import subprocess
 from pathlib import Path
 
 from tools import ROOT
-from tools.lib.hostkernels import aptdeb
+from tools.lib.base import aptdeb
 from tools.lib.launch import guest, qemu, serial
 
 PACKAGE = "linux-image-cloud-amd64"
 # The first reference is Debian 12's own kernel, 6.1; the second the same
 # package's 6.12 series, which the machine's apt sources offer in a
-# backports suite. Both are downloaded (tools/lib/hostkernels/aptdeb.py:
+# backports suite. Both are downloaded (tools/lib/base/aptdeb.py:
 # the file apt's index names, its SHA256 checked) and unpacked into the build
 # folder with dpkg-deb -x, never installed: /boot stays as it is.
 SERIES = "6.1"
@@ -147,10 +147,6 @@ def find_series(series, directory=BACKPORT_DIR):
     found = sorted(Path(directory).glob(
         f"boot/vmlinuz-{series}.*-cloud-amd64"), key=_version_key)
     return found[-1] if found else None
-
-
-def find_backport(directory=BACKPORT_DIR):
-    return find_series(BACKPORT_SERIES, directory)
 
 
 def ensure_series(series, directory=BACKPORT_DIR, log=print):

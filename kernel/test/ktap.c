@@ -131,7 +131,7 @@ void ktap_test_result(struct ktap *k, const char *name, enum result r, const cha
 	count(&k->totals, r);
 }
 
-void ktap_vcase(struct ktap *k, enum result r, const char *fmt, va_list ap)
+static void ktap_vcase(struct ktap *k, enum result r, const char *fmt, va_list ap)
 {
 	char desc[LINE_MAX / 2], name[LINE_MAX / 2];
 	bool has_reason = r == RESULT_SKIP || r == RESULT_ERROR;

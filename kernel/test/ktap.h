@@ -75,7 +75,6 @@ enum result ktap_test_abort(struct ktap *k, const char *name, enum result r, con
 /* A top-level result with no cases (skipped or never run). */
 void ktap_test_result(struct ktap *k, const char *name, enum result r, const char *reason);
 void ktap_case(struct ktap *k, enum result r, const char *fmt, ...) __printf(3, 4);
-void ktap_vcase(struct ktap *k, enum result r, const char *fmt, va_list ap);
 void ktap_diag(struct ktap *k, const char *fmt, ...) __printf(2, 3);
 void ktap_prefix_push(struct ktap *k, const char *prefix);
 void ktap_prefix_pop(struct ktap *k);

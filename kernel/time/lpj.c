@@ -102,8 +102,18 @@ static u64 offered_lpj(const struct rate_source *s, u32 hz)
 	return s->offer->lpj ? s->offer->lpj : lpj_from_tsc_hz(s->offer->tsc_hz, hz);
 }
 
-bool lpj_policy_takes(u32 policy, const struct rate_source *s, const struct rate_platform *platform,
-		      bool any_platform)
+/*
+ * Whether policy presets from s under auto: hvprobe's from every
+ * RATE_LPJ_HVPROBE source (the fastest stated rate: lpj=, then the
+ * paravirtual interfaces' rates); Linux's from RATE_LPJ_LINUX ones
+ * (lpj_setup(), and the interfaces whose platform code presets lpj),
+ * hv-preset from those and RATE_LPJ_HV_PRESET ones; an interface's only
+ * where its platform is Linux's x86_hyper (platform: that code alone
+ * runs). With any_platform, the rule whatever the platform, as
+ * preset_rule lists it.
+ */
+static bool lpj_policy_takes(u32 policy, const struct rate_source *s,
+			     const struct rate_platform *platform, bool any_platform)
 {
 	u32 flags = RATE_LPJ_LINUX;
 

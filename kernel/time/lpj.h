@@ -103,18 +103,6 @@ bool lpj_stall_explains(u64 stall, u64 cycles_per_jiffy, u32 factor);
 const struct rate_source *lpj_preset(u32 policy, const struct rate_source *requested, u32 hz,
 				     u64 *lpj);
 /*
- * Whether policy presets from s under auto: hvprobe's from every
- * RATE_LPJ_HVPROBE source (the fastest stated rate: lpj=, then the
- * paravirtual interfaces' rates); Linux's from RATE_LPJ_LINUX ones
- * (lpj_setup(), and the interfaces whose platform code presets lpj),
- * hv-preset from those and RATE_LPJ_HV_PRESET ones; an interface's only
- * where its platform is Linux's x86_hyper (platform: that code alone
- * runs). With any_platform, the rule whatever the platform, as
- * preset_rule lists it.
- */
-bool lpj_policy_takes(u32 policy, const struct rate_source *s, const struct rate_platform *platform,
-		      bool any_platform);
-/*
  * The platform whose code changes the TSC before any calibrate_delay()
  * under policy (its tsc_init), or NULL: Linux's x86_hyper's under
  * Linux's policies; nothing under hvprobe's.

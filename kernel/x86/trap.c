@@ -42,7 +42,7 @@ static const char *const exception_names[X86_NR_EXCEPTIONS] = {
 };
 _Static_assert(ARRAY_SIZE(exception_names) == X86_NR_EXCEPTIONS, "exception_names");
 
-const char *trap_name(u64 vector)
+static const char *trap_name(u64 vector)
 {
 	return vector < X86_NR_EXCEPTIONS ? exception_names[vector] : "interrupt";
 }

@@ -91,7 +91,6 @@ void trap_set_handler(u8 vector, trap_handler h);
  * ending the run faults. Until one is installed a crash halts.
  */
 void trap_set_fatal(__noreturn void (*end_run)(const char *reason));
-const char *trap_name(u64 vector);
 
 /* Vector of the last fault an ASM_TRY caught on this CPU, or -1. */
 static inline int fault_vector(void)

@@ -54,11 +54,6 @@ static inline void outw(u16 port, u16 val)
 	asm volatile("outw %0, %1" : : "a"(val), "Nd"(port));
 }
 
-static inline void outl(u16 port, u32 val)
-{
-	asm volatile("outl %0, %1" : : "a"(val), "Nd"(port));
-}
-
 static inline u8 inb(u16 port)
 {
 	u8 val;

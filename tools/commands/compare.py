@@ -76,10 +76,9 @@ def change_text(row):
     return "-" if pct is None else f"{pct:+.1f} %"
 
 
-def main(argv):
-    args = parse_args(argv)
-    base = resultset.load_noting([args.base], "tools/compare", empty=None)
-    new = resultset.load_noting(args.new, "tools/compare", empty=None)
+def keep_passing(base, new):
+    """Leave only the passing runs on each side, saying what was left out;
+    {side: {verdict: count}} of what was."""
     left_out = {}
     for side, docs in (("base", base), ("new", new)):
         good, others = comparison.passing(docs)
@@ -90,6 +89,42 @@ def main(argv):
                   + f" run{'s' * (sum(others.values()) != 1)} (only "
                   "passing runs are compared)", file=sys.stderr)
         docs[:] = good
+    return left_out
+
+
+def columns(fmt):
+    """The table's columns; csv and json spread each side's summary."""
+    cols = [Column("scenario", "scenario"), Column("figure", "figure"),
+            Column("unit", "unit"), Column("base", "base", numeric=True),
+            Column("new", "new", numeric=True),
+            Column("change", "change", numeric=True),
+            Column("verdict", "verdict")]
+    if fmt in ("csv", "json"):
+        cols[3:6] = [Column(k, k, numeric=True) for k in (
+            "base_median", "base_min", "base_max", "base_n", "new_median",
+            "new_min", "new_max", "new_n", "change_pct")]
+    return cols
+
+
+def table_row(r):
+    """One compared figure as the table's row."""
+    row = {"scenario": r.scenario, "figure": r.figure, "unit": r.unit,
+           "base": summary(r.base), "new": summary(r.new),
+           "change": change_text(r), "verdict": verdict_text(r),
+           "change_pct": None if r.verdict.change_pct is None
+           else round(r.verdict.change_pct, 3)}
+    for side, s in (("base", r.base), ("new", r.new)):
+        for key, attr in (("median", "median"), ("min", "low"),
+                          ("max", "high"), ("n", "n")):
+            row[f"{side}_{key}"] = None if s is None else getattr(s, attr)
+    return row
+
+
+def main(argv):
+    args = parse_args(argv)
+    base = resultset.load_noting([args.base], "tools/compare", empty=None)
+    new = resultset.load_noting(args.new, "tools/compare", empty=None)
+    left_out = keep_passing(base, new)
     if not base or not new:
         print("tools/compare: nothing to compare (no passing results on "
               "one side)", file=sys.stderr)
@@ -104,27 +139,8 @@ def main(argv):
     shown = [r for r in rows if (args.all or not r.constant) and
              (not args.changed or
               r.verdict.verdict in (stats.UP, stats.DOWN))]
-    cols = [Column("scenario", "scenario"), Column("figure", "figure"),
-            Column("unit", "unit"), Column("base", "base", numeric=True),
-            Column("new", "new", numeric=True),
-            Column("change", "change", numeric=True),
-            Column("verdict", "verdict")]
-    if args.format in ("csv", "json"):
-        cols[3:6] = [Column(k, k, numeric=True) for k in (
-            "base_median", "base_min", "base_max", "base_n", "new_median",
-            "new_min", "new_max", "new_n", "change_pct")]
-    table = []
-    for r in shown:
-        row = {"scenario": r.scenario, "figure": r.figure, "unit": r.unit,
-               "base": summary(r.base), "new": summary(r.new),
-               "change": change_text(r), "verdict": verdict_text(r),
-               "change_pct": None if r.verdict.change_pct is None
-               else round(r.verdict.change_pct, 3)}
-        for side, s in (("base", r.base), ("new", r.new)):
-            for key, attr in (("median", "median"), ("min", "low"),
-                              ("max", "high"), ("n", "n")):
-                row[f"{side}_{key}"] = None if s is None else getattr(s, attr)
-        table.append(row)
+    cols = columns(args.format)
+    table = [table_row(r) for r in shown]
     hosts = {side: sorted({resultset.host_label(d) or "this machine"
                            for d in docs})
              for side, docs in (("base", base), ("new", new))}

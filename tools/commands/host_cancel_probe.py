@@ -21,9 +21,10 @@ import tempfile
 import time
 from pathlib import Path
 
-from tools.lib import cli, jsonfile, signals
+from tools.lib import cli
+from tools.lib.base import jsonfile, signals
 from tools.lib.analysis import ktap
-from tools.lib.exits import EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK
+from tools.lib.base.exits import EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK
 from tools.lib.probe import hostprobe, probecount
 
 EPILOG = """\

@@ -28,8 +28,8 @@ from pathlib import Path
 from tools import ROOT, TOOLS
 from tools.lib import cli
 from tools.lib.analysis import ktap, lavalog, results
-from tools.lib.exits import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK,
-                             CannotRun)
+from tools.lib.base.exits import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK,
+                                  CannotRun)
 from tools.lib.launch import guest, qemu
 
 LAVA = TOOLS / "lava"

@@ -1,7 +1,8 @@
 # SPDX-License-Identifier: MIT
-"""Check that includes follow the house plan (tools/lib/layering.py):
-print every include the plan forbids and every cycle among folders, or
-with --graph what each folder includes.
+"""Check that includes and imports follow the house plan
+(tools/lib/layering.py): print every include or import the plan forbids
+and every cycle among folders and packages, or with --graph what each
+folder includes and each package imports.
 
 Exit status: 0 the plan holds, 1 it does not, 2 bad usage.
 """
@@ -15,7 +16,8 @@ PROG = "tools/layering"
 def main(argv):
     p = cli.parser(PROG, __doc__)
     p.add_argument("--graph", action="store_true",
-                   help="print what each folder includes, then check")
+                   help="print what each folder includes and each package "
+                   "imports, then check")
     args = p.parse_args(argv)
     if args.graph:
         for src, dsts in layering.graph(ROOT).items():
@@ -24,8 +26,9 @@ def main(argv):
     for line in bad:
         print(line)
     for loop in loops:
-        print(f"include cycle: {loop}")
+        print(f"cycle: {loop}")
     if bad or loops:
         return 1
-    print("includes follow the plan; no cycle among folders")
+    print("includes and imports follow the plan; no cycle among folders "
+          "or packages")
     return 0

@@ -27,13 +27,14 @@ import subprocess
 import sys
 
 from tools import ROOT, TOOLS
-from tools.lib import cli, hostinfo, jsonfile, referee, refmatrix, signals
-from tools.lib.exits import EXIT_INTERRUPTED
+from tools.lib import cli, hostinfo, referee, refmatrix
+from tools.lib.base import jsonfile, signals
+from tools.lib.base.exits import EXIT_INTERRUPTED
 from tools.lib.analysis import figures, results
 from tools.lib.hostkernels import hostkernel, nested
 from tools.lib.launch import guest, qemu
 from tools.lib.launch import kvm as kvm_lib
-from tools.lib.status import Status
+from tools.lib.base.status import Status
 
 # hvprobe's policy and bring-up that claim to be each Linux's.
 POLICIES = {"6.1": ("linux-6.1", "serial"), "6.12": ("linux-6.5", "linux-6.5")}

@@ -34,17 +34,18 @@ import re
 import sys
 
 from tools import ROOT
-from tools.lib import cli, hostinfo, jsonfile, signals
+from tools.lib import cli, hostinfo
+from tools.lib.base import jsonfile, signals
 from tools.lib.analysis import results
-from tools.lib.exits import EXIT_CANNOT_RUN as EXIT_CANNOT
-from tools.lib.exits import EXIT_FAILED, CannotRun
-from tools.lib.exits import EXIT_OK as EXIT_VERDICT
+from tools.lib.base.exits import EXIT_CANNOT_RUN as EXIT_CANNOT
+from tools.lib.base.exits import EXIT_FAILED, CannotRun
+from tools.lib.base.exits import EXIT_OK as EXIT_VERDICT
 from tools.lib.hostkernels import hostkernel, nested
 from tools.lib.launch import guest, kvm, qemu
 from tools.lib.probe import hostprobe, probecount, probedrun
-from tools.lib.status import Status
+from tools.lib.base.status import Status
 
-# Its own status beside tools/lib/exits.py's: the runs ran, and the
+# Its own status beside tools/lib/base/exits.py's: the runs ran, and the
 # figures allow no verdict.
 EXIT_NO_VERDICT = 4
 LATE, ON_TIME = 0.5, 0.1    # cancels per PMI, NMI minus fixed mode

@@ -26,16 +26,16 @@ import sys
 from pathlib import Path
 
 from tools import ROOT, TOOLS
-from tools.lib import cli, hostinfo, signals
+from tools.lib import cli, hostinfo
 from tools.lib.analysis import figures, report, results
-from tools.lib.exits import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK,
-                             CannotRun)
+from tools.lib.base.exits import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK,
+                                  CannotRun)
 from tools.lib.hostkernels import hostkernel, nested
 from tools.lib.launch import batch, guest, media, qemu
 from tools.lib.launch import kvm as kvm_lib
 from tools.lib.launch import scenario as scen
 from tools.lib.launch.guest import shown
-from tools.lib.status import Status
+from tools.lib.base.status import Status
 
 MATRICES = TOOLS / "matrices"
 # Options that describe one machine; a scenario names its own.
@@ -44,22 +44,8 @@ MACHINE_OPTIONS = ("boot", "smp", "numa", "mem", "accel", "cpu", "machine",
                    "iso_entry")
 
 
-def parse_args(argv):
-    p = cli.parser(
-        "tools/run", __doc__,
-        epilog="Words after -- form the kernel command line, joined with "
-               "single spaces.\nA QEMU argument that starts with a dash is "
-               "written --qemu-arg=-ARG.\n$QEMU names the QEMU binary "
-               "(as --qemu does).\nHVPROBE_OVMF_CODE and "
-               "HVPROBE_OVMF_VARS name other OVMF images.\n\n"
-               "With --scenario or --matrix the machine is the scenario's: "
-               "only --accel\nand --timeout override it, and words after -- "
-               "are merged into each\nrun's command line (key=value replaces "
-               "the scenario's value).\nShipped scenarios: "
-               + ", ".join(shipped(scen.SCENARIOS)) + "\nShipped matrices: "
-               + ", ".join(shipped(MATRICES)) + "\n\n"
-               + __doc__.split("\n\n")[-1].strip())
-    one = p.add_argument_group("one run")
+def one_run_options(one):
+    """The options of one run: its machine, its expectations, its name."""
     one.add_argument("--boot", choices=qemu.BOOTS,
                      help="QEMU's multiboot1 loader, or GRUB from a CD under "
                           "SeaBIOS or OVMF (default: kernel)")
@@ -104,7 +90,10 @@ def parse_args(argv):
                           "line is the entry's")
     one.add_argument("--quiet", action="store_true",
                      help="do not stream the serial log")
-    many = p.add_argument_group("many runs")
+
+
+def many_runs_options(many):
+    """The options of scenarios and matrices."""
     many.add_argument("--scenario", action="append", metavar="NAME",
                       help="run a scenario: a name from tools/scenarios/ "
                            "(NAME.VARIANT for one variant) or a .toml/.json "
@@ -126,7 +115,10 @@ def parse_args(argv):
                       help="go on with the batch folder DIR of an earlier, "
                            "cut short, pass: runs with a results.json there "
                            "are kept, the others run")
-    host = p.add_argument_group("host kernel")
+
+
+def host_kernel_options(host):
+    """The options of an L1 host kernel."""
     host.add_argument("--host-kernel", metavar="SERIES|IMAGE",
                       help="boot this kernel as L1 and run everything "
                            "under its KVM, nested: a Debian series (" +
@@ -137,6 +129,26 @@ def parse_args(argv):
                       help="with an image of your own: its modules "
                            "(lib/modules/RELEASE, or a folder holding "
                            "lib/modules/), unless KVM is built in")
+
+
+def parse_args(argv):
+    p = cli.parser(
+        "tools/run", __doc__,
+        epilog="Words after -- form the kernel command line, joined with "
+               "single spaces.\nA QEMU argument that starts with a dash is "
+               "written --qemu-arg=-ARG.\n$QEMU names the QEMU binary "
+               "(as --qemu does).\nHVPROBE_OVMF_CODE and "
+               "HVPROBE_OVMF_VARS name other OVMF images.\n\n"
+               "With --scenario or --matrix the machine is the scenario's: "
+               "only --accel\nand --timeout override it, and words after -- "
+               "are merged into each\nrun's command line (key=value replaces "
+               "the scenario's value).\nShipped scenarios: "
+               + ", ".join(shipped(scen.SCENARIOS)) + "\nShipped matrices: "
+               + ", ".join(shipped(MATRICES)) + "\n\n"
+               + __doc__.split("\n\n")[-1].strip())
+    one_run_options(p.add_argument_group("one run"))
+    many_runs_options(p.add_argument_group("many runs"))
+    host_kernel_options(p.add_argument_group("host kernel"))
     cli.results_option(p, ROOT, "where run folders go")
     cli.no_build(p)
     cli.qemu_option(p)
@@ -156,6 +168,12 @@ def parse_args(argv):
                 "would leave it unused")
     if args.scenario or args.matrix:
         return many_args(args)
+    return one_args(args)
+
+
+def one_args(args):
+    """The checks and defaults of one run's options."""
+    p = args.parser
     if args.repeat is not None or args.format != "text" or args.resume:
         p.error("--repeat, --format and --resume go with --scenario or "
                 "--matrix")
@@ -326,13 +344,6 @@ def run_nested(args, argv):
 
 
 def main(argv):
-    # SIGTERM and SIGHUP end it as Ctrl-C does: the runs stop, what ran
-    # is kept, exit status 130.
-    with signals.interruptible():
-        return main_body(argv)
-
-
-def main_body(argv):
     args = parse_args(argv)
     cli.use_qemu(args)
     if args.host_kernel:

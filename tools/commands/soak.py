@@ -27,12 +27,13 @@ import time
 from dataclasses import dataclass, field
 
 from tools import ROOT
-from tools.lib import buildinfo, cli, hostinfo, jsonfile, signals
+from tools.lib import buildinfo, cli, hostinfo
+from tools.lib.base import jsonfile
 from tools.lib.analysis import results
 from tools.lib.launch import batch, guest, qemu, serial
 from tools.lib.launch import kvm as kvm_lib
 from tools.lib.launch.scenario import RunSpec
-from tools.lib.status import Status
+from tools.lib.base.status import Status
 
 MAX_CPUS = 64
 MAX_BOOTS = 100000
@@ -320,13 +321,6 @@ def summarise(outcomes, seed, timeout=None):
 
 
 def main(argv):
-    # SIGTERM and SIGHUP end it as Ctrl-C does: the runs stop, what ran
-    # is kept, exit status 130.
-    with signals.interruptible():
-        return main_body(argv)
-
-
-def main_body(argv):
     args = parse_args(argv)
     # Each plan names its accelerator, so that a printed command means
     # the same machine on a host where auto would pick otherwise.

@@ -1,6 +1,10 @@
 # SPDX-License-Identifier: MIT
 """The host package's library (tools.lib), by role:
 
+  base/         the bottom floor, what everything shares: exit
+                statuses, status words, the guest's exit codes, the
+                results' file names, the host-kernel series, JSON
+                files, signals and the checked apt download
   launch/       booting guests: QEMU command lines, boot media, the
                 serial console, KVM detection, scenarios and matrices,
                 one guest run and batches of them
@@ -10,11 +14,11 @@
                 as second readers
   probe/        the host probe: what a KVM host did for a guest,
                 recorded with perf and counted, and make check's row
-  hostkernels/  Debian's kernels as L1 hosts, booted nested, and the
-                apt download they come from
+  hostkernels/  Debian's kernels as L1 hosts, booted nested
+  checks/       make check's rows, a module per kind, which
+                tools/commands/check.py lays out as a table
 
-and, beside them, what every command shares: the command-line pieces
-(cli), exit statuses (exits), status words (status), signals, JSON
-files, the host's description (hostinfo), the build's names
-(buildinfo), the house plan (layering) and Debian's Linux as a referee
-(referee). tools/run, tools/check and bench/ are built from it."""
+and, beside them, the command-line pieces (cli), the host's
+description (hostinfo), the build's names (buildinfo), the house plan
+(layering) and Debian's Linux as a referee (referee). tools/run,
+tools/check and bench/ are built from it."""

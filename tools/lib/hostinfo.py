@@ -16,7 +16,6 @@ from pathlib import Path
 from typing import Any
 
 from .. import ROOT
-from .launch import kvm, qemu
 
 
 def _cpu_model(cpuinfo="/proc/cpuinfo") -> str | None:
@@ -30,10 +29,19 @@ def _cpu_model(cpuinfo="/proc/cpuinfo") -> str | None:
     return platform.processor() or None
 
 
+# The QEMU that runs guests: $QEMU (tools/run --qemu sets it, so that the
+# commands it starts use the same), else the one on the PATH.
+DEFAULT_BINARY = "qemu-system-x86_64"
+
+
+def qemu_binary() -> str:
+    return os.environ.get("QEMU") or DEFAULT_BINARY
+
+
 def qemu_version(binary=None) -> str | None:
     """QEMU's version string ("10.0.2"), or None when it cannot say; of
-    the QEMU that runs guests (qemu.qemu_binary()) unless told which."""
-    return _qemu_version(binary or qemu.qemu_binary())
+    the QEMU that runs guests (qemu_binary()) unless told which."""
+    return _qemu_version(binary or qemu_binary())
 
 
 @functools.lru_cache(maxsize=None)
@@ -174,11 +182,11 @@ def nested() -> dict[str, Any] | None:
         return None
 
 
-def host(accel, kvm_usable, probe=True) -> dict[str, Any]:
+def host(accel, kvm_usable, kvm_state) -> dict[str, Any]:
     """The host block of results.json for a run under accel; kvm is the
-    host's KVM (tools/lib/launch/kvm.py's state()) whether this run used it or
-    not, probed only where the run's accelerator was left to auto (probe);
-    nested, how this host was itself a guest (None: it was not)."""
+    host's KVM (kvm_state: tools/lib/launch/kvm.py's state(), which the
+    launcher gives, since this floor is below it) whether this run used it
+    or not; nested, how this host was itself a guest (None: it was not)."""
     return {**_static(), "accel": accel, "kvm_usable": kvm_usable,
-            "kvm": kvm.state(ROOT, qemu_version(), probe),
+            "kvm": kvm_state,
             "qemu_version": qemu_version(), "nested": nested()}

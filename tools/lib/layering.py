@@ -10,11 +10,22 @@ apic/smp/. The tests may include anything. A folder that needs
 something from above registers with the one below (a linker-section
 table, a hook set at boot) instead of including it.
 
+The host package has floors too (FLOORS, lowest first): the bottom floor
+(tools.lib.base and the package root's ROOT), then the readers of what
+runs said (analysis), then the command line and the host's description,
+then launching guests, then host kernels booted nested, then what stands
+on all of them (the host probe, the referee), then the commands and
+bench/, then the tests. A module may import its own floor and the floors
+below, never one above, and the packages a floor holds form no cycle, a
+function-level import included.
+
 check(root) reads every #include "..." of the C, header and assembly
-sources and returns the includes the plan forbids and the cycles among
-folders, each as text a user can act on.
+sources and every import of the Python ones, and returns the includes and
+imports the plan forbids and the cycles among folders and packages, each
+as text a user can act on.
 """
 
+import ast
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -112,6 +123,124 @@ def cycles(found) -> list[str]:
         src, dst = inc.source_part, inc.target_part
         if src != dst and ALLOWED.get(src, set()) is not ANYTHING:
             edges.setdefault(src, set()).add(dst)
+    return _loops(edges)
+
+
+# The host package's floors, lowest first: (name, the packages and
+# modules it holds). A module belongs to the name that is it or the
+# package above it, except that a package with others of the table
+# inside (tools, tools.lib, bench) holds only its own __init__; every
+# module of PY_TOP must belong to one.
+FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("base", ("tools", "tools.lib", "tools.lib.base")),
+    ("analysis", ("tools.lib.analysis",)),
+    ("host", ("tools.lib.cli", "tools.lib.hostinfo", "tools.lib.buildinfo",
+              "tools.lib.layering", "tools.lib.refmatrix")),
+    ("launch", ("tools.lib.launch",)),
+    ("hostkernels", ("tools.lib.hostkernels",)),
+    ("above", ("tools.lib.probe", "tools.lib.referee")),
+    ("checks", ("tools.lib.checks",)),
+    ("bench.lib", ("bench", "bench.lib")),
+    ("commands", ("tools.commands", "tools.entry", "bench.commands")),
+    ("tests", ("tools.tests", "bench.tests")),
+)
+PY_TOP = ("tools", "bench")
+FLOOR_OF = {unit: i for i, (_, units) in enumerate(FLOORS) for unit in units}
+_HOLDERS = {u for u in FLOOR_OF if any(v.startswith(u + ".") for v in FLOOR_OF)}
+
+
+def unit_of(module) -> str | None:
+    """The package or module of FLOORS that module belongs to."""
+    if module in FLOOR_OF:
+        return module
+    return next((unit for unit in FLOOR_OF if unit not in _HOLDERS
+                 and module.startswith(unit + ".")), None)
+
+
+@dataclass
+class Import:
+    path: str
+    line: int
+    source: str     # the importing module, dotted
+    target: str     # the imported module of the package, dotted
+
+
+def _module_name(rel) -> str:
+    parts = list(Path(rel).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _is_module(root, dotted) -> bool:
+    base = Path(root, *dotted.split("."))
+    return base.with_suffix(".py").is_file() or (base / "__init__.py").is_file()
+
+
+def _targets(root, module, is_package, node) -> list[str]:
+    """The package's modules an import statement names."""
+    if isinstance(node, ast.Import):
+        return [a.name for a in node.names]
+    assert isinstance(node, ast.ImportFrom)
+    if node.level:
+        package = module.split(".") if is_package else module.split(".")[:-1]
+        package = package[:len(package) - node.level + 1]
+        where = ".".join(package + ([node.module] if node.module else []))
+    else:
+        where = node.module or ""
+    out = []
+    for alias in node.names:
+        sub = f"{where}.{alias.name}"
+        out.append(sub if _is_module(root, sub) else where)
+    return list(dict.fromkeys(out))
+
+
+def imports(root) -> list[Import]:
+    """Every import of the package's own modules in the Python sources
+    under root, function-level imports included."""
+    root = Path(root)
+    found = []
+    for top in PY_TOP:
+        for path in sorted((root / top).rglob("*.py")):
+            rel = path.relative_to(root).as_posix()
+            module = _module_name(rel)
+            tree = ast.parse(path.read_text(errors="replace"), rel)
+            for node in ast.walk(tree):
+                if not isinstance(node, (ast.Import, ast.ImportFrom)):
+                    continue
+                for target in _targets(root, module,
+                                       path.name == "__init__.py", node):
+                    if target.split(".")[0] in PY_TOP:
+                        found.append(Import(rel, node.lineno, module, target))
+    return found
+
+
+def forbidden_imports(found) -> list[str]:
+    """The imports that run up a floor, and the modules on no floor
+    (each named once, where it is first imported or imports), as
+    messages."""
+    out, unplaced = [], set()
+    for imp in found:
+        src, dst = unit_of(imp.source), unit_of(imp.target)
+        if src is None or dst is None:
+            which = imp.source if src is None else imp.target
+            if which not in unplaced:
+                unplaced.add(which)
+                out.append(f"{imp.path}:{imp.line}: imports {imp.target}: "
+                           f"{which} is on no floor (tools/lib/layering.py's "
+                           "FLOORS)")
+            continue
+        if FLOOR_OF[dst] > FLOOR_OF[src]:
+            below = ", ".join(name for name, _ in FLOORS[:FLOOR_OF[src] + 1])
+            out.append(f"{imp.path}:{imp.line}: imports {imp.target}: "
+                       f"{src} (floor {FLOORS[FLOOR_OF[src]][0]}) may import "
+                       f"{below}, not {dst} (floor "
+                       f"{FLOORS[FLOOR_OF[dst]][0]})")
+    return out
+
+
+def _loops(edges) -> list[str]:
+    """The cycles of a graph ({node: {node}}), each as "a -> b -> a"."""
     seen, out = set(), []
 
     def visit(node, path) -> None:
@@ -130,16 +259,32 @@ def cycles(found) -> list[str]:
     return out
 
 
+def import_edges(found) -> dict[str, set[str]]:
+    """Which package or module of FLOORS imports which."""
+    edges: dict[str, set[str]] = {}
+    for imp in found:
+        src, dst = unit_of(imp.source), unit_of(imp.target)
+        if src and dst and src != dst:
+            edges.setdefault(src, set()).add(dst)
+    return edges
+
+
 def check(root) -> tuple[list[str], list[str]]:
-    """(forbidden includes, cycles) for the tree at root."""
+    """(forbidden includes and imports, cycles) for the tree at root."""
     found = includes(root)
-    return forbidden(found), cycles(found)
+    py = imports(root)
+    return (forbidden(found) + forbidden_imports(py),
+            cycles(found) + _loops(import_edges(py)))
 
 
 def graph(root) -> dict[str, list[str]]:
-    """Each part and the parts it includes, for a reader."""
+    """Each part and the parts it includes, then each package and the
+    packages it imports, for a reader."""
     edges: dict[str, set[str]] = {}
     for inc in includes(root):
         if inc.source_part != inc.target_part:
             edges.setdefault(inc.source_part, set()).add(inc.target_part)
-    return {src: sorted(dst) for src, dst in sorted(edges.items())}
+    c = {src: sorted(dst) for src, dst in sorted(edges.items())}
+    py = {src: sorted(dst)
+          for src, dst in sorted(import_edges(imports(root)).items())}
+    return {**c, **py}

@@ -433,7 +433,7 @@ def guest_patches(host, **env):
             (qemu, "kvm_device_ok", lambda *a: True),
             (kvm, "ioctl_check", lambda *a: (True, "fake")),
             (kvm, "works", lambda *a: (True, "fake")),
-            (hostinfo, "host", lambda accel, ok: {
+            (guest, "host_block", lambda accel, ok, probe=True: {
                 "accel": accel, "kvm_usable": ok, "kvm": kvm_state,
                 "qemu_version": "10.0.2"})):
         stack.enter_context(mock.patch.object(where, name, value))

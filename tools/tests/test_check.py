@@ -7,14 +7,22 @@ import io
 import json
 import os
 import shutil
+import signal
 import subprocess
+import sys
 import tempfile
+import threading
+import time
 import unittest
 from pathlib import Path
 from unittest import mock
 
 from tools.commands import check
 from tools.lib.analysis import ktap, results
+from tools.lib.checks import python, referee, style
+from tools.lib.checks.guests import Context, guest_run
+from tools.lib.launch import serial
+from tools.tests.fakehost import alive
 from tools.lib.launch.scenario import RunSpec
 
 
@@ -57,9 +65,9 @@ class RunList(unittest.TestCase):
         self.assertEqual(run.run_argv(), [
             "--boot", "kernel", "--smp", "1", "--mem", "3072M", "--accel",
             "tcg", "--expect-status", "0", "--", "test=boot", "exit=acpi"])
-        referee = next(r for r in check.load_runs(check.RUNS)
-                       if r.tool == "linux-referee")
-        self.assertEqual(check.referee_argv(referee),
+        referee_run = next(r for r in check.load_runs(check.RUNS)
+                           if r.tool == "linux-referee")
+        self.assertEqual(referee.referee_argv(referee_run),
                          ["--accel", "tcg", "--smp", "4", "--numa", "2"])
 
     def expectation(self, name):
@@ -148,14 +156,14 @@ class Rows(unittest.TestCase):
                 else:
                     yield test.id()
         found = {i.split(".")[0] + "." + i.split(".")[2]
-                 for i in ids(check.python_suite())}
+                 for i in ids(python.python_suite())}
         self.assertIn("tools.test_check", found)
         self.assertIn("bench.test_smp", found)
-        self.assertFalse([i for i in ids(check.python_suite())
+        self.assertFalse([i for i in ids(python.python_suite())
                           if "_FailedTest" in i or "ModuleImportFailure" in i])
 
 
-@unittest.skipUnless(shutil.which(check.PYFLAKES),
+@unittest.skipUnless(shutil.which(style.PYFLAKES),
                      "Debian's pyflakes (python3-pyflakes) is not installed")
 class LintRow(unittest.TestCase):
     def lint(self, files):
@@ -165,7 +173,7 @@ class LintRow(unittest.TestCase):
                 (root / name).parent.mkdir(parents=True, exist_ok=True)
                 (root / name).write_text(text)
             (root / "log").mkdir()
-            return check.lint_row(root / "log", root)
+            return style.lint_row(root / "log", root)
 
     def test_unused_import_fails_its_file(self):
         counts, verdict, text = self.lint({
@@ -184,7 +192,7 @@ class LintRow(unittest.TestCase):
 
     def test_this_tree_is_clean(self):
         with tempfile.TemporaryDirectory() as tmp:
-            counts, verdict, text = check.lint_row(Path(tmp))
+            counts, verdict, text = style.lint_row(Path(tmp))
         self.assertEqual(verdict, "pass", text)
 
 
@@ -200,10 +208,10 @@ class PythonRowOutput(unittest.TestCase):
     def test_a_child_error_stays_in_the_log(self):
         suite = unittest.defaultTestLoader.loadTestsFromTestCase(QuietChild)
         with tempfile.TemporaryDirectory() as d, \
-                mock.patch.object(check, "python_suite", return_value=suite):
+                mock.patch.object(python, "python_suite", return_value=suite):
             terminal = Path(d) / "terminal"
-            with check.fds_into(terminal):
-                counts, verdict, _ = check.python_tests(Path(d))
+            with python.fds_into(terminal):
+                counts, verdict, _ = python.row(Path(d))
             self.assertEqual((counts.passed, verdict), (1, "pass"))
             self.assertNotIn("Error 2", terminal.read_text())
             logged = (Path(d) / "python-output.log").read_text()
@@ -216,15 +224,13 @@ class LostRuns(unittest.TestCase):
     must not lose a run for want of the QEMU .ci/run installs."""
 
     def guest_run(self, run, ci, kvm=(False, "/dev/kvm cannot be opened")):
-        seen = {}
+        ctx = Context(kvm, (7, 2))
         env = {"CI": "true"} if ci else {}
-        with mock.patch.dict(os.environ, env, clear=False), \
-                mock.patch.object(check, "qemu_version", return_value=(7, 2)), \
-                mock.patch.object(check, "kvm_works", return_value=kvm):
+        with mock.patch.dict(os.environ, env, clear=False):
             if not ci:
                 os.environ.pop("CI", None)
-            counts, verdict, text = check.guest_run(run, "/nonexistent", seen)
-        return counts, verdict, text, seen
+            counts, verdict, text = guest_run(run, "/nonexistent", ctx)
+        return counts, verdict, text, ctx.seen
 
     def test_old_qemu_skips_outside_ci(self):
         counts, verdict, text, seen = self.guest_run(
@@ -252,16 +258,16 @@ class NestedLegs(unittest.TestCase):
     def check(self, *argv):
         legs = []
 
-        def nested_runs(label, runs, log_dir, seen):
+        def nested_runs(label, runs, log_dir, ctx):
             legs.append((label, [r.name for r in runs]))
             names = [f"{r.name}@{label}" for r in runs] + \
                 [f"host-probe@{label}"] + \
-                ([f"{check.REFEREE}@{label}"] if label == check.REFEREE_L1
+                ([f"{referee.REFEREE}@{label}"] if label == referee.REFEREE_L1
                  else [])
             return [(n, results.Counts(passed=1), "pass", "")
                     for n in names]
 
-        def plain(run, log_dir, seen):
+        def plain(run, log_dir, ctx):
             return results.Counts(passed=2), "pass", ""
 
         with tempfile.TemporaryDirectory() as d:
@@ -297,6 +303,104 @@ class NestedLegs(unittest.TestCase):
         self.assertNotIn("p", rows)
 
 
+# A stand-in for tools/linux-referee that never ends: it says who it is
+# (and, with a child, who that is), then waits.
+STUCK_REFEREE = """import os, subprocess
+with open(os.environ["PIDS"], "a") as f:
+    {child}
+    f.write(f"{{os.getpid()}}\\n")
+os.execvp("sleep", ["sleep", "600"])
+"""
+
+
+def wait_for_pids(path, n, within=60):
+    """The pids the stand-in wrote to path, once there are n of them."""
+    end = time.monotonic() + within
+    while time.monotonic() < end:
+        try:
+            pids = [int(x) for x in path.read_text().split()]
+        except (OSError, ValueError):
+            pids = []
+        if len(pids) >= n:
+            return pids
+        time.sleep(0.05)
+    raise AssertionError(f"the stand-in referee did not start in {within} s")
+
+
+def gone(pids, within=30):
+    """Whether every pid has ended within the bound."""
+    end = time.monotonic() + within
+    while alive(pids) and time.monotonic() < end:
+        time.sleep(0.05)
+    return not alive(pids)
+
+
+class RefereeRow(unittest.TestCase):
+    """tools/check's referee row starts tools/linux-referee as guest runs
+    are started (serial.spawn): the interrupt stops it with them, and a
+    killed tools/check takes it along."""
+
+    def setUp(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        self.dir = Path(tmp.name)
+        self.pids = self.dir / "pids"
+        self.run_spec = RunSpec("linux-referee", "linux-referee",
+                                tool="linux-referee", accel="tcg")
+        self.addCleanup(self.kill_left)
+        self.addCleanup(serial.STOP.clear)
+
+    def kill_left(self):
+        try:
+            pids = [int(x) for x in self.pids.read_text().split()]
+        except (OSError, ValueError):
+            return
+        for pid in alive(pids):
+            os.kill(pid, signal.SIGKILL)
+
+    def stand_in(self, child="pass"):
+        tool = self.dir / "linux-referee"
+        tool.write_text(STUCK_REFEREE.format(child=child))
+        return tool
+
+    def test_the_interrupt_stops_it_and_its_children(self):
+        tool = self.stand_in('f.write(f"{subprocess.Popen([\'sleep\', '
+                             '\'600\']).pid}\\n")')
+        got = {}
+
+        def row():
+            got["row"] = referee.referee_run(self.run_spec, self.dir, None)
+        with mock.patch.object(referee, "TOOL", tool), \
+                mock.patch.dict(os.environ, {"PIDS": str(self.pids)}):
+            worker = threading.Thread(target=row, daemon=True)
+            worker.start()
+            pids = wait_for_pids(self.pids, 2)
+            serial.stop_all()
+            worker.join(60)
+        self.assertFalse(worker.is_alive(), "the row outlived the interrupt")
+        self.assertEqual(got["row"][1], "interrupted")
+        self.assertTrue(gone(pids), f"left running: {alive(pids)}")
+
+    def test_a_killed_check_takes_it_along(self):
+        tool = self.stand_in()
+        code = ("import sys\nfrom pathlib import Path\n"
+                "from tools.lib.checks import referee\n"
+                "from tools.lib.launch.scenario import RunSpec\n"
+                f"referee.TOOL = Path({str(tool)!r})\n"
+                "referee.referee_run(RunSpec('r', 'r', tool='linux-referee',"
+                f" accel='tcg'), Path({str(self.dir)!r}), None)\n")
+        check_proc = subprocess.Popen(
+            [sys.executable, "-c", code], cwd=check.ROOT,
+            env={**os.environ, "PIDS": str(self.pids)},
+            stdin=subprocess.DEVNULL)
+        self.addCleanup(check_proc.wait)
+        self.addCleanup(lambda: check_proc.poll() is None
+                        and check_proc.kill())
+        pids = wait_for_pids(self.pids, 1)
+        check_proc.kill()
+        self.assertTrue(gone(pids), f"left running: {alive(pids)}")
+
+
 class MachineLines(unittest.TestCase):
     def test_accelerators_flavour_and_what_was_not_exercised(self):
         docs = {"kernel": {"accel": "tcg", "tests": [], "host": {}},
@@ -305,10 +409,10 @@ class MachineLines(unittest.TestCase):
                     "not_runnable": [{"test": "exceptions", "reason": "INT3"}]},
                 "x2apic-300": "needs QEMU >= 8.0, found 7.2"}
         flavour = {"module": "kvm_pvm", "enable_pmu": False, "kernel": "6.18"}
-        with mock.patch.object(check, "kvm_works", return_value=(True, "probed")), \
-                mock.patch.object(check.kvm, "flavour", return_value=flavour), \
+        with mock.patch.object(check.kvm, "flavour", return_value=flavour), \
                 mock.patch.object(check.hostinfo, "qemu_version", return_value="7.2.0"):
-            lines = check.machine_lines(docs)
+            lines = check.machine_lines(Context((True, "probed"), (7, 2),
+                                                seen=docs))
         self.assertEqual(lines, [
             "qemu: 7.2.0",
             "accelerators: kvm (1 run), tcg (1 run)",

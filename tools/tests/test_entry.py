@@ -13,7 +13,7 @@ import unittest
 from pathlib import Path
 
 from tools import ROOT, entry
-from tools.commands import check
+from tools.lib.checks import python
 from tools.lib import cli
 
 COMMANDS = {
@@ -167,7 +167,7 @@ class Build(unittest.TestCase):
             (Path(d) / "Makefile").write_text("all:\n\t@exit 2\n")
             # make's own complaint is expected here: keep it off the
             # terminal of whoever runs the tests.
-            with check.fds_into(Path(out) / "make.log"):
+            with python.fds_into(Path(out) / "make.log"):
                 failed = cli.build(d)
             self.assertEqual(failed, "build failed (make -s exited 2)")
             self.assertIn("Error 2", (Path(out) / "make.log").read_text())

@@ -27,7 +27,7 @@ import xml.etree.ElementTree as ET
 from pathlib import Path
 from unittest import mock
 
-from tools import ROOT, TOOLS
+from tools import ROOT, TOOLS, entry
 from tools.commands import check, soak
 from tools.lib.analysis import results
 from tools.lib.launch import batch, serial
@@ -278,9 +278,9 @@ class Check(FakeQemu):
                 mock.patch.object(check, "AFTER_RUNS", ()), \
                 contextlib.redirect_stdout(io.StringIO()) as out, \
                 contextlib.redirect_stderr(io.StringIO()):
-            rc = check.main(["--no-build", "--runs", str(runs_file),
-                             "--results", str(self.dir / "results"),
-                             *map(str, argv)])
+            rc = entry.call(check, "tools/check", [
+                "--no-build", "--runs", str(runs_file),
+                "--results", str(self.dir / "results"), *map(str, argv)])
         return rc, out.getvalue()
 
     def test_only_json_junit(self):

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""tools/lib/jsonfile.py: JSON written whole or not at all, on a disk
+"""tools/lib/base/jsonfile.py: JSON written whole or not at all, on a disk
 that fills midway."""
 
 import errno
@@ -10,7 +10,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from tools.lib import jsonfile
+from tools.lib.base import jsonfile
 
 
 def full_disk(doc, f, **kw):

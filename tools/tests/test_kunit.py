@@ -11,7 +11,7 @@ from pathlib import Path
 from unittest import mock
 
 from tools.lib.analysis import ktap, kunit
-from tools.lib.hostkernels import aptdeb
+from tools.lib.base import aptdeb
 
 LOG = """KTAP version 1
 1..2

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
 """The house plan's checker: the tree follows it, and one forbidden
-include or one cycle turns it red with the offending line named."""
+include or import, or one cycle, turns it red with the offending line
+named."""
 
 import tempfile
 import unittest
@@ -62,6 +63,64 @@ class Plan(unittest.TestCase):
             bad, loops = layering.check(root)
         self.assertEqual(loops, ["apic -> hv -> apic"])
         self.assertTrue(bad)
+
+
+# The smallest package on three floors: base, launch above it, the
+# host's description (hostinfo) between them.
+PACKAGE = {"tools/__init__.py": "ROOT = None\n",
+           "tools/lib/__init__.py": "",
+           "tools/lib/base/__init__.py": "",
+           "tools/lib/base/exits.py": "EXIT_OK = 0\n",
+           "tools/lib/hostinfo.py": "from .. import ROOT\n",
+           "tools/lib/launch/__init__.py": "",
+           "tools/lib/launch/kvm.py": "from .. import hostinfo\n"
+                                      "from ..base import exits\n"}
+
+
+class Floors(unittest.TestCase):
+    def test_the_package_has_no_upward_import_and_no_cycle(self):
+        found = layering.imports(ROOT)
+        self.assertTrue(found)
+        self.assertEqual(layering.forbidden_imports(found), [])
+        self.assertEqual(layering._loops(layering.import_edges(found)), [])
+
+    def test_imports_that_run_down_pass(self):
+        with tree(PACKAGE) as root:
+            self.assertEqual(layering.check(root), ([], []))
+
+    def test_an_import_up_a_floor_is_named(self):
+        with tree({**PACKAGE, "tools/lib/base/exits.py":
+                   "import os\nfrom ..launch import kvm\n"}) as root:
+            bad, _ = layering.check(root)
+        self.assertEqual(len(bad), 1)
+        self.assertIn("tools/lib/base/exits.py:2: imports "
+                      "tools.lib.launch.kvm", bad[0])
+        self.assertIn("floor base", bad[0])
+
+    def test_a_cycle_behind_a_function_level_import_is_found(self):
+        # hostinfo and cli share a floor, so either may import the
+        # other; both at once is a cycle, though one hides in a function.
+        with tree({**PACKAGE, "tools/lib/cli.py": "from . import hostinfo\n",
+                   "tools/lib/hostinfo.py": "def f():\n"
+                                            "    from . import cli\n"}) as root:
+            bad, loops = layering.check(root)
+        self.assertEqual(bad, [])
+        self.assertEqual(loops, ["tools.lib.cli -> tools.lib.hostinfo -> "
+                                 "tools.lib.cli"])
+
+    def test_a_module_on_no_floor_is_named(self):
+        with tree({**PACKAGE, "tools/lib/extra.py": "from . import hostinfo\n"}) as root:
+            bad, _ = layering.check(root)
+        self.assertEqual(len(bad), 1)
+        self.assertIn("tools.lib.extra is on no floor", bad[0])
+
+    def test_the_readme_states_the_floors(self):
+        text = (ROOT / "README.md").read_text()
+        layout = text[text.index("## Layout"):text.index("Adding things")]
+        for name, units in layering.FLOORS[1:]:
+            for unit in units:
+                leaf = unit.rsplit(".", 1)[-1]
+                self.assertIn(leaf, layout, f"{unit} (floor {name})")
 
 
 if __name__ == "__main__":

@@ -8,7 +8,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
-from tools.lib import jsonfile
+from tools.lib.base import jsonfile
 from tools.lib.analysis import ktap, results
 from tools.lib.analysis.results import Counts
 

@@ -11,7 +11,6 @@ from unittest import mock
 from pathlib import Path
 
 from tools import ROOT
-from tools.lib import hostinfo
 from tools.lib.analysis import resultset, results
 from tools.lib.launch import guest, qemu
 
@@ -129,8 +128,8 @@ class Logs(unittest.TestCase):
         self.assertEqual(set(documented_keys("### `scenario`")),
                          set(scenario))
         # No probe boot from a unit test: the keys are what matter.
-        with mock.patch.object(hostinfo.kvm, "state", return_value={}):
-            host = hostinfo.host("tcg", False)
+        with mock.patch.object(guest.kvm, "state", return_value={}):
+            host = guest.host_block("tcg", False)
         self.assertEqual(set(documented_keys("### `host`")), set(host))
         self.assertEqual(doc["schema"], results.SCHEMA)
 

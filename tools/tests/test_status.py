@@ -1,12 +1,12 @@
 # SPDX-License-Identifier: MIT
-"""tools/lib/status.py: a Status is still its word, everywhere a word
+"""tools/lib/base/status.py: a Status is still its word, everywhere a word
 went before (JSON, f-strings, dict keys, a word read back from JSON)."""
 
 import json
 import unittest
 
 from tools.lib.analysis import ktap
-from tools.lib.status import Status
+from tools.lib.base.status import Status
 
 
 class Words(unittest.TestCase):

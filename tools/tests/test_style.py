@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: MIT
-"""make check's format and types rows (tools/lib/style.py): each fails
+"""make check's format and types rows (tools/lib/checks/style.py): each fails
 the file that breaks the tree's stated style, and only that file."""
 
 import shutil
@@ -9,7 +9,7 @@ from pathlib import Path
 from unittest import mock
 
 from tools import ROOT
-from tools.lib import style
+from tools.lib.checks import style
 
 FORMATTED = """\
 // SPDX-License-Identifier: MIT

@@ -13,7 +13,7 @@ import fnmatch
 from dataclasses import dataclass
 from typing import Any
 
-from ..status import Status
+from ..base.status import Status
 from . import figures, resultset, stats
 
 

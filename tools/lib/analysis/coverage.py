@@ -14,7 +14,7 @@ import collections
 from typing import Any
 from collections.abc import Iterator
 
-from ..status import Status
+from ..base.status import Status
 
 REASONS_SHOWN = 2
 # The reason of a test the kernel's skip= left out: on request, or a

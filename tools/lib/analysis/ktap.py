@@ -21,7 +21,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..status import Status
+from ..base.status import Status
 
 # Ranked for the worst of several: a skip above a pass, an error above a
 # skip, a fail above all. A test's own result follows ktap.rst instead

@@ -19,8 +19,8 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..hostkernels import aptdeb
-from ..status import Status
+from ..base import aptdeb
+from ..base.status import Status
 from . import ktap
 
 PACKAGES = ("linux-source-6.1", "linux-source-6.12")
@@ -67,7 +67,7 @@ def _pipeline(deb, into) -> None:
 def fetch(cache, package) -> Path:
     """kunit.py of package, from the cache or fetched into it now: the
     .deb apt names, checked against its SHA256
-    (tools/lib/hostkernels/aptdeb.py), in a private folder."""
+    (tools/lib/base/aptdeb.py), in a private folder."""
     found = cached(cache, package)
     if found:
         return found

@@ -28,7 +28,7 @@ import json
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..status import Status
+from ..base.status import Status
 
 # One LAVA test case per KTAP result line, at any depth. Written for
 # pexpect, which LAVA hands the pattern to (compiled with re.DOTALL and

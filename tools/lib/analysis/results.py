@@ -13,8 +13,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..launch.qemu import EXIT_FAILED, EXIT_PASSED
-from ..status import Status
+from ..base.guestexit import EXIT_FAILED, EXIT_PASSED
+from ..base.status import Status
 from . import ktap
 
 SCHEMA = 2

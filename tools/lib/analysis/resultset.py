@@ -13,7 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
-from ..launch.batch import INDEX
+from ..base.files import INDEX
 from . import ktap, results
 
 # Raw logs inside a folder are taken only under these names (or with a

@@ -23,11 +23,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ... import ROOT
-from . import aptdeb
+from ..base import aptdeb
+from ..base.series import SERIES
 
 CACHE = ROOT / "build" / "host-kernels"
 META_PACKAGE = "linux-image-amd64"
-SERIES = ("6.1", "6.12")
 APT_TIMEOUT_S = 900
 # Modules an L1 loads: KVM for either vendor (the init script picks by
 # the CPU), the virtio PCI transport and 9p for the shares. Those a

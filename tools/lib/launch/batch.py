@@ -25,14 +25,14 @@ from pathlib import Path
 from typing import Any
 
 from ... import ROOT
-from .. import hostinfo, jsonfile
+from .. import hostinfo
 from ..analysis import results
-from ..status import Status
+from ..base import jsonfile
+from ..base.files import INDEX
+from ..base.status import Status
 from . import guest, media, qemu, serial
 from . import kvm as kvm_lib
 from .progress import Progress
-
-INDEX = "index.json"
 
 
 INTERRUPTED = "interrupted"

@@ -16,10 +16,11 @@ from pathlib import Path
 from typing import Any
 
 from ... import ROOT
-from .. import cli, hostinfo, jsonfile
+from .. import cli, hostinfo
 from ..analysis import ktap, results
-from ..exits import CannotRun
-from ..status import Status
+from ..base import jsonfile
+from ..base.exits import CannotRun
+from ..base.status import Status
 from . import kvm, media, qemu, serial
 
 BUILD = ROOT / "build"
@@ -147,6 +148,14 @@ def rounded(seconds) -> float | None:
     return None if seconds is None else round(seconds, 6)
 
 
+def host_block(accel, kvm_usable, probe=True) -> dict[str, Any]:
+    """The host block of results.json (hostinfo.host()), with this host's
+    KVM as kvm.state() finds it, probed only where the run's accelerator
+    was left to auto (probe)."""
+    return hostinfo.host(accel, kvm_usable,
+                         kvm.state(ROOT, hostinfo.qemu_version(), probe))
+
+
 def kvm_ok_for(accel, boot="kernel", cpu=None) -> bool:
     """Whether KVM counts as available for a run asking for accel
     (kvm.Availability.ok_for()): tcg probes nothing."""
@@ -185,7 +194,7 @@ def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
     if kvm_ok is None:
         kvm_ok = kvm_ok_for(machine.accel, machine.boot, machine.cpu)
     accel, _ = qemu.resolve_accel(machine.accel, kvm_ok)
-    host = hostinfo.host(accel, kvm_ok, probe=machine.accel == "auto")
+    host = host_block(accel, kvm_ok, probe=machine.accel == "auto")
     not_runnable: list[dict[str, str]] = []
     notes: dict[str, str] = {}
     if accel == "kvm":

@@ -32,6 +32,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
+from ..base.guestexit import EXIT_PASSED
 from . import qemu, serial
 
 DEVICE = "/dev/kvm"
@@ -280,7 +281,7 @@ def probe_boot(root, binary="qemu-system-x86_64") -> tuple[bool, str]:
         serial.kill(proc)
     done = subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)
     out = done.stdout.decode(errors="replace")
-    if "# Totals:" in out and done.returncode == qemu.EXIT_PASSED:
+    if "# Totals:" in out and done.returncode == EXIT_PASSED:
         return True, "a boot under KVM reached its totals"
     tail = (done.stderr.decode(errors="replace").strip().splitlines() or [""])[-1]
     return False, f"a boot under KVM failed (QEMU exit {done.returncode}: {tail[:160]})"

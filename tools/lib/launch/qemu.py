@@ -12,6 +12,9 @@ import os
 import re
 from dataclasses import dataclass, field
 
+from ..base.guestexit import DEBUG_EXIT
+from ..hostinfo import qemu_binary
+
 BOOTS = ("kernel", "bios", "uefi")
 # Seconds a guest of each boot path gets before its run counts as a
 # crash, unless told otherwise: OVMF alone takes ~5 s under TCG.
@@ -23,21 +26,8 @@ OVMF_CODE = os.environ.get("HVPROBE_OVMF_CODE",
 OVMF_VARS = os.environ.get("HVPROBE_OVMF_VARS",
                            "/usr/share/OVMF/OVMF_VARS_4M.fd")
 
-# isa-debug-exit turns the guest's write of v to port 0xf4 into QEMU's exit
-# status (v << 1) | 1: 1 means the kernel passed, 3 that something failed.
-DEBUG_EXIT = "isa-debug-exit,iobase=0xf4,iosize=0x04"
-EXIT_PASSED, EXIT_FAILED = 1, 3
 # The guest's name, and its threads named after what they run.
 THREAD_NAMES = "hvprobe,debug-threads=on"
-
-
-# The QEMU that runs guests: $QEMU (tools/run --qemu sets it, so that the
-# commands it starts use the same), else the one on the PATH.
-DEFAULT_BINARY = "qemu-system-x86_64"
-
-
-def qemu_binary() -> str:
-    return os.environ.get("QEMU") or DEFAULT_BINARY
 
 
 # QEMU's limits: q35's most vCPUs (with x2APIC) and NUMA nodes

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ... import ROOT, TOOLS
-from ..hostkernels import hostkernel
+from ..base.series import SERIES
 from . import qemu
 
 SCENARIOS = TOOLS / "scenarios"
@@ -65,7 +65,7 @@ KEYS = {
                  "own command line; boot bios or uefi",
     "min_qemu": "the oldest QEMU that can run it, \"MAJOR.MINOR\"",
     "host_kernels": "host kernel series to run it under as L1 "
-                    f"({', '.join(hostkernel.SERIES)}), not on this host",
+                    f"({', '.join(SERIES)}), not on this host",
     "tool": f"what boots it, one of {', '.join(RUNNERS)}",
     "variants": "a table of variant name -> scenario keys",
 }
@@ -290,7 +290,7 @@ def _apply(spec, keys, where, merge) -> RunSpec:
             spec.min_qemu = value
         elif key == "host_kernels":
             if not (isinstance(value, list) and value and
-                    all(k in hostkernel.SERIES for k in value)
+                    all(k in SERIES for k in value)
                     and len(set(value)) == len(value)):
                 raise ScenarioError(f"{where}: host_kernels must list "
                                     f"{KEYS[key]}, not {value!r}")

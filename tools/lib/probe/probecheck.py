@@ -18,10 +18,11 @@ are missing the row is one SKIP that says which.
 import shutil
 from typing import Any
 
-from .. import hostinfo, jsonfile
+from .. import hostinfo
 from ..analysis import results
+from ..base import jsonfile
+from ..base.status import Status
 from ..launch import guest, kvm, qemu
-from ..status import Status
 from . import hostprobe, probecount, probedrun
 
 SMP = 2
@@ -215,7 +216,7 @@ def main(argv) -> int:
                    help="perf binary (default: perf on PATH)")
     args = p.parse_args(argv)
     from pathlib import Path
-    from .. import signals
+    from ..base import signals
     with signals.interruptible():
         try:
             counts, verdict, text = row(Path(args.log_dir), args.perf,

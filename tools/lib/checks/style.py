@@ -1,7 +1,9 @@
 # SPDX-License-Identifier: MIT
-"""The style the tree states, checked: clang-format over the C sources
-(the tree's .clang-format), mypy over the annotated functions of
-tools/lib (mypy.ini). Each check is one case per file, failed by any
+"""The style the tree states, checked: the house plan
+(tools/lib/layering.py), clang-format over the C sources (the tree's
+.clang-format), pyflakes over tools/ and bench/, mypy over the annotated
+functions of tools/lib (mypy.ini). The layering row is two cases (one
+way, no cycle); each other check is one case per file, failed by any
 finding in it; a tool that is not installed is one skipped case that
 names the package make check installs."""
 
@@ -9,8 +11,10 @@ import shutil
 import subprocess
 from pathlib import Path
 
-from .analysis import results
-from .status import Status
+from ... import ROOT
+from .. import layering
+from ..analysis import results
+from ..base.status import Status
 
 # The folders of C sources, as the Makefile's C_TREES lists them.
 C_TREES = ("apic", "boot", "hv", "kernel", "pmu", "tests")
@@ -96,3 +100,45 @@ def types_row(log_dir: Path,
                      if ": error: " in line)
     counts, verdict = judged(files, errors, done.returncode != 0)
     return counts, verdict, errors or text
+
+
+def layering_row(log_dir: Path,
+                 root: Path = ROOT) -> tuple[results.Counts, Status, str]:
+    """The house plan (tools/lib/layering.py): one case for includes and
+    imports that point one way, one for no cycle among folders and
+    packages."""
+    bad, loops = layering.check(root)
+    text = "".join(f"{line}\n" for line in bad)
+    text += "".join(f"cycle: {loop}\n" for loop in loops)
+    (log_dir / "layering.log").write_text(text or "the plan holds\n")
+    counts = results.Counts()
+    counts.add(Status.FAIL if bad else Status.PASS)
+    counts.add(Status.FAIL if loops else Status.PASS)
+    return counts, Status.FAIL if counts.failed else Status.PASS, text
+
+
+# The Python trees the lint row reads, and Debian's pyflakes (package
+# python3-pyflakes, which make check installs through tools/deps).
+LINT_TREES = ("tools", "bench")
+PYFLAKES = "pyflakes3"
+
+
+def lint_row(log_dir: Path,
+             root: Path = ROOT) -> tuple[results.Counts, Status, str]:
+    """Debian's pyflakes over tools/ and bench/: one case per Python
+    file, failed by any finding (an unused import or variable, an
+    undefined name, an f-string without a placeholder)."""
+    files = sorted(str(p.relative_to(root)) for tree in LINT_TREES
+                   for p in (root / tree).rglob("*.py"))
+    try:
+        done = subprocess.run([PYFLAKES, *files], cwd=root, text=True,
+                              capture_output=True, stdin=subprocess.DEVNULL)
+    except OSError as err:
+        text = (f"cannot run {PYFLAKES} ({err}); make check installs it "
+                "(python3-pyflakes)\n")
+        (log_dir / "lint.log").write_text(text)
+        return results.Counts(failed=1), Status.FAIL, text
+    text = done.stdout + done.stderr
+    (log_dir / "lint.log").write_text(text or "no finding\n")
+    counts, verdict = judged(files, text, done.returncode != 0)
+    return counts, verdict, text
