@@ -26,7 +26,7 @@ import sys
 from pathlib import Path
 
 from tools import ROOT, TOOLS
-from tools.lib import cli, hostinfo
+from tools.lib import cli, hostinfo, text
 from tools.lib.analysis import figures, report, results
 from tools.lib.base.exits import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK,
                                   CannotRun)
@@ -160,6 +160,10 @@ def parse_args(argv):
         p.error("--timeout must be a number of seconds, 0 < S < 1000000")
     if args.name is not None and not re.fullmatch(r"[\w.+-]+", args.name):
         p.error("--name may hold letters, digits and . _ + - only")
+    if args.host_kernel and os.environ.get("HVPROBE_NESTED"):
+        # The job L1 runs sets it (nested.run): one L1 per command.
+        p.error("--host-kernel cannot be given inside L1 "
+                "($HVPROBE_NESTED is set)")
     if args.host_modules and not args.host_kernel:
         p.error("--host-modules goes with --host-kernel")
     if args.host_kernel and (args.accel == "tcg" or
@@ -375,7 +379,9 @@ def main(argv):
                         expect_lines=args.expect_line,
                         iso_entry=args.iso_entry)
     try:
-        print("\n".join(outcome.lines + bringup_notes(outcome.doc)),
+        # Guest-derived words throughout: shown inert (tools/lib/text.py).
+        print("\n".join(text.escaped_lines(outcome.lines +
+                                            bringup_notes(outcome.doc))),
               flush=True)
     except BrokenPipeError:
         cli.reader_gone()
@@ -408,6 +414,10 @@ def run_many(args):
         if not (batch_dir / batch.INDEX).is_file():
             args.parser.error(f"--resume {args.resume}: no {batch.INDEX} "
                               "there")
+        refusal = batch.resume_refusal(batch_dir, args.specs, args.about)
+        if refusal:
+            args.parser.error(f"--resume {args.resume}: {refusal}; nothing "
+                              "there was touched")
         if not args.no_build:
             build()
     else:

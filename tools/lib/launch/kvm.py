@@ -279,12 +279,11 @@ def probe_boot(root, binary="qemu-system-x86_64") -> tuple[bool, str]:
         return False, f"a boot under KVM did not finish in {PROBE_TIMEOUT_S} s"
     finally:
         serial.kill(proc)
-    done = subprocess.CompletedProcess(argv, proc.returncode, stdout, stderr)
-    out = done.stdout.decode(errors="replace")
-    if "# Totals:" in out and done.returncode == EXIT_PASSED:
+    out = stdout.decode(errors="replace")
+    if "# Totals:" in out and proc.returncode == EXIT_PASSED:
         return True, "a boot under KVM reached its totals"
-    tail = (done.stderr.decode(errors="replace").strip().splitlines() or [""])[-1]
-    return False, f"a boot under KVM failed (QEMU exit {done.returncode}: {tail[:160]})"
+    tail = (stderr.decode(errors="replace").strip().splitlines() or [""])[-1]
+    return False, f"a boot under KVM failed (QEMU exit {proc.returncode}: {tail[:160]})"
 
 
 def cached(root, qemu_version) -> tuple[bool, str] | None:
@@ -356,6 +355,7 @@ def state(root, qemu_version, probe=True) -> dict[str, Any]:
     """What results.json says of this host's KVM: its flavour, whether
     it works, and why (or why not). probe=False, for a run that was told
     its accelerator: only what is known without a probe boot."""
+    ok: bool | None
     if probe:
         ok, why = verdict(str(root), qemu_version)
     else:
