@@ -130,9 +130,7 @@ DEFINE_TEST(timers, "every reference timer agrees on the TSC frequency", 0)
 	}
 	report_prefix_pop();
 
-	json_init(&j, buf, sizeof(buf));
-	json_object_begin(&j, NULL);
-	json_string(&j, "test", "timers");
+	report_data_begin(&j, buf, "timers");
 	clock_json(&j);
 	json_u64(&j, "tick_hz_measured", rate);
 	json_object_begin(&j, "timers");
@@ -148,6 +146,5 @@ DEFINE_TEST(timers, "every reference timer agrees on the TSC frequency", 0)
 		json_object_end(&j);
 	}
 	json_object_end(&j);
-	json_object_end(&j);
-	report_json(&j);
+	report_data_end(&j);
 }

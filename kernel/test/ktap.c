@@ -305,6 +305,19 @@ void report_json(struct json *j)
 		report_error("DATA line did not fit its %zu-byte buffer", j->size);
 }
 
+void report_data_open(struct json *j, char *buf, size_t size, const char *test)
+{
+	json_init(j, buf, size);
+	json_object_begin(j, NULL);
+	json_string(j, "test", test);
+}
+
+void report_data_end(struct json *j)
+{
+	json_object_end(j);
+	report_json(j);
+}
+
 void report_prefix_push(const char *prefix)
 {
 	ktap_prefix_push(ktap_current, prefix);

@@ -106,6 +106,26 @@ void report_data(const char *json);
 struct json;
 /* Finish j and report it as DATA, or report an error if it overflowed. */
 void report_json(struct json *j);
+/*
+ * A DATA record, the one shape every test's takes: an object whose first
+ * key names the test ("test":"smp"), what the test adds, then the end,
+ * reported as report_json() does. The host names every number by that
+ * test and the key's path (docs/results.md). buf is the array the line is
+ * built in, never a pointer: its size bounds the record.
+ *
+ *	report_data_begin(&j, buf, "smp");
+ *	json_u64(&j, "cpus", n);
+ *	report_data_end(&j);
+ */
+#define report_data_begin(j, buf, test)                                                            \
+	do {                                                                                       \
+		_Static_assert(                                                                    \
+			!__builtin_types_compatible_p(__typeof__(buf), __typeof__(&(buf)[0])),     \
+			"report_data_begin() builds in an array");                                 \
+		report_data_open((j), (buf), sizeof(buf), (test));                                 \
+	} while (0)
+void report_data_open(struct json *j, char *buf, size_t size, const char *test);
+void report_data_end(struct json *j);
 void report_prefix_push(const char *prefix);
 void report_prefix_pop(void);
 

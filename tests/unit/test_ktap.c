@@ -17,6 +17,7 @@
  */
 #include <string.h>
 
+#include "kernel/lib/json.h"
 #include "kernel/test/ktap.h"
 #include "kernel/test/test.h"
 
@@ -336,6 +337,42 @@ DEFINE_TEST(unit_ktap_report, "report*() write to ktap_current", 0)
 	check_lines(want, ARRAY_SIZE(want), "each call's line, in order");
 	report(r_true && !r_false && r_eq && !r_ne, "report and report_eq return the check");
 	report_eq(k.totals.fail, 1, "one failed test counted");
+}
+
+static void record_body(void)
+{
+	char buf[64];
+	struct json j;
+
+	report_data_begin(&j, buf, "t");
+	json_u64(&j, "cpus", 4);
+	report_data_end(&j);
+	report_data_begin(&j, buf, "t");
+	json_string(&j, "long", "a value longer than the line's buffer of 64 bytes, it is");
+	report_data_end(&j);
+}
+
+DEFINE_TEST(unit_ktap_data_record, "report_data_begin/end frame a DATA record", 0)
+{
+	static const char *const want[] = {
+		"    KTAP version 1",
+		"    # Subtest: t",
+		"    # DATA {\"test\":\"t\",\"cpus\":4}",
+		"    not ok 1 DATA line did not fit its 64-byte buffer # ERROR DATA line did not "
+		"fit "
+		"its 64-byte buffer",
+	};
+	struct ktap *saved = ktap_current;
+	struct ktap k;
+
+	start(&k);
+	ktap_current = &k;
+	ktap_test_begin(&k, "t");
+	record_body();
+	ktap_current = saved;
+
+	check_lines(want, ARRAY_SIZE(want),
+		    "the record opens with its test, an overflow is an error");
 }
 
 DEFINE_TEST(unit_ktap_abort, "a crash or the watchdog ends a test with a case", 0)
