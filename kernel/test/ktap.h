@@ -86,14 +86,23 @@ enum result ktap_overall(const struct ktap *k);
  * The check API, on the current instance. Checks read like sentences:
  *   report(ok, "what was checked");
  *   report_eq(actual, expected, "what");  prints both on failure
+ * A failed check says where it is, as the KVM selftests' TEST_ASSERT and
+ * KUnit's "EXPECTATION FAILED at" do: a "# at tests/smp.c:123" line just
+ * before its "not ok", where kunit.py's parser files a diagnostic with
+ * the result that follows it.
  */
 extern struct ktap *ktap_current;
 
-bool report(bool pass, const char *fmt, ...) __printf(2, 3);
-bool report_eq_u64(u64 actual, u64 expected, const char *what);
-#define report_eq(actual, expected, what) report_eq_u64((u64)(actual), (u64)(expected), (what))
+#define report(pass, ...) report_at(__FILE__, __LINE__, (pass), __VA_ARGS__)
+#define report_eq(actual, expected, what)                                                          \
+	report_eq_at(__FILE__, __LINE__, (u64)(actual), (u64)(expected), (what))
 /* Strings compared exactly; both printed on failure, NULL shown as (null). */
-bool report_str_eq(const char *actual, const char *expected, const char *what);
+#define report_str_eq(actual, expected, what)                                                      \
+	report_str_eq_at(__FILE__, __LINE__, (actual), (expected), (what))
+bool report_at(const char *file, u32 lineno, bool pass, const char *fmt, ...) __printf(4, 5);
+bool report_eq_at(const char *file, u32 lineno, u64 actual, u64 expected, const char *what);
+bool report_str_eq_at(const char *file, u32 lineno, const char *actual, const char *expected,
+		      const char *what);
 void report_skip(const char *fmt, ...) __printf(1, 2);
 void report_error(const char *fmt, ...) __printf(1, 2);
 void report_info(const char *fmt, ...) __printf(1, 2);

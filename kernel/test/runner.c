@@ -151,13 +151,55 @@ enum result tests_run(void)
 		run.running = t;
 		run.seq++;
 		ktap_test_begin(k, t->name);
-		t->run();
+		tests_call(t->run);
 		ktap_test_end(k, t->name);
 	}
 	run.running = NULL;
 	run.finished = true;
 	ktap_footer(k);
 	return ktap_overall(k);
+}
+
+/*
+ * Where a failed ASSERT resumes: GCC's __builtin_setjmp() buffer (five
+ * words; the compiler saves what the jump must restore), NULL outside
+ * tests_call().
+ */
+static void **assert_landing;
+
+bool tests_call(void (*fn)(void))
+{
+	void *landing[5];
+	void **volatile outer = assert_landing;
+
+	if (__builtin_setjmp(landing)) {
+		assert_landing = outer;
+		return false;
+	}
+	assert_landing = landing;
+	fn();
+	assert_landing = outer;
+	return true;
+}
+
+void test_assert_failed(const char *file, u32 lineno, const char *cond, const char *fmt, ...)
+{
+	char why[KTAP_REASON_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	if (!assert_landing) {
+		char crash[KTAP_REASON_MAX];
+
+		snprintf(crash, sizeof(crash), "ASSERT(%s) failed outside a test at %s:%u: %s",
+			 cond, file, lineno, why);
+		tests_crashed(crash);
+	}
+	report_info("ASSERT(%s) failed at %s:%u", cond, file, lineno);
+	report_error("%s", why);
+	__builtin_longjmp(assert_landing, 1);
 }
 
 const struct test *tests_current(u64 *seq)
