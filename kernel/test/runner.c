@@ -9,9 +9,6 @@
 
 TABLE_DECLARE(struct test, hvprobe_tests);
 
-/* More than the kernel and the unit tests register together. */
-#define TESTS_MAX 256
-
 static struct ktap ktap_main;
 
 static struct {
@@ -32,25 +29,11 @@ void tests_init(void (*write_line)(const char *line), __noreturn void (*exit)(en
 	run_exit = exit;
 }
 
-/* The table sorted by rank, stable (insertion): once, on first use. */
 const struct test *tests_at(u32 i)
 {
-	static const struct test *order[TESTS_MAX];
-	static u32 count;
-	const struct test *t;
-
-	if (!count) {
-		table_for_each (t, hvprobe_tests) {
-			u32 k = count++;
-
-			for (; k && order[k - 1]->rank > t->rank; k--)
-				order[k] = order[k - 1];
-			order[k] = t;
-			if (count == TESTS_MAX)
-				break;
-		}
-	}
-	return i < count ? order[i] : NULL;
+	return i < (u32)(TABLE_END(hvprobe_tests) - TABLE_BEGIN(hvprobe_tests))
+		       ? &TABLE_BEGIN(hvprobe_tests)[i]
+		       : NULL;
 }
 
 /* Is name an element of the comma-separated list? */

@@ -8,19 +8,14 @@
  *	}
  *
  * places a descriptor in the hvprobe_tests table; the runner selects by
- * name. Guest tests run in the order of the Makefile's TESTS list, which
- * gives each file its TEST_RANK; tests of the same rank (the host unit
- * tests, which have none) run in link order.
+ * name and runs them in table order, which is link order: the Makefile
+ * links the guest tests last, in the order of its TESTS list.
  */
 #ifndef KERNEL_TEST_TEST_H
 #define KERNEL_TEST_TEST_H
 
 #include "kernel/lib/table.h"
 #include "kernel/test/ktap.h"
-
-#ifndef TEST_RANK
-#define TEST_RANK 0
-#endif
 
 /* Run only when named in test=, never as part of "all". */
 #define TEST_EXPLICIT BIT(0)
@@ -29,7 +24,6 @@ struct test {
 	const char *name;
 	const char *summary;
 	u64 flags;
-	u64 rank; /* run order */
 	void (*run)(void);
 };
 
@@ -39,7 +33,6 @@ struct test {
 		.name = #tname,                                                                    \
 		.summary = tsummary,                                                               \
 		.flags = tflags,                                                                   \
-		.rank = TEST_RANK,                                                                 \
 		.run = test_##tname,                                                               \
 	};                                                                                         \
 	static void test_##tname(void)
