@@ -140,15 +140,9 @@ ifneq ($(UNLISTED),)
 $(error tests/ has $(UNLISTED).c, which TESTS does not list)
 endif
 
-# $(call rank,name): name's place in TESTS, from 1; DEFINE_TEST records it
-# and the runner runs tests in that order, whatever the link order.
-upto = $(if $(filter $1,$(firstword $2)),$1,$(firstword $2) $(call upto,$1,$(wordlist 2,$(words $2),$2)))
-rank = $(words $(call upto,$1,$(TESTS)))
-
+# The tests link last, in TESTS order: the order of their table, which the
+# runner follows (kernel/test/test.h).
 KERNEL_OBJS := $(patsubst %,$(BUILD)/%.o,$(basename $(LOGIC) $(KERNEL)) $(addprefix tests/,$(TESTS)))
-
-$(TESTS:%=$(BUILD)/tests/%.o): KERNEL_CFLAGS += -DTEST_RANK=$(call rank,$(basename $(notdir $@)))
-$(TESTS:%=$(BUILD)/tests/%.o): Makefile
 
 UNIT_TESTS := \
 	tests/unit/acpi_build.c \
@@ -199,7 +193,7 @@ $(BUILD)/%.o: %.S
 	@mkdir -p $(dir $@)
 	$(CC) $(KERNEL_ASFLAGS) -MMD -MP -c $< -o $@
 
-$(BUILD)/hvprobe.elf: $(KERNEL_OBJS) linker.ld
+$(BUILD)/hvprobe.elf: $(KERNEL_OBJS) linker.ld Makefile
 	$(LD) $(KERNEL_LDFLAGS) -o $@ $(KERNEL_OBJS)
 
 # QEMU's Multiboot loader refuses ELF64; the same image as ELF32 loads,

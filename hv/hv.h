@@ -9,6 +9,7 @@
 #ifndef HV_HV_H
 #define HV_HV_H
 
+#include "kernel/lib/table.h"
 #include "kernel/x86/x86.h"
 
 #define HV_LEAF_FIRST 0x40000000
@@ -55,11 +56,38 @@ const struct hv_block *hv_find(const struct hv_info *info, enum hv_kind kind);
 struct json;
 
 /*
- * Detect on this CPU and initialise the Hyper-V and KVM interfaces found;
+ * An interface hvprobe drives, on the first block of its kind: one line
+ * in the file that drives it,
+ *
+ *	DEFINE_HV_INTERFACE(HV_KIND_KVM, kvm_start, kvm_json);
+ *
+ * start(base) reads the block at base and fills what the interface
+ * states in the table of stated rates (kernel/time/rates.h); json(j)
+ * writes the interface's object into the hv DATA. The signature that
+ * makes a block of a kind stays in hv_scan()'s table, its one home. One
+ * interface per kind; they start, and appear in the DATA, in the
+ * order of enum hv_kind.
+ */
+struct hv_interface {
+	enum hv_kind kind;
+	void (*start)(u32 base);
+	void (*json)(struct json *j);
+};
+
+#define DEFINE_HV_INTERFACE(ikind, istart, ijson)                                                  \
+	static const struct hv_interface TABLE_UNIQUE(hv_interface_)                               \
+		TABLE_ENTRY(hvprobe_hv_interfaces) = {                                             \
+			.kind = (ikind),                                                           \
+			.start = (istart),                                                         \
+			.json = (ijson),                                                           \
+		}
+
+/*
+ * Detect on this CPU and start every interface whose block is found;
  * what they state about clocks goes to the table of stated rates.
  */
 void hv_init(void);
-/* The hv DATA: every leaf block, and what Hyper-V and KVM offered. */
+/* The hv DATA: every leaf block, and the object of each interface started. */
 void hv_json(struct json *j);
 
 #endif

@@ -10,9 +10,12 @@
  * recorded in problems, not fatal.
  */
 #include "hv/hyperv.h"
+#include "hv/hv.h"
+#include "kernel/lib/json.h"
 #include "kernel/lib/printf.h"
 #include "kernel/lib/string.h"
 #include "kernel/time/clock.h"
+#include "kernel/time/rates.h"
 #include "kernel/x86/alloc.h"
 #include "kernel/x86/trap.h"
 #include "kernel/x86/x86.h"
@@ -184,7 +187,11 @@ static void enable_tsc_page(void)
 	hyperv.tsc_page = true;
 }
 
-void hyperv_init(u32 base)
+/*
+ * Read the Hyper-V block at base, write hvprobe's guest OS identity, read
+ * what the privileges allow, map the reference TSC page. On the BSP, once.
+ */
+static void hyperv_init(u32 base)
 {
 	struct cpuid_regs r;
 
@@ -210,6 +217,43 @@ void hyperv_init(u32 base)
 	probe_ref_counter();
 	enable_tsc_page();
 }
+
+/* What the clocks may take as stated instead of measuring (kernel/time/rates.h). */
+static void hyperv_offer(void)
+{
+	hyperv_platform.present = true;
+	hyperv_rate = (struct rate_offer){
+		.tsc_hz = hyperv.tsc_hz,
+		.apic_hz = hyperv.apic_hz,
+		.absent = "Hyper-V grants no frequency MSRs (CPUID 0x40000003 EAX[11] and EDX[8])",
+	};
+	hyperv_tsc_control = (struct hyperv_tsc_control){
+		.access = hyperv.privileges_low & HV_ACCESS_TSC_INVARIANT,
+		.expose = hyperv_expose_invariant_tsc,
+	};
+}
+
+static void hyperv_start(u32 base)
+{
+	hyperv_init(base);
+	hyperv_offer();
+}
+
+static void hyperv_json(struct json *j)
+{
+	json_hex(j, "privileges_low", hyperv.privileges_low);
+	json_hex(j, "privileges_high", hyperv.privileges_high);
+	json_hex(j, "features", hyperv.features);
+	json_hex(j, "hints", hyperv.hints);
+	json_bool(j, "guest_os_id_set", hyperv.guest_os_id_set);
+	json_u64(j, "tsc_hz", hyperv.tsc_hz);
+	json_u64(j, "apic_hz", hyperv.apic_hz);
+	json_bool(j, "ref_counter", hyperv.ref_counter);
+	json_bool(j, "tsc_page", hyperv.tsc_page);
+	json_u64(j, "tsc_hz_from_page", hyperv.tsc_hz_from_page);
+}
+
+DEFINE_HV_INTERFACE(HV_KIND_HYPERV, hyperv_start, hyperv_json);
 
 bool hyperv_expose_invariant_tsc(void)
 {

@@ -89,12 +89,6 @@ struct hyperv_state {
 extern struct hyperv_state hyperv;
 
 /*
- * Read the Hyper-V block at base (found by hv_detect()), write hvprobe's
- * guest OS identity, read what the privileges allow, map the reference TSC
- * page. On the BSP, once.
- */
-void hyperv_init(u32 base);
-/*
  * Write HV_X64_MSR_TSC_INVARIANT_CONTROL to expose the invariant TSC, as
  * Linux's ms_hyperv_init_platform() does; false without the privilege or
  * when the write faults.

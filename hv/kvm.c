@@ -8,8 +8,11 @@
  * or never fills the structure is recorded in problems, not fatal.
  */
 #include "hv/kvm.h"
+#include "hv/hv.h"
+#include "kernel/lib/json.h"
 #include "kernel/lib/printf.h"
 #include "kernel/lib/string.h"
+#include "kernel/time/rates.h"
 #include "kernel/x86/alloc.h"
 #include "kernel/x86/trap.h"
 #include "kernel/x86/x86.h"
@@ -149,7 +152,8 @@ static void kvmclock_init(void)
 	kvm.kvmclock = true;
 }
 
-void kvm_init(u32 base)
+/* Read the KVM block at base and enable kvmclock on this CPU (the BSP). */
+static void kvm_init(u32 base)
 {
 	memset(&kvm, 0, sizeof(kvm));
 	kvm.present = true;
@@ -163,6 +167,41 @@ void kvm_init(u32 base)
 	if (kvm_system_time_msr(kvm.features))
 		kvmclock_init();
 }
+
+/* What the clocks may take as stated instead of measuring (kernel/time/rates.h). */
+static void kvm_offer(void)
+{
+	kvm_platform.present = true;
+	kvm_platform.detect = kvm.base;
+	kvmclock_rate = (struct rate_offer){
+		.tsc_hz = kvm.kvmclock ? kvm.kvmclock_tsc_khz * 1000 : 0,
+		.absent = "kvmclock not available (KVM_FEATURE_CLOCKSOURCE2 and CLOCKSOURCE clear)",
+	};
+	kvm_timing_rate = (struct rate_offer){
+		.tsc_hz = kvm.timing_leaf ? (u64)kvm.timing_tsc_khz * 1000 : 0,
+		.apic_hz = kvm.timing_leaf ? (u64)kvm.timing_apic_khz * 1000 : 0,
+		.absent = "no KVM timing leaf (base + 0x10)",
+	};
+}
+
+static void kvm_start(u32 base)
+{
+	kvm_init(base);
+	kvm_offer();
+}
+
+static void kvm_json(struct json *j)
+{
+	json_hex(j, "base", kvm.base);
+	json_hex(j, "features", kvm.features);
+	json_bool(j, "kvmclock", kvm.kvmclock);
+	json_u64(j, "kvmclock_tsc_khz", kvm.kvmclock_tsc_khz);
+	json_bool(j, "timing_leaf", kvm.timing_leaf);
+	json_u64(j, "timing_tsc_khz", kvm.timing_tsc_khz);
+	json_u64(j, "timing_apic_khz", kvm.timing_apic_khz);
+}
+
+DEFINE_HV_INTERFACE(HV_KIND_KVM, kvm_start, kvm_json);
 
 /*
  * ns = system_time + the cycles since tsc_timestamp scaled (msr.rst). The

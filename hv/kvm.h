@@ -59,8 +59,6 @@ struct kvm_state {
 
 extern struct kvm_state kvm;
 
-/* Read the KVM block at base and enable kvmclock on this CPU (the BSP). */
-void kvm_init(u32 base);
 /* Its stated rates (hv/kvm_rates.c). */
 extern struct rate_platform kvm_platform;
 extern struct rate_offer kvmclock_rate, kvm_timing_rate;

@@ -24,9 +24,7 @@ static void emit_data(const struct boot_info *bi)
 	char buf[BOOT_CMDLINE_MAX + 512];
 	struct json j;
 
-	json_init(&j, buf, sizeof(buf));
-	json_object_begin(&j, NULL);
-	json_string(&j, "test", "boot");
+	report_data_begin(&j, buf, "boot");
 	json_string(&j, "protocol", bi->protocol);
 	json_string(&j, "loader", bi->loader);
 	json_string(&j, "cmdline", bi->cmdline);
@@ -41,8 +39,7 @@ static void emit_data(const struct boot_info *bi)
 	json_string(&j, "root_table", acpi.root_address ? (acpi.xsdt ? "XSDT" : "RSDT") : "none");
 	json_hex(&j, "root_table_address", acpi.root_address);
 	json_u64(&j, "acpi_tables", acpi.table_count);
-	json_object_end(&j);
-	report_json(&j);
+	report_data_end(&j);
 }
 
 DEFINE_TEST(boot, "the loader's information arrives intact", 0)

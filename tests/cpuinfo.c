@@ -61,9 +61,7 @@ DEFINE_TEST(cpuinfo, "CPU and hypervisor identification", 0)
 		report_skip("CPUID.1:ECX[31] clear: no hypervisor (bare metal?)");
 	report_prefix_pop();
 
-	json_init(&j, buf, sizeof(buf));
-	json_object_begin(&j, NULL);
-	json_string(&j, "test", "cpuinfo");
+	report_data_begin(&j, buf, "cpuinfo");
 	json_string(&j, "vendor", vendor);
 	json_string(&j, "brand", brand);
 	json_u64(&j, "family", sig.family);
@@ -75,6 +73,5 @@ DEFINE_TEST(cpuinfo, "CPU and hypervisor identification", 0)
 	json_hex(&j, "max_hv_leaf", max_hv);
 	json_bool(&j, "x2apic", cpu_has(X86_FEATURE_X2APIC));
 	json_bool(&j, "invariant_tsc", cpu_has(X86_FEATURE_INVTSC));
-	json_object_end(&j);
-	report_json(&j);
+	report_data_end(&j);
 }

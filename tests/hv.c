@@ -150,12 +150,9 @@ DEFINE_TEST(hv, "the hypervisor is recognised and its clocks agree", 0)
 		       f[a].name, clock_reference()->name, f[a].hz, measured);
 	report_prefix_pop();
 
-	json_init(&j, buf, sizeof(buf));
-	json_object_begin(&j, NULL);
-	json_string(&j, "test", "hv");
+	report_data_begin(&j, buf, "hv");
 	hv_json(&j);
 	clock_json(&j);
 	json_u64(&j, "tsc_hz_measured", measured);
-	json_object_end(&j);
-	report_json(&j);
+	report_data_end(&j);
 }

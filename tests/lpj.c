@@ -273,9 +273,7 @@ DEFINE_TEST(lpj, "loops-per-jiffy comes from the right source and delays are rig
 	}
 	report_prefix_pop();
 
-	json_init(&j, buf, sizeof(buf));
-	json_object_begin(&j, NULL);
-	json_string(&j, "test", "lpj");
+	report_data_begin(&j, buf, "lpj");
 	delay_json(&j);
 	clock_json(&j);
 	json_u64(&j, "cpus", online);
@@ -284,6 +282,5 @@ DEFINE_TEST(lpj, "loops-per-jiffy comes from the right source and delays are rig
 	json_u64(&j, "udelay_expected_us", expected_us);
 	json_u64(&j, "udelay_us", slept);
 	json_u64(&j, "udelay_read_cost_us", read_cost_us);
-	json_object_end(&j);
-	report_json(&j);
+	report_data_end(&j);
 }

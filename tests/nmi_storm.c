@@ -146,9 +146,7 @@ DEFINE_TEST(nmi_storm, "NMI IPIs between all CPUs are all accounted for", 0)
 	       total.unknown, total.credit);
 	report_eq(total.nested, 0, "nested NMI handler entries");
 
-	json_init(&j, buf, sizeof(buf));
-	json_object_begin(&j, NULL);
-	json_string(&j, "test", "nmi_storm");
+	report_data_begin(&j, buf, "nmi_storm");
 	json_u64(&j, "cpus", cpus);
 	json_u64(&j, "seconds", STORM_SECONDS);
 	json_u64(&j, "rate_per_cpu", rate);
@@ -161,6 +159,5 @@ DEFINE_TEST(nmi_storm, "NMI IPIs between all CPUs are all accounted for", 0)
 	json_u64(&j, "merged", total.merged);
 	json_u64(&j, "unknown_nmis", total.unknown);
 	json_u64(&j, "nested", total.nested);
-	json_object_end(&j);
-	report_json(&j);
+	report_data_end(&j);
 }

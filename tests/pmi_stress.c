@@ -42,33 +42,24 @@ static void data(const struct stress_config *c, const struct stress_totals *t, c
 	char buf[KTAP_LINE_MAX];
 	struct json j;
 
-	json_init(&j, buf, sizeof(buf));
-	json_object_begin(&j, NULL);
-	json_string(&j, "test", "pmi_stress");
+	report_data_begin(&j, buf, "pmi_stress");
 	pmu_json(&j);
 	if (skipped)
 		json_string(&j, "skipped", skipped);
 	else
 		stress_json(&j, c, t);
-	json_object_end(&j);
-	report_json(&j);
+	report_data_end(&j);
 	if (skipped)
 		return;
-	json_init(&j, buf, sizeof(buf));
-	json_object_begin(&j, NULL);
-	json_string(&j, "test", "pmi_stress");
+	report_data_begin(&j, buf, "pmi_stress");
 	json_string(&j, "record", "kvm");
 	stress_kvm_json(&j, t);
-	json_object_end(&j);
-	report_json(&j);
+	report_data_end(&j);
 	for (u32 k = 0; k < c->plan.narmed; k++) {
-		json_init(&j, buf, sizeof(buf));
-		json_object_begin(&j, NULL);
-		json_string(&j, "test", "pmi_stress");
+		report_data_begin(&j, buf, "pmi_stress");
 		json_string(&j, "record", "counter");
 		stress_counter_json(&j, c, t, k);
-		json_object_end(&j);
-		report_json(&j);
+		report_data_end(&j);
 	}
 }
 

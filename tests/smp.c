@@ -169,20 +169,14 @@ static void emit_data(void)
 	char buf[KTAP_LINE_MAX];
 	struct json j;
 
-	json_init(&j, buf, sizeof(buf));
-	json_object_begin(&j, NULL);
-	json_string(&j, "test", "smp");
+	report_data_begin(&j, buf, "smp");
 	smp_json(&j);
-	json_object_end(&j);
-	report_json(&j);
+	report_data_end(&j);
 	for (u32 i = 1; i < cpu_count(); i++) {
-		json_init(&j, buf, sizeof(buf));
-		json_object_begin(&j, NULL);
-		json_string(&j, "test", "smp");
+		report_data_begin(&j, buf, "smp");
 		json_string(&j, "record", "ap");
 		smp_ap_json(&j, i);
-		json_object_end(&j);
-		report_json(&j);
+		report_data_end(&j);
 	}
 }
 

@@ -224,32 +224,35 @@ enum result ktap_overall(const struct ktap *k)
 	return RESULT_PASS;
 }
 
-bool report(bool pass, const char *fmt, ...)
+bool report_at(const char *file, u32 lineno, bool pass, const char *fmt, ...)
 {
 	va_list ap;
 
+	if (!pass)
+		ktap_diag(ktap_current, "at %s:%u", file, lineno);
 	va_start(ap, fmt);
 	ktap_vcase(ktap_current, pass ? RESULT_PASS : RESULT_FAIL, fmt, ap);
 	va_end(ap);
 	return pass;
 }
 
-bool report_eq_u64(u64 actual, u64 expected, const char *what)
+bool report_eq_at(const char *file, u32 lineno, u64 actual, u64 expected, const char *what)
 {
 	if (actual != expected)
 		ktap_diag(ktap_current, "%s: got %llu (0x%llx), expected %llu (0x%llx)", what,
 			  actual, actual, expected, expected);
-	return report(actual == expected, "%s", what);
+	return report_at(file, lineno, actual == expected, "%s", what);
 }
 
-bool report_str_eq(const char *actual, const char *expected, const char *what)
+bool report_str_eq_at(const char *file, u32 lineno, const char *actual, const char *expected,
+		      const char *what)
 {
 	bool same = actual && expected ? !strcmp(actual, expected) : actual == expected;
 
 	if (!same)
 		ktap_diag(ktap_current, "%s: got \"%s\", expected \"%s\"", what,
 			  actual ? actual : "(null)", expected ? expected : "(null)");
-	return report(same, "%s", what);
+	return report_at(file, lineno, same, "%s", what);
 }
 
 void report_skip(const char *fmt, ...)
@@ -303,6 +306,19 @@ void report_json(struct json *j)
 		report_data(doc);
 	else
 		report_error("DATA line did not fit its %zu-byte buffer", j->size);
+}
+
+void report_data_open(struct json *j, char *buf, size_t size, const char *test)
+{
+	json_init(j, buf, size);
+	json_object_begin(j, NULL);
+	json_string(j, "test", test);
+}
+
+void report_data_end(struct json *j)
+{
+	json_object_end(j);
+	report_json(j);
 }
 
 void report_prefix_push(const char *prefix)

@@ -85,14 +85,23 @@ enum result ktap_overall(const struct ktap *k);
  * The check API, on the current instance. Checks read like sentences:
  *   report(ok, "what was checked");
  *   report_eq(actual, expected, "what");  prints both on failure
+ * A failed check says where it is, as the KVM selftests' TEST_ASSERT and
+ * KUnit's "EXPECTATION FAILED at" do: a "# at tests/smp.c:123" line just
+ * before its "not ok", where kunit.py's parser files a diagnostic with
+ * the result that follows it.
  */
 extern struct ktap *ktap_current;
 
-bool report(bool pass, const char *fmt, ...) __printf(2, 3);
-bool report_eq_u64(u64 actual, u64 expected, const char *what);
-#define report_eq(actual, expected, what) report_eq_u64((u64)(actual), (u64)(expected), (what))
+#define report(pass, ...) report_at(__FILE__, __LINE__, (pass), __VA_ARGS__)
+#define report_eq(actual, expected, what)                                                          \
+	report_eq_at(__FILE__, __LINE__, (u64)(actual), (u64)(expected), (what))
 /* Strings compared exactly; both printed on failure, NULL shown as (null). */
-bool report_str_eq(const char *actual, const char *expected, const char *what);
+#define report_str_eq(actual, expected, what)                                                      \
+	report_str_eq_at(__FILE__, __LINE__, (actual), (expected), (what))
+bool report_at(const char *file, u32 lineno, bool pass, const char *fmt, ...) __printf(4, 5);
+bool report_eq_at(const char *file, u32 lineno, u64 actual, u64 expected, const char *what);
+bool report_str_eq_at(const char *file, u32 lineno, const char *actual, const char *expected,
+		      const char *what);
 void report_skip(const char *fmt, ...) __printf(1, 2);
 void report_error(const char *fmt, ...) __printf(1, 2);
 void report_info(const char *fmt, ...) __printf(1, 2);
@@ -105,6 +114,26 @@ void report_data(const char *json);
 struct json;
 /* Finish j and report it as DATA, or report an error if it overflowed. */
 void report_json(struct json *j);
+/*
+ * A DATA record, the one shape every test's takes: an object whose first
+ * key names the test ("test":"smp"), what the test adds, then the end,
+ * reported as report_json() does. The host names every number by that
+ * test and the key's path (docs/results.md). buf is the array the line is
+ * built in, never a pointer: its size bounds the record.
+ *
+ *	report_data_begin(&j, buf, "smp");
+ *	json_u64(&j, "cpus", n);
+ *	report_data_end(&j);
+ */
+#define report_data_begin(j, buf, test)                                                            \
+	do {                                                                                       \
+		_Static_assert(                                                                    \
+			!__builtin_types_compatible_p(__typeof__(buf), __typeof__(&(buf)[0])),     \
+			"report_data_begin() builds in an array");                                 \
+		report_data_open((j), (buf), sizeof(buf), (test));                                 \
+	} while (0)
+void report_data_open(struct json *j, char *buf, size_t size, const char *test);
+void report_data_end(struct json *j);
 void report_prefix_push(const char *prefix);
 void report_prefix_pop(void);
 

@@ -9,9 +9,6 @@
 
 TABLE_DECLARE(struct test, hvprobe_tests);
 
-/* More than the kernel and the unit tests register together. */
-#define TESTS_MAX 256
-
 static struct ktap ktap_main;
 
 static struct {
@@ -32,25 +29,11 @@ void tests_init(void (*write_line)(const char *line), __noreturn void (*exit)(en
 	run_exit = exit;
 }
 
-/* The table sorted by rank, stable (insertion): once, on first use. */
 const struct test *tests_at(u32 i)
 {
-	static const struct test *order[TESTS_MAX];
-	static u32 count;
-	const struct test *t;
-
-	if (!count) {
-		table_for_each (t, hvprobe_tests) {
-			u32 k = count++;
-
-			for (; k && order[k - 1]->rank > t->rank; k--)
-				order[k] = order[k - 1];
-			order[k] = t;
-			if (count == TESTS_MAX)
-				break;
-		}
-	}
-	return i < count ? order[i] : NULL;
+	return i < (u32)(TABLE_END(hvprobe_tests) - TABLE_BEGIN(hvprobe_tests))
+		       ? &TABLE_BEGIN(hvprobe_tests)[i]
+		       : NULL;
 }
 
 /* Is name an element of the comma-separated list? */
@@ -151,13 +134,55 @@ enum result tests_run(void)
 		run.running = t;
 		run.seq++;
 		ktap_test_begin(k, t->name);
-		t->run();
+		tests_call(t->run);
 		ktap_test_end(k, t->name);
 	}
 	run.running = NULL;
 	run.finished = true;
 	ktap_footer(k);
 	return ktap_overall(k);
+}
+
+/*
+ * Where a failed ASSERT resumes: GCC's __builtin_setjmp() buffer (five
+ * words; the compiler saves what the jump must restore), NULL outside
+ * tests_call().
+ */
+static void **assert_landing;
+
+bool tests_call(void (*fn)(void))
+{
+	void *landing[5];
+	void **volatile outer = assert_landing;
+
+	if (__builtin_setjmp(landing)) {
+		assert_landing = outer;
+		return false;
+	}
+	assert_landing = landing;
+	fn();
+	assert_landing = outer;
+	return true;
+}
+
+void test_assert_failed(const char *file, u32 lineno, const char *cond, const char *fmt, ...)
+{
+	char why[KTAP_REASON_MAX];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(why, sizeof(why), fmt, ap);
+	va_end(ap);
+	if (!assert_landing) {
+		char crash[KTAP_REASON_MAX];
+
+		snprintf(crash, sizeof(crash), "ASSERT(%s) failed outside a test at %s:%u: %s",
+			 cond, file, lineno, why);
+		tests_crashed(crash);
+	}
+	report_info("ASSERT(%s) failed at %s:%u", cond, file, lineno);
+	report_error("%s", why);
+	__builtin_longjmp(assert_landing, 1);
 }
 
 const struct test *tests_current(u64 *seq)

@@ -8,19 +8,14 @@
  *	}
  *
  * places a descriptor in the hvprobe_tests table; the runner selects by
- * name. Guest tests run in the order of the Makefile's TESTS list, which
- * gives each file its TEST_RANK; tests of the same rank (the host unit
- * tests, which have none) run in link order.
+ * name and runs them in table order, which is link order: the Makefile
+ * links the guest tests last, in the order of its TESTS list.
  */
 #ifndef KERNEL_TEST_TEST_H
 #define KERNEL_TEST_TEST_H
 
 #include "kernel/lib/table.h"
 #include "kernel/test/ktap.h"
-
-#ifndef TEST_RANK
-#define TEST_RANK 0
-#endif
 
 /* Run only when named in test=, never as part of "all". */
 #define TEST_EXPLICIT BIT(0)
@@ -29,7 +24,6 @@ struct test {
 	const char *name;
 	const char *summary;
 	u64 flags;
-	u64 rank; /* run order */
 	void (*run)(void);
 };
 
@@ -39,10 +33,32 @@ struct test {
 		.name = #tname,                                                                    \
 		.summary = tsummary,                                                               \
 		.flags = tflags,                                                                   \
-		.rank = TEST_RANK,                                                                 \
 		.run = test_##tname,                                                               \
 	};                                                                                         \
 	static void test_##tname(void)
+
+/*
+ * ASSERT(cond, "fmt", ...): a condition without which the rest of the
+ * test would measure nothing (a table it reads, a CPU it needs). When it
+ * does not hold, the test ends there as an error, our bug or a broken
+ * environment rather than the platform's failure (XTF's xtf_error(), KUT's
+ * assert()): a "# ASSERT(cond) failed at file:line" line, an error case
+ * saying fmt, then the test's result; the run goes on with the next test.
+ * For the BSP's test code, as report() is; outside a test it ends the run
+ * as a crash does.
+ */
+#define ASSERT(cond, fmt, ...)                                                                     \
+	do {                                                                                       \
+		if (!(cond))                                                                       \
+			test_assert_failed(__FILE__, __LINE__, #cond, fmt, ##__VA_ARGS__);         \
+	} while (0)
+__noreturn void test_assert_failed(const char *file, u32 lineno, const char *cond, const char *fmt,
+				   ...) __printf(4, 5);
+/*
+ * Call fn as a test's body is called: false when an ASSERT ended it.
+ * Calls nest (a unit test of ASSERT runs one inside its own).
+ */
+bool tests_call(void (*fn)(void));
 
 /* The registered tests, in run order: the i-th, or NULL past the end. */
 const struct test *tests_at(u32 i);

@@ -218,21 +218,41 @@ static void tsc_hz_stated(void)
 	clock.tsc_hz = rate_tsc_hz(&clock.tsc_hz_source);
 }
 
-/* Every registered reference, probed; a choice with no driver is absent. */
+/*
+ * The state of the reference timer= calls choice: its driver's, or, for
+ * auto and a word with no driver in the build, an absent one that says
+ * so.
+ */
+static struct refclock *ref_of(u32 choice)
+{
+	static struct refclock missing;
+	const struct refclock_driver *d;
+
+	if (choice != TIMER_AUTO)
+		table_for_each (d, hvprobe_refclocks)
+			if (timer_choice(d->name) == choice)
+				return d->ref;
+	missing = (struct refclock){ .name = timer_word(choice) };
+	str_copy(missing.absent,
+		 choice == TIMER_AUTO ? "auto is a choice, not a timer"
+				      : "no driver for this timer in the build",
+		 sizeof(missing.absent));
+	return &missing;
+}
+
+const struct refclock *clock_refclock(u32 choice)
+{
+	return ref_of(choice);
+}
+
+/* Every registered reference timer= names, probed. */
 static void probe_refclocks(void)
 {
 	const struct refclock_driver *d;
 
-	for (u32 i = 0; i < TIMER_MAX; i++)
-		snprintf(clock.refs[i].absent, sizeof(clock.refs[i].absent), "%s",
-			 i == TIMER_AUTO ? "auto is a choice, not a timer"
-					 : "no driver for this timer in the build");
-	table_for_each (d, hvprobe_refclocks) {
-		u32 choice = timer_choice(d->name);
-
-		if (choice != TIMER_AUTO)
-			d->probe(&clock.refs[choice]);
-	}
+	table_for_each (d, hvprobe_refclocks)
+		if (timer_choice(d->name) != TIMER_AUTO)
+			d->probe(d->ref);
 }
 
 /* The references auto tries, by name, in its order. */
@@ -259,14 +279,13 @@ static void none_present(char *why, size_t whylen)
 	for (u32 i = 0; (c = timer_auto_choice(i)) != TIMER_AUTO; i++) {
 		if (i)
 			str_append(why, "; ", whylen);
-		str_append(why, clock.refs[c].absent, whylen);
+		str_append(why, ref_of(c)->absent, whylen);
 	}
 	str_append(why, ")", whylen);
 }
 
 bool clock_init(u32 choice, u32 hz, char *why, size_t whylen)
 {
-	struct refclock *refs = clock.refs;
 	u32 c;
 
 	clock.hz = hz;
@@ -277,7 +296,7 @@ bool clock_init(u32 choice, u32 hz, char *why, size_t whylen)
 	if (choice == TIMER_AUTO) {
 		for (u32 i = 0; (c = timer_auto_choice(i)) != TIMER_AUTO && clock.ref == TIMER_AUTO;
 		     i++)
-			if (refs[c].present)
+			if (ref_of(c)->present)
 				clock.ref = c;
 		clock.ref_why = auto_order();
 		if (clock.ref == TIMER_AUTO && clock.tsc_hz) {
@@ -288,9 +307,9 @@ bool clock_init(u32 choice, u32 hz, char *why, size_t whylen)
 			return false;
 		}
 	} else {
-		if (!refs[choice].present) {
+		if (!ref_of(choice)->present) {
 			snprintf(why, whylen, "timer=%s: %s", timer_word(choice),
-				 refs[choice].absent);
+				 ref_of(choice)->absent);
 			return false;
 		}
 		clock.ref = choice;
@@ -298,8 +317,8 @@ bool clock_init(u32 choice, u32 hz, char *why, size_t whylen)
 	}
 
 	if (!clock.tsc_hz) {
-		clock.tsc_hz = clock_measure_tsc_hz(&refs[clock.ref], TSC_WINDOW_US);
-		clock.tsc_hz_source = refs[clock.ref].name;
+		clock.tsc_hz = clock_measure_tsc_hz(ref_of(clock.ref), TSC_WINDOW_US);
+		clock.tsc_hz_source = ref_of(clock.ref)->name;
 		clock.tsc_hz_measured = true;
 	}
 	if (!tick_device) {
@@ -314,7 +333,7 @@ bool clock_init(u32 choice, u32 hz, char *why, size_t whylen)
 
 void clock_json(struct json *j)
 {
-	json_string(j, "reference", clock_have_ref() ? clock.refs[clock.ref].name : "none");
+	json_string(j, "reference", clock_have_ref() ? ref_of(clock.ref)->name : "none");
 	json_string(j, "reference_why", clock.ref_why);
 	json_u64(j, "tsc_hz", clock.tsc_hz);
 	json_string(j, "tsc_hz_source", clock.tsc_hz_source);

@@ -40,11 +40,18 @@ struct refclock_driver {
 	const char *name;
 	/* Fill r; false (with r->absent saying why) when the timer is missing. */
 	bool (*probe)(struct refclock *r);
+	struct refclock *ref; /* what probe() fills: each entry brings its own */
 };
 
-#define DEFINE_REFCLOCK(rname, rprobe)                                                             \
-	static const struct refclock_driver TABLE_UNIQUE(refclock_)                                \
-		TABLE_ENTRY(hvprobe_refclocks) = { .name = (rname), .probe = (rprobe) }
+#define DEFINE_REFCLOCK(rname, rprobe) DEFINE_REFCLOCK_(rname, rprobe, __COUNTER__)
+#define DEFINE_REFCLOCK_(rname, rprobe, n)                                                         \
+	static struct refclock TABLE_CONCAT(refclock_state_, n);                                   \
+	static const struct refclock_driver TABLE_CONCAT(refclock_, n)                             \
+		TABLE_ENTRY(hvprobe_refclocks) = {                                                 \
+			.name = (rname),                                                           \
+			.probe = (rprobe),                                                         \
+			.ref = &TABLE_CONCAT(refclock_state_, n),                                  \
+		}
 
 /*
  * The device that raises the jiffy tick on the BSP: its input rate (with
@@ -69,9 +76,8 @@ bool refclock_counts(struct refclock *r, const char *why_not);
 #endif
 
 struct clock_state {
-	struct refclock refs[TIMER_MAX]; /* indexed by choice (timer_word()) */
-	u32 ref;			 /* the reference in use */
-	const char *ref_why;		 /* why that one (auto's choice) */
+	u32 ref;	     /* the reference in use, a choice (timer_word()) */
+	const char *ref_why; /* why that one (auto's choice) */
 	u64 tsc_hz;
 	const char *tsc_hz_source; /* who stated it, or the reference's name */
 	bool tsc_hz_measured;	   /* against a reference, not stated */
@@ -107,14 +113,11 @@ static inline bool clock_have_ref(void)
 	return clock.ref != TIMER_AUTO;
 }
 /* The reference timer= calls choice, present or not (then absent says why). */
-static inline const struct refclock *clock_refclock(u32 choice)
-{
-	return &clock.refs[choice];
-}
+const struct refclock *clock_refclock(u32 choice);
 /* The reference in use, or NULL when there is none. */
 static inline const struct refclock *clock_reference(void)
 {
-	return clock_have_ref() ? &clock.refs[clock.ref] : NULL;
+	return clock_have_ref() ? clock_refclock(clock.ref) : NULL;
 }
 /* TSC Hz measured against r over window_us microseconds. */
 u64 clock_measure_tsc_hz(const struct refclock *r, u64 window_us);

@@ -139,7 +139,7 @@ u64 delay_calibrate_linux(u32 *edges)
 
 u64 delay_calibrate_fast(void)
 {
-	return lpj_from_tsc_hz(clock_measure_tsc_hz(&clock.refs[clock.ref], FAST_WINDOW_US),
+	return lpj_from_tsc_hz(clock_measure_tsc_hz(clock_refclock(clock.ref), FAST_WINDOW_US),
 			       clock.hz);
 }
 

@@ -17,7 +17,7 @@ struct rate_source;
  * host tests link too (its options.c), so that the command line knows
  * every word even where the driver (DEFINE_REFCLOCK, kernel/time/clock.h)
  * is not linked. A choice is auto (0) or 1 + the word's place in rank
- * order; TIMER_MAX bounds them.
+ * order, as many as the table holds.
  */
 struct refclock_name {
 	const char *name;
@@ -32,7 +32,6 @@ struct refclock_name {
 							.auto_rank = (rauto) }
 
 #define TIMER_AUTO 0
-#define TIMER_MAX 8
 /* timer='s i-th word (a choice's), or NULL past the last. */
 const char *timer_word(u32 choice);
 /* The choice name is, or TIMER_AUTO when no reference has that name. */

@@ -38,8 +38,6 @@ const char *timer_word(u32 choice)
 
 	if (choice == TIMER_AUTO)
 		return "auto";
-	if (choice >= TIMER_MAX)
-		return NULL;
 	r = nth(choice - 1, false);
 	return r ? r->name : NULL;
 }

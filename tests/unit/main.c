@@ -10,7 +10,7 @@
  * --list prints the names the build defines, as one JSON document (as
  * XTF's mkinfo.py writes info.json): every command-line key from the
  * kernel's own option table with what it accepts and its default, the
- * guest tests in run order (the Makefile's TESTS, which ranks them), and
+ * guest tests in run order (the Makefile's TESTS, their link order), and
  * the unit tests. Tools and their tests read names from here, never from
  * a copy.
  */

@@ -17,6 +17,8 @@
  */
 #include <string.h>
 
+#include "kernel/lib/json.h"
+#include "kernel/lib/printf.h"
 #include "kernel/test/ktap.h"
 #include "kernel/test/test.h"
 
@@ -294,13 +296,16 @@ DEFINE_TEST(unit_ktap_text, "'#' kept out of descriptions, prefixes, long lines"
 
 DEFINE_TEST(unit_ktap_report, "report*() write to ktap_current", 0)
 {
-	static const char *const want[] = {
+	char at_false[64], at_two[64];
+	const char *const want[] = {
 		"    KTAP version 1",
 		"    # Subtest: t",
 		"    ok 1 true holds",
+		at_false,
 		"    not ok 2 false fails",
 		"    ok 3 three",
 		"    # two: got 2 (0x2), expected 3 (0x3)",
+		at_two,
 		"    not ok 4 two",
 		"    # info 7",
 		"    # DATA {\"a\":1}",
@@ -313,15 +318,16 @@ DEFINE_TEST(unit_ktap_report, "report*() write to ktap_current", 0)
 	};
 	struct ktap *saved = ktap_current;
 	bool r_true, r_false, r_eq, r_ne;
+	u32 line_false, line_two;
 	struct ktap k;
 
 	start(&k);
 	ktap_current = &k;
 	ktap_test_begin(&k, "t");
 	r_true = report(true, "%s holds", "true");
-	r_false = report(false, "false fails");
+	line_false = __LINE__, r_false = report(false, "false fails");
 	r_eq = report_eq(3, 3, "three");
-	r_ne = report_eq(2, 3, "two");
+	line_two = __LINE__, r_ne = report_eq(2, 3, "two");
 	report_info("info %d", 7);
 	report_data("{\"a\":1}");
 	report_prefix_push("p");
@@ -333,9 +339,103 @@ DEFINE_TEST(unit_ktap_report, "report*() write to ktap_current", 0)
 	ktap_footer(&k);
 	ktap_current = saved;
 
-	check_lines(want, ARRAY_SIZE(want), "each call's line, in order");
+	snprintf(at_false, sizeof(at_false), "    # at %s:%u", __FILE__, line_false);
+	snprintf(at_two, sizeof(at_two), "    # at %s:%u", __FILE__, line_two);
+	check_lines(want, ARRAY_SIZE(want), "each call's line, in order; a failure says where");
 	report(r_true && !r_false && r_eq && !r_ne, "report and report_eq return the check");
 	report_eq(k.totals.fail, 1, "one failed test counted");
+}
+
+static u32 assert_line;
+static bool assert_went_on;
+
+static void asserting_body(void)
+{
+	report(true, "before");
+	report_prefix_push("p");
+	assert_line = __LINE__ + 1;
+	ASSERT(1 + 1 == 3, "needs %d", 3);
+	assert_went_on = true;
+	report(true, "after");
+}
+
+static void passing_body(void)
+{
+	ASSERT(true, "holds");
+	report(true, "ran to its end");
+}
+
+DEFINE_TEST(unit_ktap_assert, "ASSERT() ends a test as an error, where it failed", 0)
+{
+	char at[96];
+	const char *const want[] = {
+		"    KTAP version 1",
+		"    # Subtest: t",
+		"    ok 1 before",
+		at,
+		"    not ok 2 p # ERROR needs 3",
+		"not ok 1 t # ERROR needs 3",
+		"    KTAP version 1",
+		"    # Subtest: u",
+		"    ok 1 ran to its end",
+		"ok 2 u",
+	};
+	struct ktap *saved = ktap_current;
+	bool asserted, passed;
+	enum result r;
+	struct ktap k;
+
+	start(&k);
+	ktap_current = &k;
+	ktap_test_begin(&k, "t");
+	asserted = !tests_call(asserting_body);
+	r = ktap_test_end(&k, "t");
+	ktap_test_begin(&k, "u");
+	passed = tests_call(passing_body);
+	ktap_test_end(&k, "u");
+	ktap_current = saved;
+
+	snprintf(at, sizeof(at), "    # ASSERT(1 + 1 == 3) failed at %s:%u", __FILE__, assert_line);
+	check_lines(want, ARRAY_SIZE(want), "the failed ASSERT's lines, then the next test's");
+	report(asserted && !assert_went_on, "the body ends at the ASSERT");
+	report_eq(r, RESULT_ERROR, "an error, not a fail: our bug or a broken environment");
+	report(passed, "a body whose ASSERTs hold runs to its end");
+}
+
+static void record_body(void)
+{
+	char buf[64];
+	struct json j;
+
+	report_data_begin(&j, buf, "t");
+	json_u64(&j, "cpus", 4);
+	report_data_end(&j);
+	report_data_begin(&j, buf, "t");
+	json_string(&j, "long", "a value longer than the line's buffer of 64 bytes, it is");
+	report_data_end(&j);
+}
+
+DEFINE_TEST(unit_ktap_data_record, "report_data_begin/end frame a DATA record", 0)
+{
+	static const char *const want[] = {
+		"    KTAP version 1",
+		"    # Subtest: t",
+		"    # DATA {\"test\":\"t\",\"cpus\":4}",
+		"    not ok 1 DATA line did not fit its 64-byte buffer # ERROR DATA line did not "
+		"fit "
+		"its 64-byte buffer",
+	};
+	struct ktap *saved = ktap_current;
+	struct ktap k;
+
+	start(&k);
+	ktap_current = &k;
+	ktap_test_begin(&k, "t");
+	record_body();
+	ktap_current = saved;
+
+	check_lines(want, ARRAY_SIZE(want),
+		    "the record opens with its test, an overflow is an error");
 }
 
 DEFINE_TEST(unit_ktap_abort, "a crash or the watchdog ends a test with a case", 0)
