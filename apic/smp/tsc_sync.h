@@ -23,8 +23,14 @@ enum smp_tsc_sync_mode {
 };
 extern const char *const smp_tsc_sync_mode_names[SMP_TSC_SYNC_MODE_COUNT];
 
-/* Which check runs, from bringup= and lpj_policy= (their enums). */
-u32 smp_tsc_sync_mode(u32 bringup, u32 lpj_policy);
+struct bringup_mode;
+struct lpj_policy;
+
+/*
+ * Which check runs and where: the policy's (its tsc_sync), where the
+ * bring-up mode lets Linux's check run.
+ */
+u32 smp_tsc_sync_mode(const struct bringup_mode *mode, const struct lpj_policy *policy);
 
 /* What Linux's check of one AP depends on, as the AP comes up. */
 struct smp_tsc_sync_facts {

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Which TSC-sync check runs, and for how long; see tsc_sync.h. */
-#include "apic/options.h"
+#include "apic/bringup.h"
 #include "apic/smp/tsc_sync.h"
-#include "kernel/time/options.h"
+#include "kernel/time/policy.h"
 
 #define TSC_SYNC_FIRST_IN_PACKAGE_MS 20
 #define TSC_SYNC_SIBLING_MS 2
@@ -15,18 +15,11 @@ const char *const smp_tsc_sync_mode_names[] = {
 _Static_assert(ARRAY_SIZE(smp_tsc_sync_mode_names) == SMP_TSC_SYNC_MODE_COUNT,
 	       "smp_tsc_sync_mode_names");
 
-u32 smp_tsc_sync_mode(u32 bringup, u32 lpj_policy)
+u32 smp_tsc_sync_mode(const struct bringup_mode *mode, const struct lpj_policy *policy)
 {
-	bool linux_policy =
-		lpj_policy == LPJ_POLICY_LINUX_6_1 || lpj_policy == LPJ_POLICY_LINUX_6_5;
-
-	if (!linux_policy)
+	if (policy->tsc_sync == LPJ_TSC_SYNC_STAMPS || !mode->linux_tsc_sync)
 		return SMP_TSC_SYNC_STAMPS;
-	switch (bringup) {
-	case BRINGUP_SERIAL: return SMP_TSC_SYNC_LINUX_6_1;
-	case BRINGUP_LINUX_6_5: return SMP_TSC_SYNC_LINUX_6_5;
-	default: return SMP_TSC_SYNC_STAMPS;
-	}
+	return mode->kick_ahead ? SMP_TSC_SYNC_LINUX_6_5 : SMP_TSC_SYNC_LINUX_6_1;
 }
 
 u32 smp_tsc_sync_timeout_ms(const struct smp_tsc_sync_facts *f)

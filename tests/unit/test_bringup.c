@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "apic/apic.h"
+#include "apic/bringup.h"
 #include "apic/icr.h"
 #include "apic/options.h"
 #include "apic/smp/rules.h"
@@ -392,16 +393,16 @@ DEFINE_TEST(unit_tsc_sync_timeout, "Linux's TSC-sync check: 20 ms, 2 ms or none,
 
 DEFINE_TEST(unit_tsc_sync_mode, "Linux's TSC-sync check only under Linux's policies", 0)
 {
-	report_eq(smp_tsc_sync_mode(BRINGUP_SERIAL, LPJ_POLICY_LINUX_6_1), SMP_TSC_SYNC_LINUX_6_1,
-		  "serial, linux-6.1: after calibration");
-	report_eq(smp_tsc_sync_mode(BRINGUP_SERIAL, LPJ_POLICY_LINUX_6_5), SMP_TSC_SYNC_LINUX_6_1,
-		  "serial, linux-6.5: where serial bring-up has it");
-	report_eq(smp_tsc_sync_mode(BRINGUP_LINUX_6_5, LPJ_POLICY_LINUX_6_5),
+	report_eq(smp_tsc_sync_mode(bringup_mode_named("serial"), lpj_policy_named("linux-6.1")),
+		  SMP_TSC_SYNC_LINUX_6_1, "serial, linux-6.1: after calibration");
+	report_eq(smp_tsc_sync_mode(bringup_mode_named("serial"), lpj_policy_named("linux-6.5")),
+		  SMP_TSC_SYNC_LINUX_6_1, "serial, linux-6.5: where serial bring-up has it");
+	report_eq(smp_tsc_sync_mode(bringup_mode_named("linux-6.5"), lpj_policy_named("linux-6.5")),
 		  SMP_TSC_SYNC_LINUX_6_5, "linux-6.5, linux-6.5: before calibration");
-	report_eq(smp_tsc_sync_mode(BRINGUP_LINUX_6_5, LPJ_POLICY_HVPROBE), SMP_TSC_SYNC_STAMPS,
-		  "hvprobe's policy: the stamps");
-	report_eq(smp_tsc_sync_mode(BRINGUP_PARALLEL, LPJ_POLICY_LINUX_6_5), SMP_TSC_SYNC_STAMPS,
-		  "hvprobe's parallel bring-up: the stamps");
-	report_eq(smp_tsc_sync_mode(BRINGUP_SERIAL, LPJ_POLICY_HV_PRESET), SMP_TSC_SYNC_STAMPS,
-		  "hv-preset: the stamps");
+	report_eq(smp_tsc_sync_mode(bringup_mode_named("linux-6.5"), lpj_policy_named("hvprobe")),
+		  SMP_TSC_SYNC_STAMPS, "hvprobe's policy: the stamps");
+	report_eq(smp_tsc_sync_mode(bringup_mode_named("parallel"), lpj_policy_named("linux-6.5")),
+		  SMP_TSC_SYNC_STAMPS, "hvprobe's parallel bring-up: the stamps");
+	report_eq(smp_tsc_sync_mode(bringup_mode_named("serial"), lpj_policy_named("hv-preset")),
+		  SMP_TSC_SYNC_STAMPS, "hv-preset: the stamps");
 }

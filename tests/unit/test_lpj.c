@@ -151,7 +151,8 @@ static void sim_sibling(void *ctx, u32 i, struct lpj_sibling *out)
 	*out = (struct lpj_sibling){ .package = i / 4, .node = i / 4, .has_lpj = i < sim->online };
 }
 
-static u32 sim_bringup(u32 policy, u32 reuse, bool constant_tsc, u32 warp_from, u32 *sources)
+static u32 sim_bringup(const struct lpj_policy *policy, u32 reuse, bool constant_tsc, u32 warp_from,
+		       u32 *sources)
 {
 	struct bringup_sim sim = { .n = 8 };
 	u32 calibrations = 0;
@@ -172,7 +173,7 @@ DEFINE_TEST(unit_lpj_copy_source, "calibrate_delay_is_known() under each policy"
 	bool same;
 
 	/* 6.5, TSC constant and synchronized: everyone copies CPU 0. */
-	report_eq(sim_bringup(LPJ_POLICY_LINUX_6_5, LPJ_REUSE_NODE, true, 8, src), 0,
+	report_eq(sim_bringup(lpj_policy_named("linux-6.5"), LPJ_REUSE_NODE, true, 8, src), 0,
 		  "linux-6.5, synchronized: no AP calibrates");
 	report_eq(src[7], 0, "linux-6.5, synchronized: CPU 7 copies CPU 0 across packages");
 
@@ -181,19 +182,19 @@ DEFINE_TEST(unit_lpj_copy_source, "calibrate_delay_is_known() under each policy"
 	 * online CPU of the package (tsc.c), so the first CPU of package 1
 	 * calibrates and its siblings copy it: 1 calibration, not 4.
 	 */
-	report_eq(sim_bringup(LPJ_POLICY_LINUX_6_5, LPJ_REUSE_NODE, true, 1, src), 1,
+	report_eq(sim_bringup(lpj_policy_named("linux-6.5"), LPJ_REUSE_NODE, true, 1, src), 1,
 		  "linux-6.5 after a warp: only package 1's first CPU calibrates");
 	same = true;
 	for (u32 i = 1; i < 8; i++)
 		same &= src[i] == by_package[i];
 	report(same, "linux-6.5 after a warp: CPUs 1-3 copy CPU 0, 5-7 copy CPU 4");
 	/* A warp seen late: the CPUs before it already copied CPU 0. */
-	report_eq(sim_bringup(LPJ_POLICY_LINUX_6_5, LPJ_REUSE_NODE, true, 6, src), 0,
+	report_eq(sim_bringup(lpj_policy_named("linux-6.5"), LPJ_REUSE_NODE, true, 6, src), 0,
 		  "linux-6.5, warp at CPU 6: CPU 6 copies CPU 4, which copied CPU 0");
 	report_eq(src[6], 4, "linux-6.5, warp at CPU 6: its source is CPU 4");
 
 	/* 6.1: the package rule from the start. */
-	report_eq(sim_bringup(LPJ_POLICY_LINUX_6_1, LPJ_REUSE_NODE, true, 8, src), 1,
+	report_eq(sim_bringup(lpj_policy_named("linux-6.1"), LPJ_REUSE_NODE, true, 8, src), 1,
 		  "linux-6.1: one calibration, package 1's first CPU");
 	same = true;
 	for (u32 i = 1; i < 8; i++)
@@ -201,15 +202,15 @@ DEFINE_TEST(unit_lpj_copy_source, "calibrate_delay_is_known() under each policy"
 	report(same, "linux-6.1: CPUs 1-3 copy CPU 0, 5-7 copy CPU 4");
 
 	/* Without a constant TSC on the deciding CPU every policy calibrates. */
-	report_eq(sim_bringup(LPJ_POLICY_LINUX_6_5, LPJ_REUSE_NODE, false, 8, src), 7,
+	report_eq(sim_bringup(lpj_policy_named("linux-6.5"), LPJ_REUSE_NODE, false, 8, src), 7,
 		  "linux-6.5 without a constant TSC: every AP calibrates");
-	report_eq(sim_bringup(LPJ_POLICY_LINUX_6_1, LPJ_REUSE_NODE, false, 8, src), 7,
+	report_eq(sim_bringup(lpj_policy_named("linux-6.1"), LPJ_REUSE_NODE, false, 8, src), 7,
 		  "linux-6.1 without a constant TSC: every AP calibrates");
 
 	/* hvprobe's own: lpj_reuse= decides. */
-	report_eq(sim_bringup(LPJ_POLICY_HVPROBE, LPJ_REUSE_NODE, true, 8, src), 1,
+	report_eq(sim_bringup(lpj_policy_named("hvprobe"), LPJ_REUSE_NODE, true, 8, src), 1,
 		  "hvprobe, lpj_reuse=node: one calibration on node 1");
-	report_eq(sim_bringup(LPJ_POLICY_HVPROBE, LPJ_REUSE_NONE, true, 8, src), 7,
+	report_eq(sim_bringup(lpj_policy_named("hvprobe"), LPJ_REUSE_NONE, true, 8, src), 7,
 		  "hvprobe, lpj_reuse=none: every AP calibrates");
 }
 
