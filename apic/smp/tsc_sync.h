@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The TSC-sync check of an AP's bring-up. Under Linux's policies
- * (lpj_policy=linux-6.1 or linux-6.5, with bringup=serial or linux-6.5)
- * it is Linux's check_tsc_warp(): the control CPU and the AP read the TSC
- * in turn under a lock for a timeout, and a reading earlier than the other
- * CPU's last is a warp. Linux 6.1 runs it after the AP's calibration, the
- * control CPU's half from native_cpu_up(); Linux 6.5+ before it, the AP
- * asking the control CPU for its half (smp_call_function_single() from
- * check_tsc_sync_target()). Elsewhere it is hvprobe's cheap check: the
- * AP's alive stamp must not be earlier than the BSP's SIPI stamp.
+ * The TSC-sync check of an AP's bring-up. Under a policy with Linux's
+ * check (its tsc_sync), in a bring-up mode that lets it run (serial or
+ * linux-6.5), it is Linux's check_tsc_warp(): the control CPU and the AP
+ * read the TSC in turn under a lock for a timeout, and a reading earlier
+ * than the other CPU's last is a warp. Where it runs is the kernel
+ * version's, whatever the bring-up's shape: Linux 6.1 after the AP's
+ * calibration, the control CPU's half from native_cpu_up(); Linux 6.5+
+ * before it, the AP asking the control CPU for its half
+ * (smp_call_function_single() from check_tsc_sync_target()), serial
+ * bring-ups included. Elsewhere it is hvprobe's cheap check: the AP's
+ * alive stamp must not be earlier than the BSP's SIPI stamp.
  */
 #ifndef APIC_SMP_TSC_SYNC_H
 #define APIC_SMP_TSC_SYNC_H

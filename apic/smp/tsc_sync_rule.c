@@ -17,9 +17,14 @@ _Static_assert(ARRAY_SIZE(smp_tsc_sync_mode_names) == SMP_TSC_SYNC_MODE_COUNT,
 
 u32 smp_tsc_sync_mode(const struct bringup_mode *mode, const struct lpj_policy *policy)
 {
-	if (policy->tsc_sync == LPJ_TSC_SYNC_STAMPS || !mode->linux_tsc_sync)
+	if (!mode->linux_tsc_sync)
 		return SMP_TSC_SYNC_STAMPS;
-	return mode->kick_ahead ? SMP_TSC_SYNC_LINUX_6_5 : SMP_TSC_SYNC_LINUX_6_1;
+	/* The kernel version decides the order, whatever the bring-up's shape. */
+	switch (policy->tsc_sync) {
+	case LPJ_TSC_SYNC_AFTER_CALIBRATION: return SMP_TSC_SYNC_LINUX_6_1;
+	case LPJ_TSC_SYNC_BEFORE_CALIBRATION: return SMP_TSC_SYNC_LINUX_6_5;
+	default: return SMP_TSC_SYNC_STAMPS;
+	}
 }
 
 u32 smp_tsc_sync_timeout_ms(const struct smp_tsc_sync_facts *f)

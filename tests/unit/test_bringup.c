@@ -391,18 +391,29 @@ DEFINE_TEST(unit_tsc_sync_timeout, "Linux's TSC-sync check: 20 ms, 2 ms or none,
 	report_eq(smp_tsc_sync_timeout_ms(&f), 20, "Intel without constant TSC: checked");
 }
 
-DEFINE_TEST(unit_tsc_sync_mode, "Linux's TSC-sync check only under Linux's policies", 0)
+/* Which TSC-sync check runs under bringup=mode and lpj_policy=policy. */
+static u32 sync_mode(const char *mode, const char *policy)
 {
-	report_eq(smp_tsc_sync_mode(bringup_mode_named("serial"), lpj_policy_named("linux-6.1")),
-		  SMP_TSC_SYNC_LINUX_6_1, "serial, linux-6.1: after calibration");
-	report_eq(smp_tsc_sync_mode(bringup_mode_named("serial"), lpj_policy_named("linux-6.5")),
-		  SMP_TSC_SYNC_LINUX_6_1, "serial, linux-6.5: where serial bring-up has it");
-	report_eq(smp_tsc_sync_mode(bringup_mode_named("linux-6.5"), lpj_policy_named("linux-6.5")),
-		  SMP_TSC_SYNC_LINUX_6_5, "linux-6.5, linux-6.5: before calibration");
-	report_eq(smp_tsc_sync_mode(bringup_mode_named("linux-6.5"), lpj_policy_named("hvprobe")),
-		  SMP_TSC_SYNC_STAMPS, "hvprobe's policy: the stamps");
-	report_eq(smp_tsc_sync_mode(bringup_mode_named("parallel"), lpj_policy_named("linux-6.5")),
-		  SMP_TSC_SYNC_STAMPS, "hvprobe's parallel bring-up: the stamps");
-	report_eq(smp_tsc_sync_mode(bringup_mode_named("serial"), lpj_policy_named("hv-preset")),
-		  SMP_TSC_SYNC_STAMPS, "hv-preset: the stamps");
+	return smp_tsc_sync_mode(bringup_mode_named(mode), lpj_policy_named(policy));
+}
+
+DEFINE_TEST(unit_tsc_sync_mode, "Linux's TSC-sync check where the policy's version has it", 0)
+{
+	report_eq(sync_mode("serial", "linux-6.1"), SMP_TSC_SYNC_LINUX_6_1,
+		  "serial, linux-6.1: after calibration");
+	/*
+	 * start_secondary() v6.5 checks before ap_calibrate_delay() in every
+	 * bring-up, serial ones (cpuhp.parallel=0, SEV-ES, TDX) included.
+	 */
+	report_eq(sync_mode("serial", "linux-6.5"), SMP_TSC_SYNC_LINUX_6_5,
+		  "serial, linux-6.5: before calibration, as 6.5 checks in every bring-up");
+	report_eq(sync_mode("linux-6.5", "linux-6.5"), SMP_TSC_SYNC_LINUX_6_5,
+		  "linux-6.5, linux-6.5: before calibration");
+	report_eq(sync_mode("linux-6.5", "linux-6.1"), SMP_TSC_SYNC_LINUX_6_1,
+		  "linux-6.5's shape under linux-6.1: still 6.1's order");
+	report_eq(sync_mode("linux-6.5", "hvprobe"), SMP_TSC_SYNC_STAMPS,
+		  "hvprobe's policy: the stamps");
+	report_eq(sync_mode("parallel", "linux-6.5"), SMP_TSC_SYNC_STAMPS,
+		  "hvprobe's parallel bring-up: the stamps");
+	report_eq(sync_mode("serial", "hv-preset"), SMP_TSC_SYNC_STAMPS, "hv-preset: the stamps");
 }
