@@ -324,8 +324,12 @@ bool smp_seen_online(struct percpu *cpu)
 {
 	if (__atomic_load_n(&cpu->state, __ATOMIC_ACQUIRE) != CPU_ONLINE)
 		return false;
-	if (!smp.tsc_seen[cpu->index])
+	if (!smp.tsc_seen[cpu->index]) {
 		smp.tsc_seen[cpu->index] = rdtsc();
+		/* The control CPU runs the deferred mark's work item now. */
+		if (smp_cpu(cpu->index)->warp_pending)
+			delay_tsc_sync(false);
+	}
 	return true;
 }
 
@@ -493,6 +497,21 @@ bool smp_run_all(void (*fn)(void *arg), void *arg, u64 timeout_us)
 	return smp_wait(all_work_done, NULL, timeout_us);
 }
 
+/*
+ * The verdict of Linux's check on this AP: a warp marks the TSC unstable
+ * at once, before the AP goes on (mark_tsc_unstable() in
+ * check_tsc_sync_source()), or later, by a work item the control CPU runs
+ * once it gets to (schedule_work(), tsc_sync.c v6.12): here when the BSP
+ * sees the AP online, after the AP's own calibrate_delay_is_known().
+ */
+static void tsc_sync_verdict(struct smp_cpu *s, bool in_step)
+{
+	if (lpj_policy_chosen()->warp_mark == LPJ_WARP_MARKS_DEFERRED)
+		s->warp_pending = !in_step;
+	else
+		delay_tsc_sync(in_step);
+}
+
 /* The AP's life: tables, APIC, calibration, then idle until given work. */
 void smp_ap_main(struct percpu *cpu)
 {
@@ -519,11 +538,11 @@ void smp_ap_main(struct percpu *cpu)
 	if (sync == SMP_TSC_SYNC_STAMPS)
 		delay_tsc_sync(s->tsc_alive >= s->tsc_sipi);
 	else if (sync == SMP_TSC_SYNC_LINUX_6_5)
-		delay_tsc_sync(smp_tsc_sync_ap(cpu));
+		tsc_sync_verdict(s, smp_tsc_sync_ap(cpu));
 	smp_ap_lpj(cpu);
 	s->tsc_calibrated = rdtsc();
 	if (sync == SMP_TSC_SYNC_LINUX_6_1)
-		delay_tsc_sync(smp_tsc_sync_ap(cpu));
+		tsc_sync_verdict(s, smp_tsc_sync_ap(cpu));
 	s->tsc_online = rdtsc();
 	__atomic_store_n(&cpu->state, CPU_ONLINE, __ATOMIC_RELEASE);
 	smp_wake(cpu_at(0));

@@ -42,13 +42,18 @@ struct smp_tsc_sync_facts {
 	bool reliable;	     /* X86_FEATURE_TSC_RELIABLE (tsc_clocksource_reliable) */
 	bool tsc_adjust;     /* X86_FEATURE_TSC_ADJUST */
 	bool package_online; /* another CPU of the AP's package is online */
+	/* What unsynchronized_tsc() counts (an enum lpj_unsync_count), and the counts. */
+	u8 unsync_count;
+	u32 possible_cpus, packages;
 };
 
 /*
  * How long, in ms, the AP and the control CPU run the warp loop; 0 when
  * Linux skips the check. Skipped when unsynchronized_tsc() holds (a warp
  * already seen; or a TSC neither constant nor reliable on a CPU other
- * than Intel's, which Linux assumes unsynchronized across sockets), when
+ * than Intel's, which Linux assumes unsynchronized across sockets: by
+ * more than one possible CPU before v6.12, by more than one package
+ * since), when
  * the TSC is reliable (check_tsc_sync_target()), and, with TSC_ADJUST,
  * for an AP whose package has a CPU online already: then
  * tsc_store_and_check_tsc_adjust() only makes its TSC_ADJUST equal that

@@ -29,7 +29,8 @@ u32 smp_tsc_sync_mode(const struct bringup_mode *mode, const struct lpj_policy *
 
 u32 smp_tsc_sync_timeout_ms(const struct smp_tsc_sync_facts *f)
 {
-	bool unsynchronized = f->unstable || (!f->constant && !f->reliable && !f->intel);
+	bool many = f->unsync_count == LPJ_UNSYNC_PACKAGES ? f->packages > 1 : f->possible_cpus > 1;
+	bool unsynchronized = f->unstable || (!f->constant && !f->reliable && !f->intel && many);
 
 	if (unsynchronized || f->reliable)
 		return 0;

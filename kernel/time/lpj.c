@@ -192,6 +192,12 @@ bool lpj_same_domain(const struct lpj_policy *policy, u32 reuse, bool tsc_unstab
 	}
 }
 
+bool lpj_own_warp_counts(const struct lpj_policy *policy)
+{
+	return policy->warp_mark == LPJ_WARP_MARKS_AT_ONCE &&
+	       policy->tsc_sync != LPJ_TSC_SYNC_AFTER_CALIBRATION;
+}
+
 u32 lpj_copy_source(const struct lpj_policy *policy, u32 reuse, bool constant_tsc,
 		    bool tsc_unstable, lpj_sibling_fn sibling, void *ctx, u32 n, u32 self)
 {

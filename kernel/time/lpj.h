@@ -135,6 +135,13 @@ const char *lpj_copy_rule_words(const struct lpj_policy *policy, u32 reuse, bool
 bool lpj_same_domain(const struct lpj_policy *policy, u32 reuse, bool tsc_unstable, u32 package_a,
 		     u32 node_a, u32 package_b, u32 node_b);
 
+/*
+ * Whether the warp an AP's own TSC-sync check saw is in tsc_unstable by
+ * the time that AP's calibrate_delay_is_known() reads it: where the check
+ * runs before calibration and the warp marks the TSC unstable at once.
+ */
+bool lpj_own_warp_counts(const struct lpj_policy *policy);
+
 /* What calibrate_delay_is_known() reads of another CPU. */
 struct lpj_sibling {
 	u32 package;

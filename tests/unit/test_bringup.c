@@ -357,8 +357,10 @@ DEFINE_TEST(unit_turns_join, "an AP that must calibrate after all joins the line
 
 DEFINE_TEST(unit_tsc_sync_timeout, "Linux's TSC-sync check: 20 ms, 2 ms or none, per AP", 0)
 {
-	/* A constant TSC on an Intel CPU, no TSC_ADJUST: nothing skips the check. */
-	const struct smp_tsc_sync_facts plain = { .constant = true, .intel = true };
+	/* A constant TSC on an Intel CPU, no TSC_ADJUST, 8 CPUs on 2 packages. */
+	const struct smp_tsc_sync_facts plain = {
+		.constant = true, .intel = true, .possible_cpus = 8, .packages = 2
+	};
 	struct smp_tsc_sync_facts f = plain;
 
 	report_eq(smp_tsc_sync_timeout_ms(&f), 20, "first CPU of its package: 20 ms");
@@ -389,6 +391,23 @@ DEFINE_TEST(unit_tsc_sync_timeout, "Linux's TSC-sync check: 20 ms, 2 ms or none,
 	f = plain;
 	f.constant = false;
 	report_eq(smp_tsc_sync_timeout_ms(&f), 20, "Intel without constant TSC: checked");
+
+	/* unsynchronized_tsc() on one package, neither constant nor Intel. */
+	f = plain;
+	f.constant = f.intel = false;
+	f.packages = 1;
+	report_eq(smp_tsc_sync_timeout_ms(&f), 0,
+		  "num_possible_cpus() > 1 (v6.1-v6.5): unsynchronized, skipped");
+	f.unsync_count = LPJ_UNSYNC_PACKAGES;
+	report_eq(smp_tsc_sync_timeout_ms(&f), 20,
+		  "topology_max_packages() > 1 (v6.12): one package, checked");
+	f.packages = 2;
+	report_eq(smp_tsc_sync_timeout_ms(&f), 0,
+		  "topology_max_packages() > 1 (v6.12): two packages, skipped");
+	f = plain;
+	f.constant = f.intel = false;
+	f.possible_cpus = 1;
+	report_eq(smp_tsc_sync_timeout_ms(&f), 20, "one possible CPU: never unsynchronized");
 }
 
 /* Which TSC-sync check runs under bringup=mode and lpj_policy=policy. */

@@ -137,7 +137,8 @@ DEFINE_TEST(unit_lpj_direct, "the direct method's verdict on its samples", 0)
  * calibrate_delay_is_known() in a serial bring-up of 8 CPUs, CPUs 0-3 in
  * package 0 (node 0) and 4-7 in package 1 (node 1): each CPU decides in
  * turn, with every CPU before it online with a value. warp_from is the
- * first CPU from which tsc_unstable is set (n for never). Returns the
+ * CPU whose TSC-sync check saw a warp (n for none): tsc_unstable holds
+ * for the CPUs after it, and for itself where its own warp counts. Returns the
  * APs that calibrate; sources[i] is each AP's source.
  */
 struct bringup_sim {
@@ -159,12 +160,20 @@ static u32 sim_bringup(const struct lpj_policy *policy, u32 reuse, bool constant
 
 	for (u32 cpu = 1; cpu < sim.n; cpu++) {
 		sim.online = cpu;
-		sources[cpu] = lpj_copy_source(policy, reuse, constant_tsc, cpu >= warp_from,
-					       sim_sibling, &sim, sim.n, cpu);
+		sources[cpu] = lpj_copy_source(
+			policy, reuse, constant_tsc,
+			cpu > warp_from || (cpu == warp_from && lpj_own_warp_counts(policy)),
+			sim_sibling, &sim, sim.n, cpu);
 		calibrations += sources[cpu] == LPJ_NO_SOURCE;
 	}
 	return calibrations;
 }
+
+/* 6.5's rules with the warp's mark deferred; no policy of the table. */
+static const struct lpj_policy deferred = { .name = "deferred",
+					    .copy_rule = LPJ_COPY_BOOT_CPU,
+					    .tsc_sync = LPJ_TSC_SYNC_BEFORE_CALIBRATION,
+					    .warp_mark = LPJ_WARP_MARKS_DEFERRED };
 
 DEFINE_TEST(unit_lpj_copy_source, "calibrate_delay_is_known() under each policy", 0)
 {
@@ -192,6 +201,19 @@ DEFINE_TEST(unit_lpj_copy_source, "calibrate_delay_is_known() under each policy"
 	report_eq(sim_bringup(lpj_policy_named("linux-6.5"), LPJ_REUSE_NODE, true, 6, src), 0,
 		  "linux-6.5, warp at CPU 6: CPU 6 copies CPU 4, which copied CPU 0");
 	report_eq(src[6], 4, "linux-6.5, warp at CPU 6: its source is CPU 4");
+
+	/*
+	 * A mark deferred to a work item the control CPU runs later: the CPU
+	 * whose check warped still copies CPU 0, and the mark reaches the
+	 * CPUs after it.
+	 */
+	report_eq(sim_bringup(&deferred, LPJ_REUSE_NODE, true, 4, src), 0,
+		  "a deferred mark, warp at CPU 4: no AP calibrates");
+	report_eq(src[4], 0, "a deferred mark, warp at CPU 4: CPU 4 still copies CPU 0");
+	report_eq(src[5], 4, "a deferred mark, warp at CPU 4: CPU 5 copies within its package");
+	report_eq(sim_bringup(lpj_policy_named("linux-6.5"), LPJ_REUSE_NODE, true, 4, src), 1,
+		  "linux-6.5, warp at CPU 4: marked at once, CPU 4 calibrates");
+	report_eq(src[4], LPJ_NO_SOURCE, "linux-6.5, warp at CPU 4: its own warp counts");
 
 	/* 6.1: the package rule from the start. */
 	report_eq(sim_bringup(lpj_policy_named("linux-6.1"), LPJ_REUSE_NODE, true, 8, src), 1,
