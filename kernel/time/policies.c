@@ -42,7 +42,7 @@ DEFINE_LPJ_POLICY(.name = "linux-6.1", .rank = 20, .rule_prefix = "Linux's: ",
 		  /* unsynchronized_tsc(), tsc.c v6.1: num_possible_cpus() > 1 */
 		  .unsync_count = LPJ_UNSYNC_POSSIBLE_CPUS);
 
-/* Linux 6.5.0, the first with the parallel bring-up. */
+/* Linux 6.5.0, the first with the parallel bring-up; 6.12 is its own entry. */
 DEFINE_LPJ_POLICY(.name = "linux-6.5", .rank = 30, .rule_prefix = "Linux's: ",
 		  /* lpj_setup() and kvm_get_preset_lpj() from kvmclock_init(), v6.5 */
 		  .preset_flags = RATE_LPJ_LINUX,
@@ -62,6 +62,27 @@ DEFINE_LPJ_POLICY(.name = "linux-6.5", .rank = 30, .rule_prefix = "Linux's: ",
 		  .warp_mark = LPJ_WARP_MARKS_AT_ONCE,
 		  /* unsynchronized_tsc(), tsc.c v6.5: num_possible_cpus() > 1 */
 		  .unsync_count = LPJ_UNSYNC_POSSIBLE_CPUS);
+
+/* Linux 6.12, the referee's Debian kernel. */
+DEFINE_LPJ_POLICY(.name = "linux-6.12", .rank = 35, .rule_prefix = "Linux's: ",
+		  /* lpj_setup() and kvm_get_preset_lpj() from kvmclock_init(), v6.12 */
+		  .preset_flags = RATE_LPJ_LINUX,
+		  /* init_hypervisor_platform(), v6.12 */
+		  .linux_platform = true,
+		  /* tsc_init(), tsc.c v6.12 */
+		  .tsc_khz_refusal = true,
+		  /* calibrate_delay_is_known(), tsc.c v6.12: as v6.5 */
+		  .copy_rule = LPJ_COPY_BOOT_CPU,
+		  /* start_secondary(), smpboot.c v6.12: as v6.5 */
+		  .tsc_sync = LPJ_TSC_SYNC_BEFORE_CALIBRATION,
+		  /*
+		   * check_tsc_sync_source(), tsc_sync.c v6.12:
+		   * schedule_work(&tsc_sync_work), whose
+		   * tsc_sync_mark_tsc_unstable() marks it later (late 2023)
+		   */
+		  .warp_mark = LPJ_WARP_MARKS_DEFERRED,
+		  /* unsynchronized_tsc(), tsc.c v6.12: topology_max_packages() > 1 */
+		  .unsync_count = LPJ_UNSYNC_PACKAGES);
 
 /*
  * The lpj thread's patch: linux-6.5's rules plus hv_preset_lpj(), which

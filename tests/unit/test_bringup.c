@@ -398,6 +398,10 @@ DEFINE_TEST(unit_tsc_sync_timeout, "Linux's TSC-sync check: 20 ms, 2 ms or none,
 	f.packages = 1;
 	report_eq(smp_tsc_sync_timeout_ms(&f), 0,
 		  "num_possible_cpus() > 1 (v6.1-v6.5): unsynchronized, skipped");
+	f.unsync_count = lpj_policy_named("linux-6.5")->unsync_count;
+	report_eq(smp_tsc_sync_timeout_ms(&f), 0, "linux-6.5 counts possible CPUs: skipped");
+	f.unsync_count = lpj_policy_named("linux-6.12")->unsync_count;
+	report_eq(smp_tsc_sync_timeout_ms(&f), 20, "linux-6.12 counts packages: checked");
 	f.unsync_count = LPJ_UNSYNC_PACKAGES;
 	report_eq(smp_tsc_sync_timeout_ms(&f), 20,
 		  "topology_max_packages() > 1 (v6.12): one package, checked");
@@ -428,6 +432,8 @@ DEFINE_TEST(unit_tsc_sync_mode, "Linux's TSC-sync check where the policy's versi
 		  "serial, linux-6.5: before calibration, as 6.5 checks in every bring-up");
 	report_eq(sync_mode("linux-6.5", "linux-6.5"), SMP_TSC_SYNC_LINUX_6_5,
 		  "linux-6.5, linux-6.5: before calibration");
+	report_eq(sync_mode("serial", "linux-6.12"), SMP_TSC_SYNC_LINUX_6_5,
+		  "serial, linux-6.12: before calibration, as 6.5");
 	report_eq(sync_mode("linux-6.5", "linux-6.1"), SMP_TSC_SYNC_LINUX_6_1,
 		  "linux-6.5's shape under linux-6.1: still 6.1's order");
 	report_eq(sync_mode("linux-6.5", "hvprobe"), SMP_TSC_SYNC_STAMPS,

@@ -207,6 +207,8 @@ DEFINE_TEST(unit_hv_lpj_preset_linux, "lpj presets under Linux's policies: lpj= 
 	report_str_eq(name_of(lpj_preset(lpj_policy_named("linux-6.5"), NULL, 250, &lpj)),
 		      "kvmclock", "linux-6.5 on KVM with Hyper-V's leaves: kvmclock");
 	report_eq(lpj, 10000000, "2.5 GHz at HZ=250");
+	report_str_eq(name_of(lpj_preset(lpj_policy_named("linux-6.12"), NULL, 250, &lpj)),
+		      "kvmclock", "linux-6.12 there too");
 	report_str_eq(name_of(lpj_preset(lpj_policy_named("hv-preset"), NULL, 250, &lpj)),
 		      "kvmclock",
 		      "hv-preset there too: KVM is the platform, Hyper-V's code never runs");

@@ -215,6 +215,13 @@ DEFINE_TEST(unit_lpj_copy_source, "calibrate_delay_is_known() under each policy"
 		  "linux-6.5, warp at CPU 4: marked at once, CPU 4 calibrates");
 	report_eq(src[4], LPJ_NO_SOURCE, "linux-6.5, warp at CPU 4: its own warp counts");
 
+	/* linux-6.12 is such a policy. */
+	report_eq(sim_bringup(lpj_policy_named("linux-6.12"), LPJ_REUSE_NODE, true, 4, src), 0,
+		  "linux-6.12, warp at CPU 4: no AP calibrates");
+	report_eq(src[4], 0, "linux-6.12, warp at CPU 4: CPU 4 still copies CPU 0");
+	report_eq(sim_bringup(lpj_policy_named("linux-6.12"), LPJ_REUSE_NODE, true, 8, src), 0,
+		  "linux-6.12, synchronized: no AP calibrates");
+
 	/* 6.1: the package rule from the start. */
 	report_eq(sim_bringup(lpj_policy_named("linux-6.1"), LPJ_REUSE_NODE, true, 8, src), 1,
 		  "linux-6.1: one calibration, package 1's first CPU");

@@ -109,6 +109,8 @@ DEFINE_TEST(unit_rates_preset_rule, "each lpj policy's preset_rule, from the tab
 	report_str_eq(rule, "Linux's: lpj=, kvmclock", "linux-6.1");
 	lpj_preset_rule(lpj_policy_named("linux-6.5"), rule, sizeof(rule));
 	report_str_eq(rule, "Linux's: lpj=, kvmclock", "linux-6.5");
+	lpj_preset_rule(lpj_policy_named("linux-6.12"), rule, sizeof(rule));
+	report_str_eq(rule, "Linux's: lpj=, kvmclock", "linux-6.12");
 }
 
 /* timer='s words, or auto's order (choices by name), comma-separated. */
