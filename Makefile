@@ -43,6 +43,7 @@ KERNEL_LDFLAGS := -nostdlib -static -no-pie -z max-page-size=0x1000 \
 # the host unit tests and the fuzzers. KERNEL is the rest of the kernel:
 # hardware access, entry points, the composition in kernel/main.c.
 LOGIC := \
+	apic/bringup.c \
 	apic/icr.c \
 	apic/options.c \
 	apic/smp/rules.c \
@@ -71,6 +72,7 @@ LOGIC := \
 	kernel/time/linux_tsc.c \
 	kernel/time/lpj.c \
 	kernel/time/options.c \
+	kernel/time/policies.c \
 	kernel/time/rates.c \
 	kernel/time/refclock_names.c \
 	kernel/x86/nmi_account.c \

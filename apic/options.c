@@ -4,6 +4,7 @@
  * "Kernel command line"; and the pure rules behind their auto values.
  */
 #include "apic/options.h"
+#include "apic/bringup.h"
 #include "kernel/lib/option.h"
 #include "kernel/lib/string.h"
 #include "kernel/time/options.h"
@@ -17,13 +18,6 @@ const char *const apic_choice_names[] = {
 };
 _Static_assert(ARRAY_SIZE(apic_choice_names) == APIC_CHOICE_COUNT, "apic_choice_names");
 
-const char *const bringup_names[] = {
-	[BRINGUP_SERIAL] = "serial",
-	[BRINGUP_PARALLEL] = "parallel",
-	[BRINGUP_LINUX_6_5] = "linux-6.5",
-};
-_Static_assert(ARRAY_SIZE(bringup_names) == BRINGUP_COUNT, "bringup_names");
-
 const char *const parallel_calibrate_names[] = {
 	[PARALLEL_CALIBRATE_AUTO] = "auto",
 	[PARALLEL_CALIBRATE_SERIALIZE] = "serialize",
@@ -33,7 +27,8 @@ _Static_assert(ARRAY_SIZE(parallel_calibrate_names) == PARALLEL_CALIBRATE_COUNT,
 	       "parallel_calibrate_names");
 
 DEFINE_OPTION_ENUM("apic", apic_options.mode, apic_choice_names, APIC_AUTO);
-DEFINE_OPTION_ENUM("bringup", apic_options.bringup, bringup_names, BRINGUP_SERIAL);
+/* serial, the first in rank order. */
+DEFINE_OPTION_WORDS("bringup", apic_options.bringup, bringup_mode_word, 0);
 DEFINE_OPTION_U32("cpus", apic_options.cpus, 0, 65535, CPUS_ALL);
 /* SDM Vol 3A 9.4.4.1 waits 10 ms after INIT; auto is Linux's rule by vendor and family. */
 DEFINE_OPTION_U64_OR_AUTO("init_udelay", apic_options.init_udelay, 0, 1000000);

@@ -7,15 +7,6 @@
 
 enum apic_choice { APIC_AUTO, APIC_XAPIC, APIC_X2APIC, APIC_CHOICE_COUNT };
 /*
- * bringup=: serial (Linux before 6.5: one AP after another, each waited
- * for); parallel (hvprobe's concurrent mode: APs kicked in pairs and
- * started at once, calibrations in a measured line); linux-6.5 (Linux
- * 6.5's cpuhp_bringup_cpus_parallel(): every AP kicked with its own
- * INIT-SIPI-SIPI and no wait, each spinning at the alive point, then
- * released one at a time for the rest, calibration included).
- */
-enum bringup_mode { BRINGUP_SERIAL, BRINGUP_PARALLEL, BRINGUP_LINUX_6_5, BRINGUP_COUNT };
-/*
  * parallel_calibrate=: with bringup=parallel, how many APs may calibrate
  * at once: auto measures what the host gives (see smp.c), serialize lets
  * one at a time, concurrent all of them.
@@ -32,7 +23,7 @@ enum parallel_calibrate {
 
 struct apic_options {
 	u32 mode;	 /* apic=: an enum apic_choice */
-	u32 bringup;	 /* bringup=: an enum bringup_mode */
+	u32 bringup;	 /* bringup=: a mode's place in rank order (apic/bringup.h) */
 	u32 cpus;	 /* cpus=: how many APs to start */
 	u64 init_udelay; /* init_udelay=: microseconds between INIT and SIPI, or OPTION_AUTO */
 	u32 parallel_calibrate; /* parallel_calibrate=: an enum parallel_calibrate */
@@ -40,7 +31,6 @@ struct apic_options {
 
 extern struct apic_options apic_options;
 extern const char *const apic_choice_names[APIC_CHOICE_COUNT];
-extern const char *const bringup_names[BRINGUP_COUNT];
 extern const char *const parallel_calibrate_names[PARALLEL_CALIBRATE_COUNT];
 
 #endif

@@ -206,7 +206,7 @@ static void check_counts(u32 online, u32 calibrations)
 		expected = 0;
 		why = "a preset applies to every CPU";
 	} else if (time_options.lpj_source == LPJ_SOURCE_CALIBRATE ||
-		   (time_options.lpj_policy == LPJ_POLICY_HVPROBE &&
+		   (lpj_policy_chosen()->copy_rule == LPJ_COPY_REUSE &&
 		    time_options.lpj_reuse == LPJ_REUSE_NONE) ||
 		   !delay_tsc_constant(&constant_why)) {
 		/* The BSP's lpj_fine is timer-derived only if it measured the TSC. */

@@ -14,6 +14,7 @@
  */
 #include "apic/smp/smp.h"
 #include "apic/apic.h"
+#include "apic/bringup.h"
 #include "apic/options.h"
 #include "apic/smp/rules.h"
 #include "kernel/lib/json.h"
@@ -104,18 +105,19 @@ static u32 most_overlapping(void)
 
 static void parallel_checks(void)
 {
+	const struct bringup_mode *mode = bringup_mode_chosen();
 	u32 copied = 0, copied_ok = 0;
 
-	/* Linux 6.5 releases one AP at a time past the alive point. */
-	if (apic_options.bringup == BRINGUP_LINUX_6_5) {
-		report_prefix_push("linux-6.5");
+	/* A mode that holds APs at the alive point releases one at a time. */
+	if (mode->hold_at_alive) {
+		report_prefix_push(mode->name);
 		report(most_overlapping() <= 1, "one AP calibrates at a time (%u overlapped)",
 		       most_overlapping());
 		report_prefix_pop();
 	}
-	if (apic_options.bringup != BRINGUP_PARALLEL)
+	if (!mode->calibration_line)
 		return;
-	report_prefix_push("parallel");
+	report_prefix_push(mode->name);
 	report(most_overlapping() <= MAX(smp_calibrate_concurrency(), 1u),
 	       "at most %u AP calibrations at once (%u overlapped)",
 	       MAX(smp_calibrate_concurrency(), 1u), most_overlapping());

@@ -4,6 +4,7 @@
  * APs parked for a source's lpj or their turn to calibrate, and the
  * BSP's kick, grants and wait. See smp.h.
  */
+#include "apic/bringup.h"
 #include "apic/options.h"
 #include "apic/smp/rules.h"
 #include "apic/smp/smp.h"
@@ -190,7 +191,7 @@ static u64 parallel_timeout_us(void)
  */
 void smp_ap_lpj(struct percpu *cpu)
 {
-	bool parallel = apic_options.bringup == BRINGUP_PARALLEL;
+	bool parallel = bringup_mode_chosen()->calibration_line;
 	u32 plan = delay_cpu(cpu->index)->lpj_plan;
 	bool turn = parallel && plan == LPJ_PLAN_CALIBRATE;
 

@@ -7,6 +7,7 @@
  */
 #include "apic/smp/smp.h"
 #include "apic/apic.h"
+#include "apic/bringup.h"
 #include "apic/icr.h"
 #include "apic/options.h"
 #include "apic/smp/rules.h"
@@ -24,6 +25,7 @@
 #include "kernel/time/clock.h"
 #include "kernel/time/delay.h"
 #include "kernel/time/options.h"
+#include "kernel/time/policy.h"
 #include "kernel/x86/alloc.h"
 #include "kernel/x86/cpuid.h"
 #include "kernel/x86/trap.h"
@@ -59,8 +61,8 @@ struct smp_cpu *smp_cpu(u32 index)
 }
 
 /*
- * bringup=linux-6.5: set by the control CPU to let an AP past the alive
- * point (Linux's cpuhp_bp_sync_alive() and cpuhp_ap_sync_alive()).
+ * A mode that holds APs at the alive point: set by the control CPU to let
+ * one past (Linux's cpuhp_bp_sync_alive() and cpuhp_ap_sync_alive()).
  */
 static u8 released[MAX_CPUS];
 /* CPUID.0BH:ECX[15:8] level type 1, SMT (SDM Vol 2A "CPUID", leaf 0BH). */
@@ -322,8 +324,12 @@ bool smp_seen_online(struct percpu *cpu)
 {
 	if (__atomic_load_n(&cpu->state, __ATOMIC_ACQUIRE) != CPU_ONLINE)
 		return false;
-	if (!smp.tsc_seen[cpu->index])
+	if (!smp.tsc_seen[cpu->index]) {
 		smp.tsc_seen[cpu->index] = rdtsc();
+		/* The control CPU runs the deferred mark's work item now. */
+		if (smp_cpu(cpu->index)->warp_pending)
+			delay_tsc_sync(false);
+	}
 	return true;
 }
 
@@ -396,7 +402,7 @@ static u32 smt_shift(void)
  * come online, so that everything after the alive point, calibrate_delay()
  * included, runs on one AP at a time.
  */
-static void boot_linux_6_5(void)
+static void boot_held_at_alive(void)
 {
 	static u32 ids[MAX_CPUS], order[MAX_CPUS];
 	u32 n = cpu_count();
@@ -416,8 +422,17 @@ static void boot_linux_6_5(void)
 	}
 }
 
+/* One AP after another, each waited for online before the next is kicked. */
+static void boot_serial(void)
+{
+	for (u32 i = 1; i < cpu_count(); i++)
+		if (kick(cpu_at(i)))
+			smp_wait(is_online, cpu_at(i), AP_ONLINE_TIMEOUT_US);
+}
+
 void smp_boot(void)
 {
+	const struct bringup_mode *mode = bringup_mode_chosen();
 	u32 aps = cpu_count() - 1;
 
 	choose_init_udelay();
@@ -425,20 +440,17 @@ void smp_boot(void)
 		return;
 	for (u32 i = 1; i < cpu_count(); i++)
 		delay_plan_ap(cpu_at(i));
-	report_info("smp: booting %u APs (bringup=%s, init_udelay=%llu: %s)", aps,
-		    bringup_names[apic_options.bringup], smp.init_udelay, smp.init_udelay_why);
-	if (apic_options.bringup == BRINGUP_PARALLEL)
+	report_info("smp: booting %u APs (bringup=%s, init_udelay=%llu: %s)", aps, mode->name,
+		    smp.init_udelay, smp.init_udelay_why);
+	if (mode->calibration_line)
 		smp_parallel_prepare();
 	smp.tsc_start = rdtsc();
-	if (apic_options.bringup == BRINGUP_PARALLEL) {
+	if (mode->calibration_line)
 		smp_parallel_boot();
-	} else if (apic_options.bringup == BRINGUP_LINUX_6_5) {
-		boot_linux_6_5();
-	} else {
-		for (u32 i = 1; i < cpu_count(); i++)
-			if (kick(cpu_at(i)))
-				smp_wait(is_online, cpu_at(i), AP_ONLINE_TIMEOUT_US);
-	}
+	else if (mode->hold_at_alive)
+		boot_held_at_alive();
+	else
+		boot_serial();
 	smp.tsc_end = rdtsc();
 	report_info("smp: brought up %u CPUs", cpu_online_count());
 }
@@ -485,21 +497,37 @@ bool smp_run_all(void (*fn)(void *arg), void *arg, u64 timeout_us)
 	return smp_wait(all_work_done, NULL, timeout_us);
 }
 
+/*
+ * The verdict of Linux's check on this AP: a warp marks the TSC unstable
+ * at once, before the AP goes on (mark_tsc_unstable() in
+ * check_tsc_sync_source()), or later, by a work item the control CPU runs
+ * once it gets to (schedule_work(), tsc_sync.c v6.12): here when the BSP
+ * sees the AP online, after the AP's own calibrate_delay_is_known().
+ */
+static void tsc_sync_verdict(struct smp_cpu *s, bool in_step)
+{
+	if (lpj_policy_chosen()->warp_mark == LPJ_WARP_MARKS_DEFERRED)
+		s->warp_pending = !in_step;
+	else
+		delay_tsc_sync(in_step);
+}
+
 /* The AP's life: tables, APIC, calibration, then idle until given work. */
 void smp_ap_main(struct percpu *cpu)
 {
+	const struct bringup_mode *mode = bringup_mode_chosen();
 	struct smp_cpu *s = smp_cpu(cpu->index);
-	u32 sync = smp_tsc_sync_mode(apic_options.bringup, time_options.lpj_policy);
+	u32 sync = smp_tsc_sync_mode(mode, lpj_policy_chosen());
 
 	cpu_tables_init(cpu, cpu->index);
 	s->tsc_alive = rdtsc();
 	cpu->state = CPU_ALIVE;
 	apic_init_ap();
 	cpu->hw_apic_id = apic_id();
-	if (apic_options.bringup != BRINGUP_SERIAL)
+	if (mode->kick_ahead)
 		smp_wake(cpu_at(0));
-	/* linux-6.5: spin at the alive point until released (cpuhp_ap_sync_alive()). */
-	if (apic_options.bringup == BRINGUP_LINUX_6_5)
+	/* Spin at the alive point until released (cpuhp_ap_sync_alive()). */
+	if (mode->hold_at_alive)
 		while (!__atomic_load_n(&released[cpu->index], __ATOMIC_ACQUIRE))
 			pause();
 	/*
@@ -510,11 +538,11 @@ void smp_ap_main(struct percpu *cpu)
 	if (sync == SMP_TSC_SYNC_STAMPS)
 		delay_tsc_sync(s->tsc_alive >= s->tsc_sipi);
 	else if (sync == SMP_TSC_SYNC_LINUX_6_5)
-		delay_tsc_sync(smp_tsc_sync_ap(cpu));
+		tsc_sync_verdict(s, smp_tsc_sync_ap(cpu));
 	smp_ap_lpj(cpu);
 	s->tsc_calibrated = rdtsc();
 	if (sync == SMP_TSC_SYNC_LINUX_6_1)
-		delay_tsc_sync(smp_tsc_sync_ap(cpu));
+		tsc_sync_verdict(s, smp_tsc_sync_ap(cpu));
 	s->tsc_online = rdtsc();
 	__atomic_store_n(&cpu->state, CPU_ONLINE, __ATOMIC_RELEASE);
 	smp_wake(cpu_at(0));

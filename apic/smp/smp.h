@@ -39,6 +39,8 @@ struct smp_cpu {
 	 */
 	u32 tsc_sync_ms;
 	u64 tsc_sync_cycles, tsc_warp_cycles;
+	/* A warp whose mark is deferred until the BSP has seen this CPU online. */
+	bool warp_pending;
 	/* Work it has run for smp_run_on() and smp_run_all(). */
 	volatile u64 work_done;
 };

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The smp DATA: the bring-up's settings and totals, and each AP's timeline. */
 #include "apic/apic.h"
+#include "apic/bringup.h"
 #include "apic/options.h"
 #include "apic/smp/rules.h"
 #include "apic/smp/smp.h"
@@ -13,6 +14,7 @@
 #include "kernel/time/delay.h"
 #include "kernel/time/lpj.h"
 #include "kernel/time/options.h"
+#include "kernel/time/policy.h"
 
 static u64 us_since_start(u64 tsc)
 {
@@ -81,6 +83,7 @@ static void spread_json(struct json *j, const char *key, u64 *v, u32 n)
 
 void smp_json(struct json *j)
 {
+	const struct bringup_mode *mode = bringup_mode_chosen();
 	static u64 per_ap[MAX_CPUS], waits[MAX_CPUS], cal_us[MAX_CPUS], cal_ticks[MAX_CPUS],
 		cal_jiffies[MAX_CPUS];
 	u32 n = 0, calibrations = 0, waited = 0, cals = 0, offset_aps = 0;
@@ -112,15 +115,15 @@ void smp_json(struct json *j)
 	json_u64(j, "cpus", cpu_online_count());
 	json_u64(j, "nodes", smp.nodes);
 	json_string(j, "apic", apic_mode_name());
-	json_string(j, "bringup", bringup_names[apic_options.bringup]);
+	json_string(j, "bringup", mode->name);
 	json_u64(j, "init_udelay_us", smp.init_udelay);
 	json_string(j, "init_udelay", apic_options.init_udelay == OPTION_AUTO ? "auto" : "given");
 	json_string(j, "init_udelay_why", smp.init_udelay_why ? smp.init_udelay_why : "");
-	if (apic_options.bringup == BRINGUP_PARALLEL)
+	if (mode->calibration_line)
 		json_u64(j, "kick_batch", KICK_BATCH);
 	json_string(j, "lpj_source", delay_cpu(0)->lpj_source);
 	json_string(j, "lpj_reuse", lpj_reuse_names[time_options.lpj_reuse]);
-	json_string(j, "lpj_policy", lpj_policy_names[time_options.lpj_policy]);
+	json_string(j, "lpj_policy", lpj_policy_chosen()->name);
 	json_u64(j, "calibrations", calibrations);
 	json_u64(j, "total_us",
 		 smp.tsc_end > smp.tsc_start ? tsc_to_us(smp.tsc_end - smp.tsc_start) : 0);
@@ -136,8 +139,7 @@ void smp_json(struct json *j)
 	 * the control CPU's time in them, all inside total_us as in Linux.
 	 */
 	json_string(j, "tsc_sync",
-		    smp_tsc_sync_mode_names[smp_tsc_sync_mode(apic_options.bringup,
-							      time_options.lpj_policy)]);
+		    smp_tsc_sync_mode_names[smp_tsc_sync_mode(mode, lpj_policy_chosen())]);
 	json_u64(j, "tsc_sync_checks", smp_tsc_sync_checks());
 	json_u64(j, "tsc_warps", smp_tsc_sync_warps());
 	json_u64(j, "tsc_sync_us", tsc_to_us(smp_tsc_sync_source_cycles()));
@@ -151,7 +153,7 @@ void smp_json(struct json *j)
 	spread_json(j, "cal_ticks", cal_ticks, cals);
 	json_u64(j, "hz", clock.hz);
 	json_u64(j, "linux_direct_ticks", lpj_direct_ticks(clock.hz));
-	if (apic_options.bringup == BRINGUP_PARALLEL) {
+	if (mode->calibration_line) {
 		smp_parallel_json(j);
 		/* n: the APs that parked for a source's value or their turn. */
 		spread_json(j, "wait_us", waits, waited);

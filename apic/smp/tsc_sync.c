@@ -7,6 +7,7 @@
 #include "apic/smp/smp.h"
 #include "kernel/time/clock.h"
 #include "kernel/time/delay.h"
+#include "kernel/time/policy.h"
 #include "kernel/x86/cpuid.h"
 #include "kernel/x86/spinlock.h"
 #include "kernel/x86/x86.h"
@@ -89,6 +90,21 @@ static bool package_online(const struct percpu *cpu)
 	return false;
 }
 
+/* topology_max_packages(): the packages of every CPU bring-up will start. */
+static u32 packages(void)
+{
+	u32 n = 0;
+
+	for (u32 i = 0; i < cpu_count(); i++) {
+		bool first = true;
+
+		for (u32 k = 0; k < i && first; k++)
+			first = cpu_at(k)->package != cpu_at(i)->package;
+		n += first;
+	}
+	return n;
+}
+
 static u32 timeout_ms(const struct percpu *cpu)
 {
 	const char *why;
@@ -99,6 +115,9 @@ static u32 timeout_ms(const struct percpu *cpu)
 		.reliable = delay_tsc_reliable(),
 		.tsc_adjust = cpu_has(X86_FEATURE_TSC_ADJUST),
 		.package_online = package_online(cpu),
+		.unsync_count = lpj_policy_chosen()->unsync_count,
+		.possible_cpus = cpu_count(),
+		.packages = packages(),
 	};
 
 	return smp_tsc_sync_timeout_ms(&f);

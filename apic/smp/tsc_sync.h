@@ -1,14 +1,16 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * The TSC-sync check of an AP's bring-up. Under Linux's policies
- * (lpj_policy=linux-6.1 or linux-6.5, with bringup=serial or linux-6.5)
- * it is Linux's check_tsc_warp(): the control CPU and the AP read the TSC
- * in turn under a lock for a timeout, and a reading earlier than the other
- * CPU's last is a warp. Linux 6.1 runs it after the AP's calibration, the
- * control CPU's half from native_cpu_up(); Linux 6.5+ before it, the AP
- * asking the control CPU for its half (smp_call_function_single() from
- * check_tsc_sync_target()). Elsewhere it is hvprobe's cheap check: the
- * AP's alive stamp must not be earlier than the BSP's SIPI stamp.
+ * The TSC-sync check of an AP's bring-up. Under a policy with Linux's
+ * check (its tsc_sync), in a bring-up mode that lets it run (serial or
+ * linux-6.5), it is Linux's check_tsc_warp(): the control CPU and the AP
+ * read the TSC in turn under a lock for a timeout, and a reading earlier
+ * than the other CPU's last is a warp. Where it runs is the kernel
+ * version's, whatever the bring-up's shape: Linux 6.1 after the AP's
+ * calibration, the control CPU's half from native_cpu_up(); Linux 6.5+
+ * before it, the AP asking the control CPU for its half
+ * (smp_call_function_single() from check_tsc_sync_target()), serial
+ * bring-ups included. Elsewhere it is hvprobe's cheap check: the AP's
+ * alive stamp must not be earlier than the BSP's SIPI stamp.
  */
 #ifndef APIC_SMP_TSC_SYNC_H
 #define APIC_SMP_TSC_SYNC_H
@@ -23,8 +25,14 @@ enum smp_tsc_sync_mode {
 };
 extern const char *const smp_tsc_sync_mode_names[SMP_TSC_SYNC_MODE_COUNT];
 
-/* Which check runs, from bringup= and lpj_policy= (their enums). */
-u32 smp_tsc_sync_mode(u32 bringup, u32 lpj_policy);
+struct bringup_mode;
+struct lpj_policy;
+
+/*
+ * Which check runs and where: the policy's (its tsc_sync), where the
+ * bring-up mode lets Linux's check run.
+ */
+u32 smp_tsc_sync_mode(const struct bringup_mode *mode, const struct lpj_policy *policy);
 
 /* What Linux's check of one AP depends on, as the AP comes up. */
 struct smp_tsc_sync_facts {
@@ -34,13 +42,18 @@ struct smp_tsc_sync_facts {
 	bool reliable;	     /* X86_FEATURE_TSC_RELIABLE (tsc_clocksource_reliable) */
 	bool tsc_adjust;     /* X86_FEATURE_TSC_ADJUST */
 	bool package_online; /* another CPU of the AP's package is online */
+	/* What unsynchronized_tsc() counts (an enum lpj_unsync_count), and the counts. */
+	u8 unsync_count;
+	u32 possible_cpus, packages;
 };
 
 /*
  * How long, in ms, the AP and the control CPU run the warp loop; 0 when
  * Linux skips the check. Skipped when unsynchronized_tsc() holds (a warp
  * already seen; or a TSC neither constant nor reliable on a CPU other
- * than Intel's, which Linux assumes unsynchronized across sockets), when
+ * than Intel's, which Linux assumes unsynchronized across sockets: by
+ * more than one possible CPU before v6.12, by more than one package
+ * since), when
  * the TSC is reliable (check_tsc_sync_target()), and, with TSC_ADJUST,
  * for an AP whose package has a CPU online already: then
  * tsc_store_and_check_tsc_adjust() only makes its TSC_ADJUST equal that

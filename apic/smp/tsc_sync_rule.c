@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* Which TSC-sync check runs, and for how long; see tsc_sync.h. */
-#include "apic/options.h"
+#include "apic/bringup.h"
 #include "apic/smp/tsc_sync.h"
-#include "kernel/time/options.h"
+#include "kernel/time/policy.h"
 
 #define TSC_SYNC_FIRST_IN_PACKAGE_MS 20
 #define TSC_SYNC_SIBLING_MS 2
@@ -15,23 +15,22 @@ const char *const smp_tsc_sync_mode_names[] = {
 _Static_assert(ARRAY_SIZE(smp_tsc_sync_mode_names) == SMP_TSC_SYNC_MODE_COUNT,
 	       "smp_tsc_sync_mode_names");
 
-u32 smp_tsc_sync_mode(u32 bringup, u32 lpj_policy)
+u32 smp_tsc_sync_mode(const struct bringup_mode *mode, const struct lpj_policy *policy)
 {
-	bool linux_policy =
-		lpj_policy == LPJ_POLICY_LINUX_6_1 || lpj_policy == LPJ_POLICY_LINUX_6_5;
-
-	if (!linux_policy)
+	if (!mode->linux_tsc_sync)
 		return SMP_TSC_SYNC_STAMPS;
-	switch (bringup) {
-	case BRINGUP_SERIAL: return SMP_TSC_SYNC_LINUX_6_1;
-	case BRINGUP_LINUX_6_5: return SMP_TSC_SYNC_LINUX_6_5;
+	/* The kernel version decides the order, whatever the bring-up's shape. */
+	switch (policy->tsc_sync) {
+	case LPJ_TSC_SYNC_AFTER_CALIBRATION: return SMP_TSC_SYNC_LINUX_6_1;
+	case LPJ_TSC_SYNC_BEFORE_CALIBRATION: return SMP_TSC_SYNC_LINUX_6_5;
 	default: return SMP_TSC_SYNC_STAMPS;
 	}
 }
 
 u32 smp_tsc_sync_timeout_ms(const struct smp_tsc_sync_facts *f)
 {
-	bool unsynchronized = f->unstable || (!f->constant && !f->reliable && !f->intel);
+	bool many = f->unsync_count == LPJ_UNSYNC_PACKAGES ? f->packages > 1 : f->possible_cpus > 1;
+	bool unsynchronized = f->unstable || (!f->constant && !f->reliable && !f->intel && many);
 
 	if (unsynchronized || f->reliable)
 		return 0;

@@ -8,6 +8,7 @@
 #include "kernel/time/linux_tsc_reads.h"
 #include "kernel/time/lpj.h"
 #include "kernel/time/options.h"
+#include "kernel/time/policy.h"
 #include "kernel/time/rates.h"
 #include "kernel/x86/cpuid.h"
 #include "kernel/x86/x86.h"
@@ -253,7 +254,7 @@ static void choose_preset(void)
 	if (time_options.lpj_source == LPJ_SOURCE_CALIBRATE)
 		return;
 	rate_cmdline.lpj = time_options.lpj;
-	got = lpj_preset(time_options.lpj_policy, req, clock.hz, &delay.preset_lpj);
+	got = lpj_preset(lpj_policy_chosen(), req, clock.hz, &delay.preset_lpj);
 	if (got)
 		delay.preset_source = got->name;
 	else if (req)
@@ -263,23 +264,8 @@ static void choose_preset(void)
 
 bool delay_same_domain(const struct percpu *a, const struct percpu *b)
 {
-	switch (time_options.lpj_policy) {
-	case LPJ_POLICY_LINUX_6_5:
-	case LPJ_POLICY_HV_PRESET:
-		/* Linux 6.5+'s calibrate_delay_is_known(): CPU0's value while the TSC is stable. */
-		if (!tsc_unstable())
-			return true;
-		return a->package == b->package;
-	case LPJ_POLICY_LINUX_6_1:
-		/* Linux 6.1's calibrate_delay_is_known(): a sibling in topology_core_cpumask(). */
-		return a->package == b->package;
-	default: break;
-	}
-	switch (time_options.lpj_reuse) {
-	case LPJ_REUSE_NODE: return a->node == b->node;
-	case LPJ_REUSE_PACKAGE: return a->package == b->package;
-	default: return false;
-	}
+	return lpj_same_domain(lpj_policy_chosen(), time_options.lpj_reuse, tsc_unstable(),
+			       a->package, a->node, b->package, b->node);
 }
 
 bool delay_tsc_synchronized(void)
@@ -294,19 +280,7 @@ bool delay_tsc_reliable(void)
 
 const char *delay_policy_rule(void)
 {
-	switch (time_options.lpj_policy) {
-	case LPJ_POLICY_LINUX_6_1: return "constant TSC: copy from a CPU of the same package";
-	case LPJ_POLICY_LINUX_6_5:
-	case LPJ_POLICY_HV_PRESET:
-		return tsc_unstable() ? "constant TSC, not synchronized: copy within the package"
-				      : "constant, synchronized TSC: copy the boot CPU's";
-	default: break;
-	}
-	switch (time_options.lpj_reuse) {
-	case LPJ_REUSE_NODE: return "constant TSC: copy from a CPU of the same node";
-	case LPJ_REUSE_PACKAGE: return "constant TSC: copy from a CPU of the same package";
-	default: return "every AP calibrates";
-	}
+	return lpj_copy_rule_words(lpj_policy_chosen(), time_options.lpj_reuse, tsc_unstable());
 }
 
 /* The BSP's plan: every CPU before cpu in bring-up order will have its value. */
@@ -343,7 +317,7 @@ static struct percpu *copy_source(struct percpu *cpu, bool constant_tsc, lpj_sib
 
 	if (time_options.lpj_source == LPJ_SOURCE_CALIBRATE)
 		return NULL;
-	from = lpj_copy_source(time_options.lpj_policy, time_options.lpj_reuse, constant_tsc,
+	from = lpj_copy_source(lpj_policy_chosen(), time_options.lpj_reuse, constant_tsc,
 			       tsc_unstable(), sibling, cpu, cpu_count(), cpu->index);
 	return from == LPJ_NO_SOURCE ? NULL : cpu_at(from);
 }
@@ -368,7 +342,7 @@ void delay_plan_ap(struct percpu *cpu)
  */
 static void platform_tsc(void)
 {
-	const struct rate_platform *p = lpj_platform_tsc(time_options.lpj_policy);
+	const struct rate_platform *p = lpj_platform_tsc(lpj_policy_chosen());
 	bool unstable = false;
 
 	if (!p)
@@ -388,10 +362,7 @@ static void platform_tsc(void)
  */
 static void linux_tsc_khz(void)
 {
-	u32 policy = time_options.lpj_policy;
-
-	if ((policy != LPJ_POLICY_LINUX_6_1 && policy != LPJ_POLICY_LINUX_6_5) ||
-	    !clock.tsc_hz_measured)
+	if (!lpj_policy_chosen()->tsc_khz_refusal || !clock.tsc_hz_measured)
 		return;
 	linux_tsc_measure(&delay.linux_tsc);
 	delay.linux_tsc_judged = true;
@@ -506,13 +477,13 @@ void delay_json(struct json *j)
 	json_string(j, "lpj_source_requested", lpj_source_word(time_options.lpj_source));
 	json_string(j, "calibrate", calibrate_names[time_options.calibrate]);
 	json_string(j, "lpj_reuse", lpj_reuse_names[time_options.lpj_reuse]);
-	json_string(j, "lpj_policy", lpj_policy_names[time_options.lpj_policy]);
+	json_string(j, "lpj_policy", lpj_policy_chosen()->name);
 	json_string(j, "lpj_policy_rule", delay_policy_rule());
 	json_bool(j, "tsc_synchronized", !tsc_unstable());
 	json_bool(j, "tsc_constant", delay.tsc_constant);
 	json_string(j, "tsc_constant_why", delay.tsc_constant_why);
 	json_string(j, "delay_fn", delay_fn());
-	lpj_preset_rule(time_options.lpj_policy, rule, sizeof(rule));
+	lpj_preset_rule(lpj_policy_chosen(), rule, sizeof(rule));
 	json_string(j, "preset_rule", rule);
 	if (delay.platform_tsc)
 		json_string(j, delay.platform_tsc_key, delay.platform_tsc);

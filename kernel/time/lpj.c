@@ -103,29 +103,26 @@ static u64 offered_lpj(const struct rate_source *s, u32 hz)
 }
 
 /*
- * Whether policy presets from s under auto: hvprobe's from every
- * RATE_LPJ_HVPROBE source (the fastest stated rate: lpj=, then the
- * paravirtual interfaces' rates); Linux's from RATE_LPJ_LINUX ones
- * (lpj_setup(), and the interfaces whose platform code presets lpj),
- * hv-preset from those and RATE_LPJ_HV_PRESET ones; an interface's only
- * where its platform is Linux's x86_hyper (platform: that code alone
- * runs). With any_platform, the rule whatever the platform, as
- * preset_rule lists it.
+ * Whether policy presets from s under auto: from a source with any of
+ * its preset_flags (hvprobe's: every RATE_LPJ_HVPROBE source, the
+ * fastest stated rate; Linux's: lpj_setup() and the interfaces whose
+ * platform code presets lpj), and under a policy that runs Linux's
+ * platform code, an interface's only where its platform is Linux's
+ * x86_hyper (platform: that code alone runs). With any_platform, the
+ * rule whatever the platform, as preset_rule lists it.
  */
-static bool lpj_policy_takes(u32 policy, const struct rate_source *s,
-			     const struct rate_platform *platform, bool any_platform)
+static bool lpj_policy_takes(const struct lpj_policy *policy,
+			     const struct rate_source *s,
+			     const struct rate_platform *platform,
+			     bool any_platform)
 {
-	u32 flags = RATE_LPJ_LINUX;
-
-	if (policy == LPJ_POLICY_HVPROBE)
-		return s->lpj_flags & RATE_LPJ_HVPROBE;
-	if (policy == LPJ_POLICY_HV_PRESET)
-		flags |= RATE_LPJ_HV_PRESET;
-	return (s->lpj_flags & flags) && (any_platform || !s->platform || s->platform == platform);
+	if (!(s->lpj_flags & policy->preset_flags))
+		return false;
+	return !policy->linux_platform || any_platform || !s->platform || s->platform == platform;
 }
 
-const struct rate_source *lpj_preset(u32 policy, const struct rate_source *requested, u32 hz,
-				     u64 *lpj)
+const struct rate_source *lpj_preset(const struct lpj_policy *policy,
+				     const struct rate_source *requested, u32 hz, u64 *lpj)
 {
 	const struct rate_platform *platform = rate_linux_platform();
 	const struct rate_source *s;
@@ -146,23 +143,19 @@ const struct rate_source *lpj_preset(u32 policy, const struct rate_source *reque
 	return NULL;
 }
 
-const struct rate_platform *lpj_platform_tsc(u32 policy)
+const struct rate_platform *lpj_platform_tsc(const struct lpj_policy *policy)
 {
 	const struct rate_platform *p = rate_linux_platform();
 
-	return policy != LPJ_POLICY_HVPROBE && p && p->tsc_init ? p : NULL;
+	return policy->linux_platform && p && p->tsc_init ? p : NULL;
 }
 
-void lpj_preset_rule(u32 policy, char *buf, size_t len)
+void lpj_preset_rule(const struct lpj_policy *policy, char *buf, size_t len)
 {
 	const struct rate_source *s;
 	bool first = true;
 
-	switch (policy) {
-	case LPJ_POLICY_HVPROBE: str_copy(buf, "hvprobe's: fastest stated rate (", len); break;
-	case LPJ_POLICY_HV_PRESET: str_copy(buf, "thread's hv_preset_lpj(): ", len); break;
-	default: str_copy(buf, "Linux's: ", len); break;
-	}
+	str_copy(buf, policy->rule_prefix, len);
 	rate_for_each(s)
 	{
 		if (!lpj_policy_takes(policy, s, NULL, true))
@@ -172,45 +165,73 @@ void lpj_preset_rule(u32 policy, char *buf, size_t len)
 		str_append(buf, s->listed_as ? s->listed_as : s->name, len);
 		first = false;
 	}
-	if (policy == LPJ_POLICY_HVPROBE)
-		str_append(buf, ")", len);
+	if (policy->rule_suffix)
+		str_append(buf, policy->rule_suffix, len);
 }
 
-static bool same_domain(u32 policy, u32 reuse, const struct lpj_sibling *a,
-			const struct lpj_sibling *b)
+const char *lpj_copy_rule_words(const struct lpj_policy *policy, u32 reuse, bool tsc_unstable)
 {
-	if (policy != LPJ_POLICY_HVPROBE)
-		return a->package == b->package;
+	switch (policy->copy_rule) {
+	case LPJ_COPY_PACKAGE: return "constant TSC: copy from a CPU of the same package";
+	case LPJ_COPY_BOOT_CPU:
+		return tsc_unstable ? "constant TSC, not synchronized: copy within the package"
+				    : "constant, synchronized TSC: copy the boot CPU's";
+	default: break;
+	}
 	switch (reuse) {
-	case LPJ_REUSE_NODE: return a->node == b->node;
-	case LPJ_REUSE_PACKAGE: return a->package == b->package;
+	case LPJ_REUSE_NODE: return "constant TSC: copy from a CPU of the same node";
+	case LPJ_REUSE_PACKAGE: return "constant TSC: copy from a CPU of the same package";
+	default: return "every AP calibrates";
+	}
+}
+
+bool lpj_same_domain(const struct lpj_policy *policy, u32 reuse, bool tsc_unstable, u32 package_a,
+		     u32 node_a, u32 package_b, u32 node_b)
+{
+	switch (policy->copy_rule) {
+	case LPJ_COPY_BOOT_CPU:
+		if (!tsc_unstable)
+			return true;
+		return package_a == package_b;
+	case LPJ_COPY_PACKAGE: return package_a == package_b;
+	default: break;
+	}
+	switch (reuse) {
+	case LPJ_REUSE_NODE: return node_a == node_b;
+	case LPJ_REUSE_PACKAGE: return package_a == package_b;
 	default: return false;
 	}
 }
 
-u32 lpj_copy_source(u32 policy, u32 reuse, bool constant_tsc, bool tsc_unstable,
-		    lpj_sibling_fn sibling, void *ctx, u32 n, u32 self)
+bool lpj_own_warp_counts(const struct lpj_policy *policy)
+{
+	return policy->warp_mark == LPJ_WARP_MARKS_AT_ONCE &&
+	       policy->tsc_sync != LPJ_TSC_SYNC_AFTER_CALIBRATION;
+}
+
+u32 lpj_copy_source(const struct lpj_policy *policy, u32 reuse, bool constant_tsc,
+		    bool tsc_unstable, lpj_sibling_fn sibling, void *ctx, u32 n, u32 self)
 {
 	struct lpj_sibling me, other;
 
 	if (!constant_tsc || self >= n)
 		return LPJ_NO_SOURCE;
 	sibling(ctx, self, &me);
-	/* Linux 6.5+: CPU 0's value while the TSC is synchronized. */
-	if ((policy == LPJ_POLICY_LINUX_6_5 || policy == LPJ_POLICY_HV_PRESET) && self &&
-	    !tsc_unstable)
+	/* CPU 0's value while the TSC is synchronized. */
+	if (policy->copy_rule == LPJ_COPY_BOOT_CPU && self && !tsc_unstable)
 		return 0;
 	/*
-	 * Linux 6.1, and 6.5+ once the TSC is unstable: any online CPU of the
-	 * package but this one (cpumask_any_but(topology_core_cpumask())),
-	 * the lowest-numbered; hvprobe's: the first with a value in the
-	 * lpj_reuse= domain.
+	 * The package rule, and the boot-CPU rule once the TSC is unstable:
+	 * any online CPU of the package but this one
+	 * (cpumask_any_but(topology_core_cpumask())), the lowest-numbered;
+	 * hvprobe's: the first with a value in the lpj_reuse= domain.
 	 */
 	for (u32 i = 0; i < n; i++) {
 		if (i == self)
 			continue;
 		sibling(ctx, i, &other);
-		if (other.has_lpj && same_domain(policy, reuse, &other, &me))
+		if (other.has_lpj && lpj_same_domain(policy, reuse, true, other.package, other.node,
+						     me.package, me.node))
 			return i;
 	}
 	return LPJ_NO_SOURCE;

@@ -8,6 +8,7 @@
 #define KERNEL_TIME_LPJ_H
 
 #include "kernel/time/options.h"
+#include "kernel/time/policy.h"
 #include "kernel/time/rates.h"
 
 /* Linux truncates to kHz first; so do we, so presets compare exactly. */
@@ -100,16 +101,35 @@ bool lpj_stall_explains(u64 stall, u64 cycles_per_jiffy, u32 factor);
  * source used, with *lpj set, or NULL and *lpj = 0 when there is no
  * preset (then the BSP uses lpj_fine, APs copy or calibrate).
  */
-const struct rate_source *lpj_preset(u32 policy, const struct rate_source *requested, u32 hz,
-				     u64 *lpj);
+const struct rate_source *lpj_preset(const struct lpj_policy *policy,
+				     const struct rate_source *requested, u32 hz, u64 *lpj);
 /*
  * The platform whose code changes the TSC before any calibrate_delay()
- * under policy (its tsc_init), or NULL: Linux's x86_hyper's under
- * Linux's policies; nothing under hvprobe's.
+ * under policy (its tsc_init), or NULL: Linux's x86_hyper's where the
+ * policy runs Linux's platform code.
  */
-const struct rate_platform *lpj_platform_tsc(u32 policy);
+const struct rate_platform *lpj_platform_tsc(const struct lpj_policy *policy);
 /* The preset_rule line: whose rule policy is and its sources, in rank order. */
-void lpj_preset_rule(u32 policy, char *buf, size_t len);
+void lpj_preset_rule(const struct lpj_policy *policy, char *buf, size_t len);
+/*
+ * The policy's copy rule in words (lpj_policy_rule in the DATA), with
+ * reuse (an enum lpj_reuse) for hvprobe's and tsc_unstable whether a
+ * warp has been seen.
+ */
+const char *lpj_copy_rule_words(const struct lpj_policy *policy, u32 reuse, bool tsc_unstable);
+/*
+ * Whether the policy (and reuse, under LPJ_COPY_REUSE) lets a copy go
+ * between CPUs of these packages and nodes, the TSC's constancy aside.
+ */
+bool lpj_same_domain(const struct lpj_policy *policy, u32 reuse, bool tsc_unstable, u32 package_a,
+		     u32 node_a, u32 package_b, u32 node_b);
+
+/*
+ * Whether the warp an AP's own TSC-sync check saw is in tsc_unstable by
+ * the time that AP's calibrate_delay_is_known() reads it: where the check
+ * runs before calibration and the warp marks the TSC unstable at once.
+ */
+bool lpj_own_warp_counts(const struct lpj_policy *policy);
 
 /* What calibrate_delay_is_known() reads of another CPU. */
 struct lpj_sibling {
@@ -126,12 +146,12 @@ typedef void (*lpj_sibling_fn)(void *ctx, u32 i, struct lpj_sibling *out);
 
 /*
  * The CPU whose lpj CPU `self` of CPUs [0, n) (read through sibling) copies, or LPJ_NO_SOURCE
- * when it must calibrate, under policy (an enum lpj_policy) and reuse
- * (an enum lpj_reuse, hvprobe's policy only). constant_tsc is self's own
+ * when it must calibrate, under policy's copy_rule and reuse (an enum
+ * lpj_reuse, for LPJ_COPY_REUSE). constant_tsc is self's own
  * X86_FEATURE_CONSTANT_TSC, tsc_unstable whether a TSC warp has been seen
  * (Linux's tsc_unstable). See lpj.c for each policy's rule.
  */
-u32 lpj_copy_source(u32 policy, u32 reuse, bool constant_tsc, bool tsc_unstable,
-		    lpj_sibling_fn sibling, void *ctx, u32 n, u32 self);
+u32 lpj_copy_source(const struct lpj_policy *policy, u32 reuse, bool constant_tsc,
+		    bool tsc_unstable, lpj_sibling_fn sibling, void *ctx, u32 n, u32 self);
 
 #endif

@@ -5,6 +5,7 @@
  */
 #include "kernel/time/options.h"
 #include "kernel/lib/option.h"
+#include "kernel/time/policy.h"
 #include "kernel/time/rates.h"
 
 struct time_options time_options;
@@ -49,14 +50,6 @@ const char *const lpj_reuse_names[] = {
 };
 _Static_assert(ARRAY_SIZE(lpj_reuse_names) == LPJ_REUSE_COUNT, "lpj_reuse_names");
 
-const char *const lpj_policy_names[] = {
-	[LPJ_POLICY_HVPROBE] = "hvprobe",
-	[LPJ_POLICY_LINUX_6_1] = "linux-6.1",
-	[LPJ_POLICY_LINUX_6_5] = "linux-6.5",
-	[LPJ_POLICY_HV_PRESET] = "hv-preset",
-};
-_Static_assert(ARRAY_SIZE(lpj_policy_names) == LPJ_POLICY_COUNT, "lpj_policy_names");
-
 DEFINE_OPTION_WORDS("timer", time_options.timer, timer_word, TIMER_AUTO);
 /* Debian's CONFIG_HZ. */
 DEFINE_OPTION_U64("hz", time_options.hz, 10, 10000, 250);
@@ -64,4 +57,5 @@ DEFINE_OPTION_U64("lpj", time_options.lpj, 0, UINT64_MAX, 0);
 DEFINE_OPTION_WORDS("lpj_source", time_options.lpj_source, lpj_source_word, LPJ_SOURCE_AUTO);
 DEFINE_OPTION_ENUM("calibrate", time_options.calibrate, calibrate_names, CALIBRATE_LINUX);
 DEFINE_OPTION_ENUM("lpj_reuse", time_options.lpj_reuse, lpj_reuse_names, LPJ_REUSE_NODE);
-DEFINE_OPTION_ENUM("lpj_policy", time_options.lpj_policy, lpj_policy_names, LPJ_POLICY_HVPROBE);
+/* hvprobe's own, the first in rank order. */
+DEFINE_OPTION_WORDS("lpj_policy", time_options.lpj_policy, lpj_policy_word, 0);

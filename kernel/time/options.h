@@ -47,25 +47,6 @@ enum lpj_source { LPJ_SOURCE_AUTO, LPJ_SOURCE_CALIBRATE, LPJ_SOURCE_RATES };
 
 enum calibrate_method { CALIBRATE_LINUX, CALIBRATE_FAST, CALIBRATE_COUNT };
 enum lpj_reuse { LPJ_REUSE_NODE, LPJ_REUSE_PACKAGE, LPJ_REUSE_NONE, LPJ_REUSE_COUNT };
-/*
- * lpj_policy=: whose rules decide where lpj comes from. hvprobe's: the
- * fastest stated rate as a preset (lpj_source=auto) and lpj_reuse='s copy
- * rule. linux-6.1 (Linux 6.1 up to 6.4) and linux-6.5 (6.5 and later):
- * calibrate_delay() and what feeds it, exactly: presets only from lpj=
- * and the sources Linux presets from (RATE_LPJ_LINUX), what the
- * platform's code does to the TSC first, and the version's
- * calibrate_delay_is_known(). hv-preset: linux-6.5 with the lpj thread's
- * patch, which adds the RATE_LPJ_HV_PRESET sources (a frequency MSR) as a preset on every CPU. See
- * lpj.c.
- */
-enum lpj_policy {
-	LPJ_POLICY_HVPROBE,
-	LPJ_POLICY_LINUX_6_1,
-	LPJ_POLICY_LINUX_6_5,
-	LPJ_POLICY_HV_PRESET,
-	LPJ_POLICY_COUNT,
-};
-
 struct time_options {
 	u32 timer;	/* timer=: a choice (timer_word()) */
 	u64 hz;		/* hz=: jiffies per second */
@@ -73,7 +54,7 @@ struct time_options {
 	u32 lpj_source; /* lpj_source=: an enum lpj_source, or a rate's place */
 	u32 calibrate;	/* calibrate=: an enum calibrate_method */
 	u32 lpj_reuse;	/* lpj_reuse=: an enum lpj_reuse */
-	u32 lpj_policy; /* lpj_policy=: an enum lpj_policy */
+	u32 lpj_policy; /* lpj_policy=: a policy's place in rank order (policy.h) */
 };
 
 extern struct time_options time_options;
@@ -83,6 +64,5 @@ const char *lpj_source_word(u32 i);
 const struct rate_source *lpj_source_rate(void);
 extern const char *const calibrate_names[CALIBRATE_COUNT];
 extern const char *const lpj_reuse_names[LPJ_REUSE_COUNT];
-extern const char *const lpj_policy_names[LPJ_POLICY_COUNT];
 
 #endif

@@ -15,6 +15,7 @@
 #include <string.h>
 
 #include "apic/apic.h"
+#include "apic/bringup.h"
 #include "apic/icr.h"
 #include "apic/options.h"
 #include "apic/smp/rules.h"
@@ -356,8 +357,10 @@ DEFINE_TEST(unit_turns_join, "an AP that must calibrate after all joins the line
 
 DEFINE_TEST(unit_tsc_sync_timeout, "Linux's TSC-sync check: 20 ms, 2 ms or none, per AP", 0)
 {
-	/* A constant TSC on an Intel CPU, no TSC_ADJUST: nothing skips the check. */
-	const struct smp_tsc_sync_facts plain = { .constant = true, .intel = true };
+	/* A constant TSC on an Intel CPU, no TSC_ADJUST, 8 CPUs on 2 packages. */
+	const struct smp_tsc_sync_facts plain = {
+		.constant = true, .intel = true, .possible_cpus = 8, .packages = 2
+	};
 	struct smp_tsc_sync_facts f = plain;
 
 	report_eq(smp_tsc_sync_timeout_ms(&f), 20, "first CPU of its package: 20 ms");
@@ -388,20 +391,54 @@ DEFINE_TEST(unit_tsc_sync_timeout, "Linux's TSC-sync check: 20 ms, 2 ms or none,
 	f = plain;
 	f.constant = false;
 	report_eq(smp_tsc_sync_timeout_ms(&f), 20, "Intel without constant TSC: checked");
+
+	/* unsynchronized_tsc() on one package, neither constant nor Intel. */
+	f = plain;
+	f.constant = f.intel = false;
+	f.packages = 1;
+	report_eq(smp_tsc_sync_timeout_ms(&f), 0,
+		  "num_possible_cpus() > 1 (v6.1-v6.5): unsynchronized, skipped");
+	f.unsync_count = lpj_policy_named("linux-6.5")->unsync_count;
+	report_eq(smp_tsc_sync_timeout_ms(&f), 0, "linux-6.5 counts possible CPUs: skipped");
+	f.unsync_count = lpj_policy_named("linux-6.12")->unsync_count;
+	report_eq(smp_tsc_sync_timeout_ms(&f), 20, "linux-6.12 counts packages: checked");
+	f.unsync_count = LPJ_UNSYNC_PACKAGES;
+	report_eq(smp_tsc_sync_timeout_ms(&f), 20,
+		  "topology_max_packages() > 1 (v6.12): one package, checked");
+	f.packages = 2;
+	report_eq(smp_tsc_sync_timeout_ms(&f), 0,
+		  "topology_max_packages() > 1 (v6.12): two packages, skipped");
+	f = plain;
+	f.constant = f.intel = false;
+	f.possible_cpus = 1;
+	report_eq(smp_tsc_sync_timeout_ms(&f), 20, "one possible CPU: never unsynchronized");
 }
 
-DEFINE_TEST(unit_tsc_sync_mode, "Linux's TSC-sync check only under Linux's policies", 0)
+/* Which TSC-sync check runs under bringup=mode and lpj_policy=policy. */
+static u32 sync_mode(const char *mode, const char *policy)
 {
-	report_eq(smp_tsc_sync_mode(BRINGUP_SERIAL, LPJ_POLICY_LINUX_6_1), SMP_TSC_SYNC_LINUX_6_1,
+	return smp_tsc_sync_mode(bringup_mode_named(mode), lpj_policy_named(policy));
+}
+
+DEFINE_TEST(unit_tsc_sync_mode, "Linux's TSC-sync check where the policy's version has it", 0)
+{
+	report_eq(sync_mode("serial", "linux-6.1"), SMP_TSC_SYNC_LINUX_6_1,
 		  "serial, linux-6.1: after calibration");
-	report_eq(smp_tsc_sync_mode(BRINGUP_SERIAL, LPJ_POLICY_LINUX_6_5), SMP_TSC_SYNC_LINUX_6_1,
-		  "serial, linux-6.5: where serial bring-up has it");
-	report_eq(smp_tsc_sync_mode(BRINGUP_LINUX_6_5, LPJ_POLICY_LINUX_6_5),
-		  SMP_TSC_SYNC_LINUX_6_5, "linux-6.5, linux-6.5: before calibration");
-	report_eq(smp_tsc_sync_mode(BRINGUP_LINUX_6_5, LPJ_POLICY_HVPROBE), SMP_TSC_SYNC_STAMPS,
+	/*
+	 * start_secondary() v6.5 checks before ap_calibrate_delay() in every
+	 * bring-up, serial ones (cpuhp.parallel=0, SEV-ES, TDX) included.
+	 */
+	report_eq(sync_mode("serial", "linux-6.5"), SMP_TSC_SYNC_LINUX_6_5,
+		  "serial, linux-6.5: before calibration, as 6.5 checks in every bring-up");
+	report_eq(sync_mode("linux-6.5", "linux-6.5"), SMP_TSC_SYNC_LINUX_6_5,
+		  "linux-6.5, linux-6.5: before calibration");
+	report_eq(sync_mode("serial", "linux-6.12"), SMP_TSC_SYNC_LINUX_6_5,
+		  "serial, linux-6.12: before calibration, as 6.5");
+	report_eq(sync_mode("linux-6.5", "linux-6.1"), SMP_TSC_SYNC_LINUX_6_1,
+		  "linux-6.5's shape under linux-6.1: still 6.1's order");
+	report_eq(sync_mode("linux-6.5", "hvprobe"), SMP_TSC_SYNC_STAMPS,
 		  "hvprobe's policy: the stamps");
-	report_eq(smp_tsc_sync_mode(BRINGUP_PARALLEL, LPJ_POLICY_LINUX_6_5), SMP_TSC_SYNC_STAMPS,
+	report_eq(sync_mode("parallel", "linux-6.5"), SMP_TSC_SYNC_STAMPS,
 		  "hvprobe's parallel bring-up: the stamps");
-	report_eq(smp_tsc_sync_mode(BRINGUP_SERIAL, LPJ_POLICY_HV_PRESET), SMP_TSC_SYNC_STAMPS,
-		  "hv-preset: the stamps");
+	report_eq(sync_mode("serial", "hv-preset"), SMP_TSC_SYNC_STAMPS, "hv-preset: the stamps");
 }

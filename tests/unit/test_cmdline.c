@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "apic/bringup.h"
 #include "apic/options.h"
 #include "kernel/cmdline.h"
 #include "kernel/lib/printf.h"
@@ -18,6 +19,7 @@
 #include "kernel/test/options.h"
 #include "kernel/test/test.h"
 #include "kernel/time/options.h"
+#include "kernel/time/policy.h"
 #include "pmu/options.h"
 
 #define ERR_MAX 512
@@ -154,7 +156,7 @@ DEFINE_TEST(unit_cmdline_defaults, "defaults, and an empty line keeps them", 0)
 	report_eq(time_options.lpj, 0, "lpj defaults to 0 (measure)");
 	report_eq(time_options.lpj_source, LPJ_SOURCE_AUTO, "lpj_source defaults to auto");
 	report_eq(time_options.calibrate, CALIBRATE_LINUX, "calibrate defaults to linux");
-	report_eq(apic_options.bringup, BRINGUP_SERIAL, "bringup defaults to serial");
+	report_str_eq(bringup_mode_chosen()->name, "serial", "bringup defaults to serial");
 	report_eq(apic_options.cpus, CPUS_ALL, "cpus defaults to all");
 	report_eq(time_options.timer, TIMER_AUTO, "timer defaults to auto");
 	report_eq(pmu_options.period, 10000, "pmu.period defaults to 10000");
@@ -170,7 +172,7 @@ DEFINE_TEST(unit_cmdline_defaults, "defaults, and an empty line keeps them", 0)
 		  "init_udelay defaults to auto (Linux's rule by vendor and family)");
 	report_eq(apic_options.parallel_calibrate, PARALLEL_CALIBRATE_AUTO,
 		  "parallel_calibrate defaults to auto");
-	report_eq(time_options.lpj_policy, LPJ_POLICY_HVPROBE, "lpj_policy defaults to hvprobe");
+	report_str_eq(lpj_policy_chosen()->name, "hvprobe", "lpj_policy defaults to hvprobe");
 	report_eq(time_options.lpj_reuse, LPJ_REUSE_NODE, "lpj_reuse defaults to node");
 
 	parse_ok("");
@@ -196,7 +198,7 @@ DEFINE_TEST(unit_cmdline_keys, "every key with a good value", 0)
 	report_eq(time_options.lpj, 4000000, "lpj=4000000");
 	report_str_eq(lpj_source_word(time_options.lpj_source), "kvm", "lpj_source=kvm");
 	report_eq(time_options.calibrate, CALIBRATE_FAST, "calibrate=fast");
-	report_eq(apic_options.bringup, BRINGUP_PARALLEL, "bringup=parallel");
+	report_str_eq(bringup_mode_chosen()->name, "parallel", "bringup=parallel");
 	report_eq(apic_options.cpus, 3, "cpus=3");
 	report_str_eq(timer_word(time_options.timer), "pmtmr", "timer=pmtmr");
 	report_eq(pmu_options.period, 100000, "pmu.period=100000");
@@ -210,7 +212,7 @@ DEFINE_TEST(unit_cmdline_keys, "every key with a good value", 0)
 	report_eq(pmu_options.lvtpc, PMU_LVTPC_FIXED, "pmu.lvtpc=fixed");
 	report_eq(test_options.watchdog, 0, "watchdog=0");
 	report_eq(kernel_options.fault, FAULT_AP_SILENT, "fault=ap_silent");
-	report_eq(time_options.lpj_policy, LPJ_POLICY_LINUX_6_5, "lpj_policy=linux-6.5");
+	report_str_eq(lpj_policy_chosen()->name, "linux-6.5", "lpj_policy=linux-6.5");
 	report_eq(apic_options.parallel_calibrate, PARALLEL_CALIBRATE_SERIALIZE,
 		  "parallel_calibrate=serialize");
 	parse_ok("init_udelay=10000 init_udelay=auto");
@@ -219,12 +221,19 @@ DEFINE_TEST(unit_cmdline_keys, "every key with a good value", 0)
 	report_eq(apic_options.init_udelay, 1000000, "init_udelay=1000000, the upper limit");
 	parse_ok("init_udelay=0x10");
 	report_eq(apic_options.init_udelay, 16, "init_udelay in hex");
-	for (u32 i = 0; i < LPJ_POLICY_COUNT; i++) {
+	for (u32 i = 0; lpj_policy_word(i); i++) {
 		char line[64];
 
-		snprintf(line, sizeof(line), "lpj_policy=%s", lpj_policy_names[i]);
+		snprintf(line, sizeof(line), "lpj_policy=%s", lpj_policy_word(i));
 		parse_ok(line);
-		report_eq(time_options.lpj_policy, i, lpj_policy_names[i]);
+		report_eq(time_options.lpj_policy, i, lpj_policy_word(i));
+	}
+	for (u32 i = 0; bringup_mode_word(i); i++) {
+		char line[64];
+
+		snprintf(line, sizeof(line), "bringup=%s", bringup_mode_word(i));
+		parse_ok(line);
+		report_eq(apic_options.bringup, i, bringup_mode_word(i));
 	}
 	for (u32 i = 0; i < PARALLEL_CALIBRATE_COUNT; i++) {
 		char line[64];
@@ -259,7 +268,8 @@ DEFINE_TEST(unit_cmdline_keys, "every key with a good value", 0)
 		report_eq(kernel_options.exit, i, exit_names[i]);
 	}
 	parse_ok("calibrate=linux bringup=serial");
-	report(time_options.calibrate == CALIBRATE_LINUX && apic_options.bringup == BRINGUP_SERIAL,
+	report(time_options.calibrate == CALIBRATE_LINUX &&
+		       !strcmp(bringup_mode_chosen()->name, "serial"),
 	       "calibrate=linux and bringup=serial");
 
 	/* The range limits themselves are accepted. */

@@ -119,39 +119,39 @@ DEFINE_TEST(unit_hv_lpj_preset, "lpj presets under hvprobe's policy: the fastest
 	u64 lpj;
 
 	offer_all();
-	report_str_eq(name_of(lpj_preset(LPJ_POLICY_HVPROBE, NULL, 250, &lpj)), "cmdline",
+	report_str_eq(name_of(lpj_preset(lpj_policy_named("hvprobe"), NULL, 250, &lpj)), "cmdline",
 		      "lpj= first");
 	report_eq(lpj, 1234567, "with its value exactly");
 	rate_cmdline.lpj = 0;
-	report_str_eq(name_of(lpj_preset(LPJ_POLICY_HVPROBE, NULL, 250, &lpj)), "hyperv",
+	report_str_eq(name_of(lpj_preset(lpj_policy_named("hvprobe"), NULL, 250, &lpj)), "hyperv",
 		      "then Hyper-V's frequency MSR");
 	report_eq(lpj, 9600000, "2.4 GHz at HZ=250");
 	hyperv_rate.tsc_hz = 0;
-	report_str_eq(name_of(lpj_preset(LPJ_POLICY_HVPROBE, NULL, 250, &lpj)), "kvmclock",
+	report_str_eq(name_of(lpj_preset(lpj_policy_named("hvprobe"), NULL, 250, &lpj)), "kvmclock",
 		      "then kvmclock");
 	report_eq(lpj, 10000000, "2.5 GHz at HZ=250");
 	kvmclock_rate.tsc_hz = 0;
-	report_str_eq(name_of(lpj_preset(LPJ_POLICY_HVPROBE, NULL, 250, &lpj)), "kvm",
+	report_str_eq(name_of(lpj_preset(lpj_policy_named("hvprobe"), NULL, 250, &lpj)), "kvm",
 		      "then the KVM timing leaf");
 	report_eq(lpj, 10400000, "2.6 GHz at HZ=250");
 	kvm_timing_rate.tsc_hz = 0;
-	report_str_eq(name_of(lpj_preset(LPJ_POLICY_HVPROBE, NULL, 250, &lpj)), "none",
+	report_str_eq(name_of(lpj_preset(lpj_policy_named("hvprobe"), NULL, 250, &lpj)), "none",
 		      "CPUID.15H is no preset under auto (it feeds lpj_fine)");
 	report_eq(lpj, 0, "and gives no value");
 
 	offer_all();
-	report_str_eq(
-		name_of(lpj_preset(LPJ_POLICY_HVPROBE, rate_source_named("cpuid"), 250, &lpj)),
-		"cpuid", "lpj_source=cpuid takes CPUID.15H even with others offered");
+	report_str_eq(name_of(lpj_preset(lpj_policy_named("hvprobe"), rate_source_named("cpuid"),
+					 250, &lpj)),
+		      "cpuid", "lpj_source=cpuid takes CPUID.15H even with others offered");
 	report_eq(lpj, 10800000, "2.7 GHz at HZ=250");
-	report_str_eq(
-		name_of(lpj_preset(LPJ_POLICY_HVPROBE, rate_source_named("kvmclock"), 1000, &lpj)),
-		"kvmclock", "lpj_source=kvmclock at HZ=1000");
+	report_str_eq(name_of(lpj_preset(lpj_policy_named("hvprobe"), rate_source_named("kvmclock"),
+					 1000, &lpj)),
+		      "kvmclock", "lpj_source=kvmclock at HZ=1000");
 	report_eq(lpj, 2500000, "2.5 GHz at HZ=1000");
 	hyperv_rate.tsc_hz = 0;
-	report_str_eq(
-		name_of(lpj_preset(LPJ_POLICY_HVPROBE, rate_source_named("hyperv"), 250, &lpj)),
-		"none", "a named source that offers nothing gives no preset");
+	report_str_eq(name_of(lpj_preset(lpj_policy_named("hvprobe"), rate_source_named("hyperv"),
+					 250, &lpj)),
+		      "none", "a named source that offers nothing gives no preset");
 	report_eq(lpj, 0, "and no value");
 	report_str_eq(rate_absent(rate_source_named("hyperv")), "no Hyper-V leaves",
 		      "and says why: its default when hv/ found no block");
@@ -192,35 +192,38 @@ DEFINE_TEST(unit_hv_lpj_preset_linux, "lpj presets under Linux's policies: lpj= 
 	report(!rate_linux_platform(), "neither");
 
 	offer_hyperv_only();
-	report_str_eq(name_of(lpj_preset(LPJ_POLICY_LINUX_6_5, NULL, 250, &lpj)), "none",
+	report_str_eq(name_of(lpj_preset(lpj_policy_named("linux-6.5"), NULL, 250, &lpj)), "none",
 		      "linux-6.5 on Hyper-V: no preset from its frequency MSR");
 	report_eq(lpj, 0, "and no value");
-	report_str_eq(name_of(lpj_preset(LPJ_POLICY_LINUX_6_1, NULL, 250, &lpj)), "none",
+	report_str_eq(name_of(lpj_preset(lpj_policy_named("linux-6.1"), NULL, 250, &lpj)), "none",
 		      "linux-6.1 on Hyper-V: none either");
-	report_str_eq(name_of(lpj_preset(LPJ_POLICY_HV_PRESET, NULL, 250, &lpj)), "hyperv",
+	report_str_eq(name_of(lpj_preset(lpj_policy_named("hv-preset"), NULL, 250, &lpj)), "hyperv",
 		      "hv-preset on Hyper-V: the thread's hv_preset_lpj()");
 	report_eq(lpj, 9600000, "2.4 GHz at HZ=250");
-	report_str_eq(name_of(lpj_preset(LPJ_POLICY_HVPROBE, NULL, 250, &lpj)), "hyperv",
+	report_str_eq(name_of(lpj_preset(lpj_policy_named("hvprobe"), NULL, 250, &lpj)), "hyperv",
 		      "hvprobe's: Hyper-V's MSR, the fastest");
 
 	offer_kvm_and_hyperv();
-	report_str_eq(name_of(lpj_preset(LPJ_POLICY_LINUX_6_5, NULL, 250, &lpj)), "kvmclock",
-		      "linux-6.5 on KVM with Hyper-V's leaves: kvmclock");
+	report_str_eq(name_of(lpj_preset(lpj_policy_named("linux-6.5"), NULL, 250, &lpj)),
+		      "kvmclock", "linux-6.5 on KVM with Hyper-V's leaves: kvmclock");
 	report_eq(lpj, 10000000, "2.5 GHz at HZ=250");
-	report_str_eq(name_of(lpj_preset(LPJ_POLICY_HV_PRESET, NULL, 250, &lpj)), "kvmclock",
+	report_str_eq(name_of(lpj_preset(lpj_policy_named("linux-6.12"), NULL, 250, &lpj)),
+		      "kvmclock", "linux-6.12 there too");
+	report_str_eq(name_of(lpj_preset(lpj_policy_named("hv-preset"), NULL, 250, &lpj)),
+		      "kvmclock",
 		      "hv-preset there too: KVM is the platform, Hyper-V's code never runs");
 	rate_offers_reset();
 	kvm_platform.present = true;
 	kvm_timing_rate.tsc_hz = 2600000000ULL;
-	report_str_eq(name_of(lpj_preset(LPJ_POLICY_LINUX_6_1, NULL, 250, &lpj)), "none",
+	report_str_eq(name_of(lpj_preset(lpj_policy_named("linux-6.1"), NULL, 250, &lpj)), "none",
 		      "linux-6.1: KVM's timing leaf is never a preset");
 	offer_kvm_and_hyperv();
 	rate_cmdline.lpj = 1234567;
-	report_str_eq(name_of(lpj_preset(LPJ_POLICY_LINUX_6_1, NULL, 250, &lpj)), "cmdline",
-		      "linux-6.1: lpj= first");
-	report_str_eq(
-		name_of(lpj_preset(LPJ_POLICY_LINUX_6_5, rate_source_named("hyperv"), 250, &lpj)),
-		"hyperv", "a source named on the command line is taken under any policy");
+	report_str_eq(name_of(lpj_preset(lpj_policy_named("linux-6.1"), NULL, 250, &lpj)),
+		      "cmdline", "linux-6.1: lpj= first");
+	report_str_eq(name_of(lpj_preset(lpj_policy_named("linux-6.5"), rate_source_named("hyperv"),
+					 250, &lpj)),
+		      "hyperv", "a source named on the command line is taken under any policy");
 	rate_offers_reset();
 }
 
@@ -240,7 +243,7 @@ static bool tsc_reliable;
  * What Linux's platform code did to the TSC under policy: its line,
  * *unstable, and tsc_reliable.
  */
-static const char *platform_tsc(u32 policy, bool *unstable)
+static const char *platform_tsc(const struct lpj_policy *policy, bool *unstable)
 {
 	const struct rate_platform *p = lpj_platform_tsc(policy);
 
@@ -254,28 +257,28 @@ DEFINE_TEST(unit_hv_tsc_invariant, "Hyper-V's TSC-invariant control under each p
 
 	offer_hyperv_only();
 	hyperv_tsc_control = (struct hyperv_tsc_control){ .access = true, .expose = write_ok };
-	report_str_eq(platform_tsc(LPJ_POLICY_LINUX_6_5, &unstable),
+	report_str_eq(platform_tsc(lpj_policy_named("linux-6.5"), &unstable),
 		      "HV_X64_MSR_TSC_INVARIANT_CONTROL: invariant TSC exposed",
 		      "Hyper-V with HV_ACCESS_TSC_INVARIANT: expose");
 	report(!unstable, "and the TSC stays stable");
 	report(tsc_reliable, "and reliable (X86_FEATURE_TSC_RELIABLE)");
 	hyperv_tsc_control.access = false;
-	report_str_eq(platform_tsc(LPJ_POLICY_LINUX_6_1, &unstable),
+	report_str_eq(platform_tsc(lpj_policy_named("linux-6.1"), &unstable),
 		      "running on Hyper-V: TSC marked unstable",
 		      "Hyper-V without it: mark_tsc_unstable(\"running on Hyper-V\")");
 	report(unstable, "which marks it unstable");
 	report(!tsc_reliable, "and not reliable");
-	report_str_eq(platform_tsc(LPJ_POLICY_HV_PRESET, &unstable),
+	report_str_eq(platform_tsc(lpj_policy_named("hv-preset"), &unstable),
 		      "running on Hyper-V: TSC marked unstable",
 		      "hv-preset: the same platform code");
 	hyperv_tsc_control = (struct hyperv_tsc_control){ .access = true, .expose = write_faults };
-	report_str_eq(platform_tsc(LPJ_POLICY_LINUX_6_5, &unstable),
+	report_str_eq(platform_tsc(lpj_policy_named("linux-6.5"), &unstable),
 		      "running on Hyper-V: TSC marked unstable", "a failed write: unstable too");
 	offer_kvm_and_hyperv();
-	report_str_eq(platform_tsc(LPJ_POLICY_LINUX_6_5, &unstable), "nothing",
+	report_str_eq(platform_tsc(lpj_policy_named("linux-6.5"), &unstable), "nothing",
 		      "KVM with Hyper-V's leaves: KVM's platform code, not Hyper-V's");
 	offer_hyperv_only();
-	report_str_eq(platform_tsc(LPJ_POLICY_HVPROBE, &unstable), "nothing",
+	report_str_eq(platform_tsc(lpj_policy_named("hvprobe"), &unstable), "nothing",
 		      "hvprobe's policy leaves the TSC alone");
 	hyperv_tsc_control = (struct hyperv_tsc_control){ 0 };
 	rate_offers_reset();

@@ -137,7 +137,8 @@ DEFINE_TEST(unit_lpj_direct, "the direct method's verdict on its samples", 0)
  * calibrate_delay_is_known() in a serial bring-up of 8 CPUs, CPUs 0-3 in
  * package 0 (node 0) and 4-7 in package 1 (node 1): each CPU decides in
  * turn, with every CPU before it online with a value. warp_from is the
- * first CPU from which tsc_unstable is set (n for never). Returns the
+ * CPU whose TSC-sync check saw a warp (n for none): tsc_unstable holds
+ * for the CPUs after it, and for itself where its own warp counts. Returns the
  * APs that calibrate; sources[i] is each AP's source.
  */
 struct bringup_sim {
@@ -151,19 +152,28 @@ static void sim_sibling(void *ctx, u32 i, struct lpj_sibling *out)
 	*out = (struct lpj_sibling){ .package = i / 4, .node = i / 4, .has_lpj = i < sim->online };
 }
 
-static u32 sim_bringup(u32 policy, u32 reuse, bool constant_tsc, u32 warp_from, u32 *sources)
+static u32 sim_bringup(const struct lpj_policy *policy, u32 reuse, bool constant_tsc, u32 warp_from,
+		       u32 *sources)
 {
 	struct bringup_sim sim = { .n = 8 };
 	u32 calibrations = 0;
 
 	for (u32 cpu = 1; cpu < sim.n; cpu++) {
 		sim.online = cpu;
-		sources[cpu] = lpj_copy_source(policy, reuse, constant_tsc, cpu >= warp_from,
-					       sim_sibling, &sim, sim.n, cpu);
+		sources[cpu] = lpj_copy_source(
+			policy, reuse, constant_tsc,
+			cpu > warp_from || (cpu == warp_from && lpj_own_warp_counts(policy)),
+			sim_sibling, &sim, sim.n, cpu);
 		calibrations += sources[cpu] == LPJ_NO_SOURCE;
 	}
 	return calibrations;
 }
+
+/* 6.5's rules with the warp's mark deferred; no policy of the table. */
+static const struct lpj_policy deferred = { .name = "deferred",
+					    .copy_rule = LPJ_COPY_BOOT_CPU,
+					    .tsc_sync = LPJ_TSC_SYNC_BEFORE_CALIBRATION,
+					    .warp_mark = LPJ_WARP_MARKS_DEFERRED };
 
 DEFINE_TEST(unit_lpj_copy_source, "calibrate_delay_is_known() under each policy", 0)
 {
@@ -172,7 +182,7 @@ DEFINE_TEST(unit_lpj_copy_source, "calibrate_delay_is_known() under each policy"
 	bool same;
 
 	/* 6.5, TSC constant and synchronized: everyone copies CPU 0. */
-	report_eq(sim_bringup(LPJ_POLICY_LINUX_6_5, LPJ_REUSE_NODE, true, 8, src), 0,
+	report_eq(sim_bringup(lpj_policy_named("linux-6.5"), LPJ_REUSE_NODE, true, 8, src), 0,
 		  "linux-6.5, synchronized: no AP calibrates");
 	report_eq(src[7], 0, "linux-6.5, synchronized: CPU 7 copies CPU 0 across packages");
 
@@ -181,19 +191,39 @@ DEFINE_TEST(unit_lpj_copy_source, "calibrate_delay_is_known() under each policy"
 	 * online CPU of the package (tsc.c), so the first CPU of package 1
 	 * calibrates and its siblings copy it: 1 calibration, not 4.
 	 */
-	report_eq(sim_bringup(LPJ_POLICY_LINUX_6_5, LPJ_REUSE_NODE, true, 1, src), 1,
+	report_eq(sim_bringup(lpj_policy_named("linux-6.5"), LPJ_REUSE_NODE, true, 1, src), 1,
 		  "linux-6.5 after a warp: only package 1's first CPU calibrates");
 	same = true;
 	for (u32 i = 1; i < 8; i++)
 		same &= src[i] == by_package[i];
 	report(same, "linux-6.5 after a warp: CPUs 1-3 copy CPU 0, 5-7 copy CPU 4");
 	/* A warp seen late: the CPUs before it already copied CPU 0. */
-	report_eq(sim_bringup(LPJ_POLICY_LINUX_6_5, LPJ_REUSE_NODE, true, 6, src), 0,
+	report_eq(sim_bringup(lpj_policy_named("linux-6.5"), LPJ_REUSE_NODE, true, 6, src), 0,
 		  "linux-6.5, warp at CPU 6: CPU 6 copies CPU 4, which copied CPU 0");
 	report_eq(src[6], 4, "linux-6.5, warp at CPU 6: its source is CPU 4");
 
+	/*
+	 * A mark deferred to a work item the control CPU runs later: the CPU
+	 * whose check warped still copies CPU 0, and the mark reaches the
+	 * CPUs after it.
+	 */
+	report_eq(sim_bringup(&deferred, LPJ_REUSE_NODE, true, 4, src), 0,
+		  "a deferred mark, warp at CPU 4: no AP calibrates");
+	report_eq(src[4], 0, "a deferred mark, warp at CPU 4: CPU 4 still copies CPU 0");
+	report_eq(src[5], 4, "a deferred mark, warp at CPU 4: CPU 5 copies within its package");
+	report_eq(sim_bringup(lpj_policy_named("linux-6.5"), LPJ_REUSE_NODE, true, 4, src), 1,
+		  "linux-6.5, warp at CPU 4: marked at once, CPU 4 calibrates");
+	report_eq(src[4], LPJ_NO_SOURCE, "linux-6.5, warp at CPU 4: its own warp counts");
+
+	/* linux-6.12 is such a policy. */
+	report_eq(sim_bringup(lpj_policy_named("linux-6.12"), LPJ_REUSE_NODE, true, 4, src), 0,
+		  "linux-6.12, warp at CPU 4: no AP calibrates");
+	report_eq(src[4], 0, "linux-6.12, warp at CPU 4: CPU 4 still copies CPU 0");
+	report_eq(sim_bringup(lpj_policy_named("linux-6.12"), LPJ_REUSE_NODE, true, 8, src), 0,
+		  "linux-6.12, synchronized: no AP calibrates");
+
 	/* 6.1: the package rule from the start. */
-	report_eq(sim_bringup(LPJ_POLICY_LINUX_6_1, LPJ_REUSE_NODE, true, 8, src), 1,
+	report_eq(sim_bringup(lpj_policy_named("linux-6.1"), LPJ_REUSE_NODE, true, 8, src), 1,
 		  "linux-6.1: one calibration, package 1's first CPU");
 	same = true;
 	for (u32 i = 1; i < 8; i++)
@@ -201,15 +231,15 @@ DEFINE_TEST(unit_lpj_copy_source, "calibrate_delay_is_known() under each policy"
 	report(same, "linux-6.1: CPUs 1-3 copy CPU 0, 5-7 copy CPU 4");
 
 	/* Without a constant TSC on the deciding CPU every policy calibrates. */
-	report_eq(sim_bringup(LPJ_POLICY_LINUX_6_5, LPJ_REUSE_NODE, false, 8, src), 7,
+	report_eq(sim_bringup(lpj_policy_named("linux-6.5"), LPJ_REUSE_NODE, false, 8, src), 7,
 		  "linux-6.5 without a constant TSC: every AP calibrates");
-	report_eq(sim_bringup(LPJ_POLICY_LINUX_6_1, LPJ_REUSE_NODE, false, 8, src), 7,
+	report_eq(sim_bringup(lpj_policy_named("linux-6.1"), LPJ_REUSE_NODE, false, 8, src), 7,
 		  "linux-6.1 without a constant TSC: every AP calibrates");
 
 	/* hvprobe's own: lpj_reuse= decides. */
-	report_eq(sim_bringup(LPJ_POLICY_HVPROBE, LPJ_REUSE_NODE, true, 8, src), 1,
+	report_eq(sim_bringup(lpj_policy_named("hvprobe"), LPJ_REUSE_NODE, true, 8, src), 1,
 		  "hvprobe, lpj_reuse=node: one calibration on node 1");
-	report_eq(sim_bringup(LPJ_POLICY_HVPROBE, LPJ_REUSE_NONE, true, 8, src), 7,
+	report_eq(sim_bringup(lpj_policy_named("hvprobe"), LPJ_REUSE_NONE, true, 8, src), 7,
 		  "hvprobe, lpj_reuse=none: every AP calibrates");
 }
 

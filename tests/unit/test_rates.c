@@ -100,15 +100,17 @@ DEFINE_TEST(unit_rates_preset_rule, "each lpj policy's preset_rule, from the tab
 {
 	char rule[128];
 
-	lpj_preset_rule(LPJ_POLICY_HVPROBE, rule, sizeof(rule));
+	lpj_preset_rule(lpj_policy_named("hvprobe"), rule, sizeof(rule));
 	report_str_eq(rule, "hvprobe's: fastest stated rate (lpj=, hyperv, kvmclock, kvm)",
 		      "hvprobe");
-	lpj_preset_rule(LPJ_POLICY_HV_PRESET, rule, sizeof(rule));
+	lpj_preset_rule(lpj_policy_named("hv-preset"), rule, sizeof(rule));
 	report_str_eq(rule, "thread's hv_preset_lpj(): lpj=, hyperv, kvmclock", "hv-preset");
-	lpj_preset_rule(LPJ_POLICY_LINUX_6_1, rule, sizeof(rule));
+	lpj_preset_rule(lpj_policy_named("linux-6.1"), rule, sizeof(rule));
 	report_str_eq(rule, "Linux's: lpj=, kvmclock", "linux-6.1");
-	lpj_preset_rule(LPJ_POLICY_LINUX_6_5, rule, sizeof(rule));
+	lpj_preset_rule(lpj_policy_named("linux-6.5"), rule, sizeof(rule));
 	report_str_eq(rule, "Linux's: lpj=, kvmclock", "linux-6.5");
+	lpj_preset_rule(lpj_policy_named("linux-6.12"), rule, sizeof(rule));
+	report_str_eq(rule, "Linux's: lpj=, kvmclock", "linux-6.12");
 }
 
 /* timer='s words, or auto's order (choices by name), comma-separated. */
