@@ -16,16 +16,20 @@
  * came after the unmask, with a PMI of its own that the one NMI held
  * pending covers; a PMU without global control counts on after the
  * LVTPC read, so each of its overflows may have had a PMI. Where the host
- * does not mask, each overflow may have raised two: its own, and before
- * 73554b29bd70 a second delivery in the same VM exit (irq_work and
- * KVM_REQ_PMI both calling kvm_pmu_deliver_pmi()).
+ * does not mask, each overflow raised its own PMI, and one that can have
+ * happened inside a VM exit (exit_overflows) a second: before
+ * 73554b29bd70, an overflow of an instruction KVM emulates is delivered
+ * by irq_work (kvm_pmi_trigger_fn()) and again by KVM_REQ_PMI, both
+ * calling kvm_pmu_deliver_pmi() before the next VM-entry (Linux 6.1.y,
+ * __kvm_perf_overflow()). An overflow of the workload loop, which never
+ * exits, raised one PMI only: a host that doubles those is not explained.
  */
-u64 pmi_raised(bool masked, bool global_ctrl, u64 overflows, u64 late)
+u64 pmi_raised(bool masked, bool global_ctrl, u64 overflows, u64 late, u64 exit_overflows)
 {
 	if (!overflows)
 		return 0;
 	if (!masked)
-		return 2 * overflows;
+		return overflows + MIN(exit_overflows, overflows);
 	if (!global_ctrl)
 		return overflows;
 	return 1 + (late ? 1 : 0);
@@ -69,9 +73,9 @@ static void keep(u64 *ring, u64 *taken, u32 cap, u64 value)
  */
 static u64 poll_pmu(struct pmu_cpu *p, const struct trap_frame *f, u64 entry_tsc)
 {
-	u64 skid = NO_SKID, overflows = 0, late = 0, found, ctrl;
+	u64 skid = NO_SKID, overflows = 0, late = 0, found, ctrl, twice;
 	u32 looks = 0;
-	bool masked;
+	bool masked, in_loop;
 
 	p->raised = 0;
 	if (!p->pmu_armed)
@@ -92,8 +96,17 @@ static u64 poll_pmu(struct pmu_cpu *p, const struct trap_frame *f, u64 entry_tsc
 	p->rereads += looks - 1;
 	p->lvtpc_masked += masked;
 	p->lvtpc_unmasked += !masked;
-	p->raised = pmi_raised(masked, pmu.global_ctrl, overflows, late);
-	if (workload_interrupted(f->rip))
+	in_loop = workload_interrupted(f->rip);
+	/*
+	 * Inside the loop, only the overflows found after the first look can
+	 * have come in a VM exit (the handler's own accesses exit); outside
+	 * it, the NMI may be the one injected at the VM-entry after an
+	 * emulated instruction, and every overflow it found may be that one.
+	 */
+	twice = masked ? 0 : in_loop ? late : overflows;
+	p->raised = pmi_raised(masked, pmu.global_ctrl, overflows, late, twice);
+	p->twice += masked ? 0 : MIN(twice, overflows);
+	if (in_loop)
 		keep(p->gap, &p->gap_samples, p->sample_cap, entry_tsc - p->work_tsc);
 	else
 		p->gap_outside++;

@@ -26,6 +26,8 @@ struct pmu_cpu {
 	u64 lvtpc_masked, lvtpc_unmasked;
 	/* PMIs the last entry's overflows may have raised (pmi_raised()). */
 	u64 raised;
+	/* Of all those, second deliveries in one VM exit credited (no 73554b29bd70). */
+	u64 twice;
 	/* pmu.lvtpc=fixed: the PMI vector's own, as an NMI may interrupt it. */
 	struct nmi_counts vector_counts;
 	u64 vector_last;
@@ -47,9 +49,11 @@ struct pmu_cpu {
 /*
  * The PMIs that one entry's overflows may have raised: LVTPC masked at
  * entry (by the host) or not, a PMU with global control or not, the
- * overflows found and those found after the first look. Pure.
+ * overflows found, those found after the first look, and those that can
+ * have happened inside a VM exit (delivered twice where LVTPC is not
+ * masked, before 73554b29bd70). Pure.
  */
-u64 pmi_raised(bool masked, bool global_ctrl, u64 overflows, u64 late);
+u64 pmi_raised(bool masked, bool global_ctrl, u64 overflows, u64 late, u64 exit_overflows);
 /* Install the fixed-vector handler (the NMI source is always registered). */
 void pmi_init(void);
 struct pmu_cpu *pmu_cpu(u32 index);

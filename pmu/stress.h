@@ -52,6 +52,7 @@ struct stress_cpu {
 	u64 pmis, overflows; /* entries that found an overflow; overflows serviced */
 	u64 counter_overflows[PMU_ARMED_MAX];
 	u64 rereads, gap_outside;
+	u64 twice;		  /* credit for second deliveries in one VM exit (pmi_raised()) */
 	struct nmi_counts counts; /* NMI and PMI-vector entries during the stress */
 };
 
@@ -60,6 +61,7 @@ struct stress_totals {
 	u32 cpus, ran, with_pmis, unmasked, clean, in_step, drained;
 	u64 unserviced, iterations, ipis_sent, pmis, overflows, rereads, gap_outside;
 	u64 armed_cycles, cost_pmis, lost, pmis_lvtpc_masked, pmis_lvtpc_unmasked;
+	u64 twice;
 	struct nmi_counts counts;
 	u64 cost_per_pmi; /* median over CPUs */
 	/* The counters counting instructions: serviced, and expected. */
@@ -70,6 +72,11 @@ struct stress_totals {
 	bool expected_from_reference;
 	/* CPUs whose NMIs with no source exceed their credit (nmi_account()). */
 	u32 unexplained_cpus;
+	/*
+	 * CPUs whose NMIs with no source are explained only with the second
+	 * deliveries credited: one overflow in a VM exit delivered twice.
+	 */
+	u32 twice_needed_cpus;
 	/*
 	 * Strict mode (no NMI IPIs): CPUs on which a counter counting
 	 * instructions, and not wrapped silently by the host, serviced fewer

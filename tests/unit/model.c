@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* The host model of a KVM guest's PMU, LVTPC and NMIs; see model.h. */
 #include <pthread.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,10 +33,15 @@ struct mcpu {
 	bool fn_done;
 	/* The APIC and NMI state. */
 	u32 lvtpc;
-	u32 nmis_pending; /* KVM's nmi_pending: up to 2 outside an NMI, 1 inside */
+	u32 nmis_pending;  /* KVM's nmi_pending: up to 2 outside an NMI, 1 inside */
+	u32 nmi_queued;	   /* KVM's nmi_queued: kvm_inject_nmi() since process_nmi() */
+	u32 requests;	   /* KVM_REQ_* pending, by BIT(enum model_req) */
+	bool pmu_overflow; /* an emulated overflow kvm_pmu_handle_event() will find */
 	bool in_nmi, irq_pending, in_irq, in_workload;
-	/* In a VM exit, and whether it has delivered a PMI yet. */
-	bool in_exit, exit_pmi;
+	bool in_exit;
+	/* The PMI whose NMI no VM-entry has injected yet: since, and cancels since. */
+	bool pmi_waiting;
+	u64 pmi_at, pmi_cancels;
 	/* model_lose_overflow(): the status bit, and resumes to let by first. */
 	s32 lose_bit;
 	u32 lose_skip;
@@ -58,31 +64,91 @@ static struct {
 	pthread_cond_t turn;
 	u32 current;
 	bool stopping, registered;
+	FILE *rec;
+	u32 lose_every;
+	u64 records, lost;
 } m = { .lock = PTHREAD_MUTEX_INITIALIZER, .turn = PTHREAD_COND_INITIALIZER };
 
 static __thread struct mcpu *self;
 
 /*
- * The profiles. exit_cycles: a VM exit's round trip, longer where each
- * emulated instruction reprograms the counters at once (6.1's
- * kvm_pmu_incr_counter() calls __reprogram_counter()) than where
- * kvm_pmu_handle_event() does it once at VM-entry.
+ * The profiles (docs/pmi.md). exit_cycles: a VM exit's round trip, and
+ * REPROGRAM_CYCLES more for each reprogram of the counters; a cancelled
+ * entry costs CANCEL_CYCLES (it undoes the injection and loops again).
+ * Checked against the sources: 6.1.y has a16eb25b09c0 and 49ff3b4aec51
+ * (the stable backport of the latter, "[PATCH 6.1 123/141]", 2024-04-23,
+ * lapic.c:2548 kvm_apic_local_deliver()) and still the irq_work of
+ * __kvm_perf_overflow() (pmu.c:91-97, 138-141 in 6.1.141) with no
+ * KVM_REQ_PMI in kvm_vcpu_has_events(): no 73554b29bd70; 6.12.19 has
+ * KVM_REQ_PMI there (x86.c:11136).
  */
+#define REPROGRAM_CYCLES 10
+#define CANCEL_CYCLES 15
+
 const struct model_host model_hosts[MODEL_HOSTS] = {
-	[MODEL_HOST_6_1_0] = { "6.1.0",
-			       "none of a16eb25b09c0 73554b29bd70 fad505b2cb83 49ff3b4aec51", false,
-			       false, false, false, false, 30 },
-	[MODEL_HOST_6_1_60] = { "6.1.60", "a16eb25b09c0 73554b29bd70", true, true, true, false,
-				false, 30 },
-	[MODEL_HOST_6_6] = { "6.6", "a16eb25b09c0 73554b29bd70", true, true, true, false, true,
-			     20 },
-	[MODEL_HOST_6_7] = { "6.7", "a16eb25b09c0 73554b29bd70 fad505b2cb83", true, true, true,
-			     true, true, 20 },
-	[MODEL_HOST_6_9] = { "6.9", "a16eb25b09c0 73554b29bd70 fad505b2cb83 49ff3b4aec51", true,
-			     false, true, true, true, 20 },
-	[MODEL_HOST_STABLE] = { "stable", "a16eb25b09c0 73554b29bd70 49ff3b4aec51", true, false,
-				true, false, false, 30 },
+	[MODEL_HOST_6_1_0] = { .name = "6.1.0",
+			       .commits = "none of a16eb25b09c0 73554b29bd70 fad505b2cb83 "
+					  "49ff3b4aec51",
+			       .exit_cycles = 20 },
+	[MODEL_HOST_6_1_141] = { .name = "6.1.141",
+				 .commits = "a16eb25b09c0 49ff3b4aec51",
+				 .mask_intel = true,
+				 .exit_cycles = 20 },
+	[MODEL_HOST_6_6] = { .name = "6.6",
+			     .commits = "a16eb25b09c0 73554b29bd70",
+			     .mask_intel = true,
+			     .mask_amd = true,
+			     .one_pmi_per_exit = true,
+			     .deferred_reprogram = true,
+			     .exit_cycles = 20 },
+	[MODEL_HOST_6_6_Y] = { .name = "6.6.y",
+			       .commits = "a16eb25b09c0 73554b29bd70 49ff3b4aec51",
+			       .mask_intel = true,
+			       .one_pmi_per_exit = true,
+			       .deferred_reprogram = true,
+			       .exit_cycles = 20 },
+	[MODEL_HOST_6_7] = { .name = "6.7",
+			     .commits = "a16eb25b09c0 73554b29bd70 fad505b2cb83",
+			     .mask_intel = true,
+			     .mask_amd = true,
+			     .one_pmi_per_exit = true,
+			     .pmi_before_nmi = true,
+			     .deferred_reprogram = true,
+			     .exit_cycles = 20 },
+	[MODEL_HOST_6_9] = { .name = "6.9",
+			     .commits = "a16eb25b09c0 73554b29bd70 fad505b2cb83 49ff3b4aec51",
+			     .mask_intel = true,
+			     .one_pmi_per_exit = true,
+			     .pmi_before_nmi = true,
+			     .deferred_reprogram = true,
+			     .exit_cycles = 20 },
+	[MODEL_HOST_MEDIATED] = { .name = "mediated",
+				  .commits = "a16eb25b09c0 73554b29bd70 fad505b2cb83 49ff3b4aec51 "
+					     "kvm-x86-pmu-6.20",
+				  .mask_intel = true,
+				  .one_pmi_per_exit = true,
+				  .pmi_before_nmi = true,
+				  .deferred_reprogram = true,
+				  .mediated = true,
+				  .exit_cycles = 20 },
 };
+
+/*
+ * vcpu_enter_guest()'s request checks, of the three that matter here:
+ * KVM_REQ_NMI (process_nmi()) before KVM_REQ_PMU (kvm_pmu_handle_event())
+ * and KVM_REQ_PMI (kvm_pmu_deliver_pmi()) until fad505b2cb83, after them
+ * from it; KVM_REQ_EVENT (kvm_check_and_inject_events()) comes after the
+ * request block in both.
+ */
+static const enum model_req nmi_first[] = { MODEL_REQ_NMI, MODEL_REQ_PMU, MODEL_REQ_PMI,
+					    MODEL_REQ_EVENT, MODEL_REQS };
+static const enum model_req pmi_first[] = { MODEL_REQ_PMU, MODEL_REQ_PMI, MODEL_REQ_NMI,
+					    MODEL_REQ_EVENT, MODEL_REQS };
+
+const enum model_req *model_request_order(const struct model_host *h)
+{
+	return h->pmi_before_nmi ? pmi_first : nmi_first;
+}
 
 const char *const model_pmu_names[MODEL_PMUS] = {
 	[MODEL_INTEL_V2] = "Intel v2",
@@ -127,9 +193,10 @@ static bool intel(void)
 	return m.c.vendor == PMU_INTEL;
 }
 
+/* Intel architectural v2 on, AMD PerfMonV2: PERF_GLOBAL_CTRL and STATUS. */
 static bool has_global(void)
 {
-	return intel() ? m.c.version >= 2 : m.c.version >= 2;
+	return m.c.version >= 2;
 }
 
 static u64 mask(u32 width)
@@ -155,19 +222,62 @@ static bool any_select_on(const struct mcpu *c)
 	return (c->fixed_ctrl & 0x333) != 0;
 }
 
+/* ---- What a host probe records ---- */
+
+#define PROBE_PID 4242
+#define PROBE_TID 5000 /* vCPU i's thread is PROBE_TID + i */
+/* struct kvm_vcpu *, as a kprobe's vcpu= argument shows it. */
+#define VCPU_PTR(c) (0xffff888104a40000ULL + 0x8000ULL * (c)->index)
+
+/* One record: on thread's vCPU thread, as perf script -F pid,tid,time,event,trace prints it. */
+static void record(const struct mcpu *thread, const char *event, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+static void record(const struct mcpu *thread, const char *event, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!m.rec)
+		return;
+	if (m.lose_every && ++m.records % m.lose_every == 0) {
+		m.lost++;
+		return;
+	}
+	fprintf(m.rec, "%8u/%-6u %llu.%09llu: %28s: ", PROBE_PID, PROBE_TID + thread->index,
+		m.now / m.c.tsc_hz, m.now % m.c.tsc_hz * (1000000000ULL / m.c.tsc_hz), event);
+	va_start(ap, fmt);
+	vfprintf(m.rec, fmt, ap);
+	va_end(ap);
+	fputc('\n', m.rec);
+}
+
+/* ---- KVM ---- */
+
+/*
+ * kvm_inject_nmi(): queued, and KVM_REQ_NMI; on the thread that runs it
+ * (a sender's, for an NMI IPI).
+ */
+static void inject_nmi(struct mcpu *c)
+{
+	c->nmi_queued++;
+	c->requests |= BIT(MODEL_REQ_NMI);
+	record(me(), "hvprobe:inject_nmi", "(kvm_inject_nmi+0x0/0x40) vcpu=0x%llx", VCPU_PTR(c));
+}
+
 /*
  * KVM's process_nmi(): two NMIs may be pending when the vCPU is not in
  * one (the first is injected at once, the second waits for its IRET),
  * one when it is; the rest merge, as on bare metal (SDM Vol 3A 6.7.1).
  */
-static void raise_nmi(struct mcpu *c)
+static void process_nmi(struct mcpu *c)
 {
 	u32 limit = c->in_nmi ? 1 : 2;
 
-	if (c->nmis_pending >= limit)
-		c->truth.nmis_merged++;
-	else
-		c->nmis_pending++;
+	for (; c->nmi_queued; c->nmi_queued--)
+		if (c->nmis_pending >= limit)
+			c->truth.nmis_merged++;
+		else
+			c->nmis_pending++;
 }
 
 static void fire(struct model_injection *i)
@@ -186,7 +296,7 @@ static void fire(struct model_injection *i)
 	t->truth.injected++;
 	if (!i->spurious)
 		__atomic_fetch_add(&nmi_cpu(i->target)->mail, 1, __ATOMIC_RELEASE);
-	raise_nmi(t);
+	inject_nmi(t);
 }
 
 static void injections_after_pmi(struct mcpu *c)
@@ -197,27 +307,114 @@ static void injections_after_pmi(struct mcpu *c)
 			fire(&m.inject[k]);
 }
 
-/* kvm_pmu_deliver_pmi(): through LVTPC, masking it where the host does. */
+/*
+ * kvm_pmu_deliver_pmi(): kvm_apic_local_deliver() of LVTPC, which drops
+ * it while LVTPC is masked, masks LVTPC where the host does, and in NMI
+ * mode queues an NMI (kvm_inject_nmi()); a fixed vector is accepted into
+ * the IRR for KVM_REQ_EVENT.
+ */
 static void deliver_pmi(struct mcpu *c)
 {
+	record(c, "hvprobe:pmi", "(kvm_pmu_deliver_pmi+0x0/0x60) vcpu=0x%llx", VCPU_PTR(c));
 	if (c->lvtpc & APIC_LVT_MASKED) {
 		c->truth.pmis_dropped++;
 		return;
 	}
 	c->truth.pmis_raised++;
-	if ((c->lvtpc & APIC_LVT_DELIVERY_MODE) == APIC_LVT_DM_NMI)
-		raise_nmi(c);
-	else
+	if ((c->lvtpc & APIC_LVT_DELIVERY_MODE) == APIC_LVT_DM_NMI) {
+		inject_nmi(c);
+		if (!c->pmi_waiting) {
+			c->pmi_waiting = true;
+			c->pmi_at = m.now;
+			c->pmi_cancels = 0;
+		}
+	} else {
+		record(c, "kvm:kvm_apic_accept_irq", "apicid %x vec %u (Fixed|edge)", c->index,
+		       (u32)(c->lvtpc & APIC_ICR_VECTOR_MASK));
 		c->irq_pending = true;
+		c->requests |= BIT(MODEL_REQ_EVENT);
+	}
 	if (intel() ? m.c.host->mask_intel : m.c.host->mask_amd)
 		c->lvtpc |= APIC_LVT_MASKED;
+	if (m.c.doubling) {
+		c->truth.doubled++;
+		inject_nmi(c);
+	}
 	injections_after_pmi(c);
 }
 
+/* The request checks, in the host's order (model_request_order()). */
+static void service_requests(struct mcpu *c)
+{
+	for (const enum model_req *r = model_request_order(m.c.host); *r != MODEL_REQS; r++) {
+		if (!(c->requests & BIT(*r)))
+			continue;
+		c->requests &= ~BIT(*r);
+		switch (*r) {
+		case MODEL_REQ_NMI: process_nmi(c); break;
+		case MODEL_REQ_PMU:
+			/* kvm_pmu_handle_event(): the emulated counts, reprogrammed at entry. */
+			c->truth.reprograms_at_entry++;
+			m.now += REPROGRAM_CYCLES;
+			if (c->pmu_overflow)
+				c->requests |= BIT(MODEL_REQ_PMI);
+			c->pmu_overflow = false;
+			break;
+		case MODEL_REQ_PMI: deliver_pmi(c); break;
+		default: break; /* KVM_REQ_EVENT: the IRR is the guest's at its next point */
+		}
+	}
+}
+
 /*
- * An overflow: its status bit, and with INT a PMI. In a VM exit, 73554b29bd70
- * makes it one KVM_REQ_PMI for the whole exit; before it, the overflow is
- * delivered twice, by irq_work and by the request.
+ * vcpu_enter_guest(): the requests, the injection, and the last check
+ * (kvm_vcpu_exit_request()): a request raised after its check was passed
+ * cancels the entry (cancel_injection) and the loop runs again. Then the
+ * entry, injecting a pending NMI unless the guest blocks NMIs.
+ */
+static void vcpu_enter_guest(struct mcpu *c)
+{
+	bool injects;
+
+	for (;;) {
+		service_requests(c);
+		if (!c->requests)
+			break;
+		c->truth.cancels++;
+		c->pmi_cancels++;
+		m.now += CANCEL_CYCLES;
+		record(c, "hvprobe:cancel", "(vmx_cancel_injection+0x0/0x50) vcpu=0x%llx",
+		       VCPU_PTR(c));
+	}
+	injects = c->nmis_pending && !c->in_nmi;
+	if (injects && c->pmi_waiting) {
+		c->truth.pmi_nmis++;
+		c->truth.pmi_to_entry += m.now - c->pmi_at;
+		c->truth.pmi_cancels += c->pmi_cancels;
+		c->pmi_waiting = false;
+	}
+	c->truth.entries++;
+	record(c, "kvm:kvm_entry", "vcpu %u, rip 0x%x", c->index, injects ? 0x1000 : 0x1004);
+}
+
+/* A VM exit for why, other than an emulated instruction's: then the entry. */
+static void exit_and_enter(struct mcpu *c, const char *why)
+{
+	c->truth.exits++;
+	m.now += m.c.host->exit_cycles;
+	record(c, "kvm:kvm_exit", "reason %s rip 0x1000 info 0 0", why);
+	vcpu_enter_guest(c);
+}
+
+/*
+ * An overflow: its status bit, and with INT a PMI. In the guest, the
+ * host's perf event overflows with it and the host's PMI (an NMI, or
+ * with the mediated vPMU its own vector) exits the vCPU; KVM raises
+ * KVM_REQ_PMI (__kvm_perf_overflow(), kvm_handling_nmi_from_guest()),
+ * serviced at the VM-entry that follows. In an exit, on an instruction
+ * KVM emulates: KVM_REQ_PMI at once, or from KVM_REQ_PMU where the
+ * reprogram is deferred; before 73554b29bd70 the irq_work delivers it
+ * in the exit as well.
  */
 static void overflow(struct mcpu *c, u32 bit, bool interrupt)
 {
@@ -227,16 +424,18 @@ static void overflow(struct mcpu *c, u32 bit, bool interrupt)
 	if (!interrupt)
 		return;
 	if (!c->in_exit) {
-		deliver_pmi(c);
-	} else if (m.c.host->one_pmi_per_exit) {
-		if (!c->exit_pmi)
-			deliver_pmi(c);
-		c->exit_pmi = true;
-	} else {
+		c->requests |= BIT(MODEL_REQ_PMI);
+		exit_and_enter(c, m.c.host->mediated ? "EXTERNAL_INTERRUPT" : "EXCEPTION_NMI");
+		return;
+	}
+	if (!m.c.host->one_pmi_per_exit) {
 		c->truth.pmis_twice++;
 		deliver_pmi(c);
-		deliver_pmi(c);
 	}
+	if (m.c.host->deferred_reprogram)
+		c->pmu_overflow = true;
+	else
+		c->requests |= BIT(MODEL_REQ_PMI);
 }
 
 static void count(struct mcpu *c, u64 *value, u32 width, u64 events, u32 bit, bool interrupt)
@@ -330,6 +529,9 @@ static void take_interrupts(struct mcpu *c)
 			if (m.handlers[X86_TRAP_NMI])
 				m.handlers[X86_TRAP_NMI](&f);
 			c->in_nmi = false;
+			/* The IRET opens the NMI window KVM asked to exit on. */
+			if (c->nmis_pending)
+				exit_and_enter(c, "NMI_WINDOW");
 		} else {
 			c->irq_pending = false;
 			c->in_irq = true;
@@ -342,11 +544,23 @@ static void take_interrupts(struct mcpu *c)
 	}
 }
 
+/*
+ * A request another CPU (or the model) posted while this vCPU ran:
+ * kvm_vcpu_kick()'s IPI exits it, and the entry after services it.
+ */
+static void kicked(struct mcpu *c)
+{
+	if (c->requests && !c->in_exit)
+		exit_and_enter(c, "EXTERNAL_INTERRUPT");
+}
+
 /* Where modelled code touches the machine: interrupts, and maybe another CPU. */
 static void point(struct mcpu *c)
 {
+	kicked(c);
 	take_interrupts(c);
 	maybe_switch(c);
+	kicked(c);
 	take_interrupts(c);
 }
 
@@ -358,12 +572,21 @@ static struct mcpu *cpu_by_apic_id(u32 id)
 	return NULL;
 }
 
+static void exit_enter(struct mcpu *c, u32 events);
+static void exit_leave(struct mcpu *c);
+
+/* An NMI IPI: the sender's ICR write exits, and KVM queues the NMI on the target. */
 static void send_nmi(const struct percpu *to)
 {
-	struct mcpu *t = cpu_by_apic_id(to->apic_id);
+	struct mcpu *t = cpu_by_apic_id(to->apic_id), *c = me();
 
-	if (t)
-		raise_nmi(t);
+	exit_enter(c, m.c.apic_events);
+	if (t) {
+		record(c, "kvm:kvm_apic_ipi", "dst %x vec 0 (NMI|physical|assert|edge|dst)",
+		       t->index);
+		inject_nmi(t);
+	}
+	exit_leave(c);
 }
 
 static void injections_after(struct mcpu *c, u32 msr, bool read)
@@ -381,23 +604,45 @@ static void injections_after(struct mcpu *c, u32 msr, bool read)
 
 /* ---- VM exits ---- */
 
+static bool counting(const struct mcpu *c)
+{
+	for (u32 i = 0; i < m.c.gp_counters; i++)
+		if (gp_enabled(c, i))
+			return true;
+	for (u32 i = 0; i < m.c.fixed_counters; i++)
+		if (fixed_enabled(c, i))
+			return true;
+	return false;
+}
+
 /*
  * The guest instructions up to the exiting one retire in the guest; the
- * exiting one retires in the exit, by KVM's emulation, after the access.
+ * exiting one retires in the exit, by KVM's emulation, after the access:
+ * its count reprograms the counters there, or at the entry where that
+ * is deferred. Then vcpu_enter_guest().
  */
 static void exit_enter(struct mcpu *c, u32 events)
 {
 	retire(c, events - 1);
 	c->in_exit = true;
-	c->exit_pmi = false;
 	c->truth.exits++;
 	m.now += m.c.host->exit_cycles;
+	record(c, "kvm:kvm_exit", "reason MSR rip 0x1000 info 0 0");
 }
 
 static void exit_leave(struct mcpu *c)
 {
+	bool counted = counting(c);
+
 	retire(c, 1);
+	if (counted && m.c.host->deferred_reprogram) {
+		c->requests |= BIT(MODEL_REQ_PMU);
+	} else if (counted) {
+		c->truth.reprograms_in_exit++;
+		m.now += REPROGRAM_CYCLES;
+	}
 	c->in_exit = false;
+	vcpu_enter_guest(c);
 }
 
 /* ---- MSRs ---- */
@@ -534,15 +779,34 @@ static bool msr_write(struct mcpu *c, u32 msr, u64 val)
 	return true;
 }
 
+/*
+ * Whether an access to msr exits: with the mediated vPMU the guest owns
+ * the PMU's MSRs between entry and exit, and their accesses do not.
+ */
+static bool msr_exits(struct mcpu *c, u32 msr)
+{
+	bool legacy;
+
+	if (!m.c.host->mediated)
+		return true;
+	return !gp_counter(c, msr, &legacy) && !evtsel(c, msr) && msr != status_msr() &&
+	       msr != ctrl_msr() && msr != clear_msr() && msr != MSR_IA32_FIXED_CTR_CTRL;
+}
+
 u64 rdmsr(u32 msr)
 {
 	struct mcpu *c = me();
+	bool exits = msr_exits(c, msr);
 	u64 val;
 
-	exit_enter(c, m.c.access_events);
+	if (exits)
+		exit_enter(c, m.c.access_events);
+	else
+		retire(c, m.c.access_events);
 	if (!msr_read(c, msr, &val))
 		model_bug("rdmsr of an MSR the model does not have", msr);
-	exit_leave(c);
+	if (exits)
+		exit_leave(c);
 	injections_after(c, msr, true);
 	point(c);
 	return val;
@@ -551,11 +815,16 @@ u64 rdmsr(u32 msr)
 void wrmsr(u32 msr, u64 val)
 {
 	struct mcpu *c = me();
+	bool exits = msr_exits(c, msr);
 
-	exit_enter(c, m.c.access_events);
+	if (exits)
+		exit_enter(c, m.c.access_events);
+	else
+		retire(c, m.c.access_events);
 	if (!msr_write(c, msr, val))
 		model_bug("wrmsr of an MSR the model does not have", msr);
-	exit_leave(c);
+	if (exits)
+		exit_leave(c);
 	injections_after(c, msr, false);
 	point(c);
 }
@@ -907,8 +1176,9 @@ void model_start(const struct model_config *c)
 		cpu->fixed_ctrl = cpu->global_ctrl = cpu->global_status = 0;
 		cpu->perf_capabilities = c->fw_write ? PERF_CAP_FW_WRITE : 0;
 		cpu->lvtpc = APIC_LVT_MASKED;
-		cpu->nmis_pending = 0;
+		cpu->nmis_pending = cpu->nmi_queued = cpu->requests = 0;
 		cpu->in_nmi = cpu->irq_pending = cpu->in_irq = cpu->in_exit = false;
+		cpu->pmu_overflow = cpu->pmi_waiting = false;
 		cpu->lose_bit = -1;
 		cpu->index = i;
 		cpu->stall_from = cpu->stall_until = 0;
@@ -959,7 +1229,22 @@ void model_lose_overflow(u32 cpu, u32 bit, u32 skip)
 
 void model_spurious_nmi(u32 cpu)
 {
-	raise_nmi(&m.cpu[cpu]);
+	inject_nmi(&m.cpu[cpu]);
+}
+
+u64 model_record(void *out, u32 lose_every)
+{
+	u64 lost = m.lost;
+
+	m.rec = out;
+	m.lose_every = lose_every;
+	m.records = m.lost = 0;
+	return lost;
+}
+
+void model_mark(u8 what)
+{
+	record(&m.cpu[0], "kvm:kvm_pio", "pio_write at 0x80 size 1 count 1 val 0x%x ", what);
 }
 
 const struct model_truth *model_truth(u32 cpu)

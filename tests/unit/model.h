@@ -48,35 +48,57 @@
 #define MODEL_COUNTERS 8 /* GP counters, then fixed ones, by status bit */
 
 /*
- * A KVM host, by what the PMI stress can meet of it. Versions are
- * mainline's; stable trees took the fixes at other points (6.1.y got
- * a16eb25b09c0 and 73554b29bd70 around 6.1.60), so a profile is its
- * commits, and the version only an example.
+ * A KVM host, by what the PMI stress can meet of it: each behaviour is
+ * a commit, and a profile the commits one kernel has (checked against
+ * the sources of 6.1.y, 6.6.y and 6.12.y; docs/pmi.md's table). Each is
+ * read where the model runs KVM's side (model.c's vcpu_enter_guest()):
+ *
+ * - mask_intel, mask_amd: kvm_apic_local_deliver() masks LVTPC when it
+ *   delivers a PMI (a16eb25b09c0), for Intel-compatible guests only
+ *   from 49ff3b4aec51.
+ * - one_pmi_per_exit: 73554b29bd70 removed the irq_work
+ *   (kvm_pmi_trigger_fn()); without it, an overflow of an instruction
+ *   KVM emulates is delivered by the irq_work in the exit and again by
+ *   KVM_REQ_PMI at the VM-entry.
+ * - pmi_before_nmi: fad505b2cb83; before it vcpu_enter_guest() checks
+ *   KVM_REQ_NMI before KVM_REQ_PMU and KVM_REQ_PMI, so the NMI the PMI's
+ *   delivery queues is found by kvm_vcpu_exit_request(), and the entry is
+ *   cancelled (cancel_injection) and redone.
+ * - deferred_reprogram: from 6.2 an emulated instruction's count is
+ *   applied at VM-entry by kvm_pmu_handle_event() (KVM_REQ_PMU), whose
+ *   overflow then raises KVM_REQ_PMI; before, in the exit itself
+ *   (kvm_pmu_incr_counter()), at a reprogram's cost each.
+ * - mediated: the mediated vPMU (kvm.enable_mediated_pmu): the guest owns
+ *   the counters, their MSR accesses do not exit, and an overflow
+ *   reaches the host on a dedicated vector, not the host's perf NMI.
  */
 struct model_host {
 	const char *name;
 	const char *commits; /* which of the four the profile has */
-	/* a16eb25b09c0 masks LVTPC on delivery; 49ff3b4aec51 stops it for AMD. */
 	bool mask_intel, mask_amd;
-	/* 73554b29bd70: at most one PMI per VM exit. */
 	bool one_pmi_per_exit;
-	/* fad505b2cb83: NMI requests after PMI requests, no cancelled VM-entry. */
 	bool pmi_before_nmi;
-	/* Reprogramming at VM-entry (kvm_pmu_handle_event()) rather than per emulated instruction.
-	 */
 	bool deferred_reprogram;
-	u32 exit_cycles; /* an exit's cost in model time */
+	bool mediated;
+	u32 exit_cycles; /* an exit's round trip in model time */
 };
 
 enum model_host_id {
-	MODEL_HOST_6_1_0,  /* 6.1.0 to about 6.1.59, 6.2 to 6.5: none of the four */
-	MODEL_HOST_6_1_60, /* 6.1.y with a16eb25b09c0 and 73554b29bd70 */
-	MODEL_HOST_6_6,	   /* a16eb25b09c0, 73554b29bd70 */
-	MODEL_HOST_6_7,	   /* and fad505b2cb83 */
-	MODEL_HOST_6_9,	   /* and 49ff3b4aec51: all four (6.12 too) */
-	MODEL_HOST_STABLE, /* a stable tree with a16eb25b09c0, 73554b29bd70, 49ff3b4aec51 */
+	MODEL_HOST_6_1_0,    /* 6.1.0 to about 6.1.58: none of the four */
+	MODEL_HOST_6_1_141,  /* 6.1.y with a16eb25b09c0 and 49ff3b4aec51 */
+	MODEL_HOST_6_6,	     /* a16eb25b09c0, 73554b29bd70 */
+	MODEL_HOST_6_6_Y,    /* 6.6.y: and 49ff3b4aec51 */
+	MODEL_HOST_6_7,	     /* a16eb25b09c0, 73554b29bd70, fad505b2cb83 */
+	MODEL_HOST_6_9,	     /* and 49ff3b4aec51: all four (6.12 too) */
+	MODEL_HOST_MEDIATED, /* all four, with the mediated vPMU on */
 	MODEL_HOSTS
 };
+
+/* The requests vcpu_enter_guest() services, and KVM_REQ_EVENT after them. */
+enum model_req { MODEL_REQ_NMI, MODEL_REQ_PMU, MODEL_REQ_PMI, MODEL_REQ_EVENT, MODEL_REQS };
+
+/* The order host h checks its requests in, MODEL_REQS-terminated. */
+const enum model_req *model_request_order(const struct model_host *h);
 
 extern const struct model_host model_hosts[MODEL_HOSTS];
 
@@ -94,6 +116,11 @@ struct model_config {
 	u32 entry_events;
 	u32 switch_permille;
 	u64 seed;
+	/*
+	 * A broken host: one more NMI, with no source, queued after every
+	 * PMI delivered (what a second delivery of every PMI looks like).
+	 */
+	bool doubling;
 };
 
 /* What really happened on one CPU, since model_start(). */
@@ -106,6 +133,17 @@ struct model_truth {
 	u64 nmis_nested; /* taken inside the handler: NMI blocking ended early */
 	u64 injected;
 	u64 exits;
+	/* KVM's side: VM-entries, and those cancelled at the last check. */
+	u64 entries, cancels;
+	/*
+	 * PMIs delivered in NMI mode whose NMI a VM-entry injected: model
+	 * time from kvm_pmu_deliver_pmi() to that entry, and the cancels in
+	 * between, summed.
+	 */
+	u64 pmi_nmis, pmi_to_entry, pmi_cancels;
+	/* Counter reprograms for emulated instructions: in the exit, at VM-entry. */
+	u64 reprograms_in_exit, reprograms_at_entry;
+	u64 doubled; /* the doubling host's extra NMIs */
 };
 
 enum model_trigger {
@@ -165,6 +203,17 @@ void model_spurious_nmi(u32 cpu);
 void model_lose_overflow(u32 cpu, u32 bit, u32 skip);
 
 const struct model_truth *model_truth(u32 cpu);
+/*
+ * What a host probe records from now on (tools/pmi-verdict's events, as
+ * perf script prints them): VM-entries and exits, cancelled entries, PMI
+ * deliveries, NMI injections, NMI IPIs, accepted LVTPC interrupts and
+ * the guest's window marks, one line each on out; with lose_every, every
+ * lose_every-th record is dropped instead and counted as perf's LOST.
+ * NULL stops; returns the records lost.
+ */
+u64 model_record(void *out, u32 lose_every);
+/* A window mark (kvm:kvm_pio of HOST_MARK_PORT) from CPU 0, now. */
+void model_mark(u8 what);
 /* Run n workload instructions on the calling CPU, outside the workload loop. */
 void model_run(u64 n);
 
