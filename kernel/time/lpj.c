@@ -111,10 +111,8 @@ static u64 offered_lpj(const struct rate_source *s, u32 hz)
  * x86_hyper (platform: that code alone runs). With any_platform, the
  * rule whatever the platform, as preset_rule lists it.
  */
-static bool lpj_policy_takes(const struct lpj_policy *policy,
-			     const struct rate_source *s,
-			     const struct rate_platform *platform,
-			     bool any_platform)
+static bool lpj_policy_takes(const struct lpj_policy *policy, const struct rate_source *s,
+			     const struct rate_platform *platform, bool any_platform)
 {
 	if (!(s->lpj_flags & policy->preset_flags))
 		return false;
