@@ -408,6 +408,10 @@ def run_many(args):
         if not (batch_dir / batch.INDEX).is_file():
             args.parser.error(f"--resume {args.resume}: no {batch.INDEX} "
                               "there")
+        refusal = batch.resume_refusal(batch_dir, args.specs, args.about)
+        if refusal:
+            args.parser.error(f"--resume {args.resume}: {refusal}; nothing "
+                              "there was touched")
         if not args.no_build:
             build()
     else:

@@ -329,7 +329,8 @@ class Resume(unittest.TestCase):
             self.assertEqual((record["verdict"], record["reason"],
                               record["resumed"], outcome),
                              ("fail", "x", True, None))
-            self.assertIsNone(batch.earlier(specs[1], d))
+            self.assertIsNone(batch.earlier(specs[1], d,
+                                            {specs[1].run_name}))
             self.assertFalse(partial.exists())
 
 

@@ -12,7 +12,10 @@ what it ran. An interrupt (Ctrl-C, SIGTERM, SIGHUP) cancels the runs not
 yet started, kills the running ones (serial.stop_all()), records both as
 "interrupted", writes the index and lets KeyboardInterrupt go on (exit
 130). With resume, a run whose folder already holds a results.json is
-taken from it instead of booted again.
+taken from it instead of booted again. A resume goes on only with the
+batch its index names (resume_refusal: the same matrix or scenarios, the
+same runs), and removes only the folders that index lists: a mistyped
+folder is refused, never cleared.
 """
 
 import concurrent.futures
@@ -21,6 +24,7 @@ import json
 import shutil
 import threading
 import time
+from collections.abc import Collection
 from pathlib import Path
 from typing import Any
 
@@ -38,11 +42,69 @@ from .progress import Progress
 INTERRUPTED = "interrupted"
 
 
-def earlier(spec, batch_dir) -> dict[str, Any] | None:
+def read_index(batch_dir) -> dict[str, Any]:
+    """batch_dir's index.json; ValueError (OSError's included) saying
+    why when it is not a readable batch index."""
+    try:
+        with open(Path(batch_dir) / INDEX) as f:
+            index = json.load(f)
+    except OSError as err:
+        raise ValueError(f"cannot read {INDEX}: {err.strerror}") from None
+    except ValueError as err:
+        raise ValueError(f"{INDEX} is not JSON: {err}") from None
+    if not isinstance(index, dict) or index.get("kind") != "batch" or \
+            not isinstance(index.get("runs"), list) or \
+            not all(isinstance(r, dict) for r in index["runs"]):
+        raise ValueError(f"{INDEX} is not a batch's index")
+    return index
+
+
+def listed_runs(index) -> set[str]:
+    """The run folders an index lists: the only ones a resume may clear."""
+    return {r["run"] for r in index["runs"] if isinstance(r.get("run"), str)}
+
+
+def resume_refusal(batch_dir, specs, about) -> str | None:
+    """Why going on with the batch in batch_dir as specs (about: what
+    they are, as run_all takes it) would be another batch's, or None
+    when its index names this one: the same matrix or scenarios, the
+    same planned runs (or, for an index that predates the plan, runs
+    that are all among these)."""
+    try:
+        index = read_index(batch_dir)
+    except ValueError as err:
+        return str(err)
+    for key in ("name", "matrix", "scenarios"):
+        if index.get(key) != about.get(key):
+            theirs = index.get("matrix") or index.get("scenarios") or \
+                index.get("name")
+            ours = about.get("matrix") or about.get("scenarios") or \
+                about.get("name")
+            return f"its {INDEX} is the batch of {theirs!r}, not of {ours!r}"
+    names = [s.run_name for s in specs]
+    plan = index.get("plan")
+    if plan is not None and plan != names:
+        return (f"its {INDEX} plans {len(plan) if isinstance(plan, list) else '?'}"
+                f" other runs than these {len(names)} (another --repeat, "
+                "or the scenarios changed)")
+    ours = {(s.name, s.repeat) for s in specs}
+    stray = [r.get("run") for r in index["runs"]
+             if (r.get("name"), r.get("repeat")) not in ours]
+    if stray:
+        return f"its {INDEX} lists runs this batch has not: " + \
+            ", ".join(str(r) for r in stray[:3])
+    return None
+
+
+def earlier(spec, batch_dir, listed=frozenset()) -> dict[str, Any] | None:
     """The record of spec's run from an earlier pass over batch_dir (its
-    results.json), or None; a folder a run left without one is removed,
-    so that the run takes its name again."""
+    results.json), or None. listed: the run folders the earlier pass's
+    index names; such a folder left without a results.json is removed,
+    so that the run takes its name again. A folder it does not list is
+    not this batch's to remove (the run then takes another name)."""
     run_dir = Path(batch_dir) / spec.run_name
+    if run_dir.name not in listed:
+        return None
     try:
         with open(run_dir / "results.json") as f:
             doc = json.load(f)
@@ -50,20 +112,24 @@ def earlier(spec, batch_dir) -> dict[str, Any] | None:
                 "repeat": spec.repeat, "verdict": doc["verdict"],
                 "reason": doc.get("crash"), "wall_s": None, "resumed": True}
     except (OSError, ValueError, KeyError, TypeError):
-        shutil.rmtree(run_dir, ignore_errors=True)
+        if run_dir.is_dir() and not run_dir.is_symlink():
+            shutil.rmtree(run_dir, ignore_errors=True)
         return None
 
 
-def run_one(spec, batch_dir, kvm,
-            resume=False) -> tuple[dict[str, Any], guest.Outcome | None]:
+def run_one(spec, batch_dir, kvm, resume: bool | Collection[str] = False
+            ) -> tuple[dict[str, Any], guest.Outcome | None]:
     """(record, outcome or None) for one spec, in batch_dir/its run
     name: the one way every command boots a guest (tools/run, bench,
     tools/check, tools/soak). Never raises for a run that cannot start,
     so that one bad run does not stop the batch. kvm is kvm_state()'s.
-    A negative run (expect_fail) adds "expected" to its record."""
+    A negative run (expect_fail) adds "expected" to its record. resume:
+    the run folders an earlier pass's index lists (True: spec's own), of
+    which a run with results is kept."""
     record = {"name": spec.name, "run": spec.run_name, "repeat": spec.repeat,
               "verdict": None, "reason": None, "wall_s": None}
-    if resume and (done := earlier(spec, batch_dir)):
+    listed = {spec.run_name} if resume is True else resume or ()
+    if resume and (done := earlier(spec, batch_dir, listed)):
         return done, None
     if spec.needs_kvm and not kvm.verdict()[0]:
         record["verdict"] = Status.SKIP
@@ -109,12 +175,16 @@ def run_all(specs, batch_dir, jobs, about, stream=None, live=None,
             resume=False) -> dict[str, Any]:
     """Run every spec; returns the index document (also written to
     batch_dir/index.json, after each run and at the end). about: what the
-    batch is (name, file...); resume: keep runs that have results."""
+    batch is (name, file...); resume: keep runs that have results, of
+    the folders batch_dir's index lists (the caller has checked it with
+    resume_refusal)."""
+    listed = listed_runs(read_index(batch_dir)) if resume else set()
     kvm = kvm_state()
     index = {"schema": results.SCHEMA, "kind": "batch", **about,
              "started_at": datetime.datetime.now(
                  datetime.timezone.utc).isoformat(timespec="seconds"),
-             "jobs": jobs, "complete": False, "runs": []}
+             "jobs": jobs, "complete": False,
+             "plan": [s.run_name for s in specs], "runs": []}
     records: list[dict[str, Any] | None] = [None] * len(specs)
     lock = threading.Lock()
 
@@ -125,7 +195,8 @@ def run_all(specs, batch_dir, jobs, about, stream=None, live=None,
     with Progress(len(specs), stream=stream, live=live) as progress:
         def one(i, spec) -> None:
             progress.started()
-            record, outcome = run_one(spec, batch_dir, kvm, resume)
+            record, outcome = run_one(spec, batch_dir, kvm,
+                                      listed if resume else False)
             bad = record["verdict"] not in (Status.PASS, Status.SKIP) \
                 and not record.get("expected")
             took = f" ({record['wall_s']:.1f} s)" if record["wall_s"] else ""
