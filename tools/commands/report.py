@@ -14,7 +14,7 @@ usage.
 
 import sys
 
-from tools.lib import cli
+from tools.lib import cli, text
 from tools.lib.analysis import report, resultset
 
 
@@ -53,5 +53,6 @@ def main(argv):
     if args.problems:
         for doc in docs:
             for problem in doc.get("problems") or []:
-                print(f"{doc.get('run')}: {problem}", file=sys.stderr)
+                print(text.escaped(f"{doc.get('run')}: {problem}"),
+                      file=sys.stderr)
     return 0

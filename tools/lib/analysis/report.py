@@ -10,6 +10,7 @@ import collections
 import fnmatch
 from typing import Any
 
+from .. import text
 from . import figures, resultset, stats, table
 from .table import Column, render as render_table
 
@@ -143,10 +144,10 @@ def rows_for(docs, extra=(), per_run=False
 
 def render(docs, fmt="text", extra=(), per_run=False) -> str:
     cols, rows, notes = rows_for(docs, extra, per_run)
-    text = render_table(cols, rows, fmt)
+    out = render_table(cols, rows, fmt)
     if fmt == "text" and notes:
-        text += "".join(f"note: {n}\n" for n in notes)
-    return text
+        out += "".join(f"note: {text.escaped(n)}\n" for n in notes)
+    return out
 
 
 def long_form(docs, fmt="text", patterns=("*",)) -> str:

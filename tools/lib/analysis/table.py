@@ -4,7 +4,10 @@ programs, Markdown for a README or a pull request.
 
 A table is a list of Column and a list of rows (dicts keyed by column
 key). Cells hold raw values (numbers stay numbers for CSV and JSON); the
-text forms format them with the column's function.
+text forms format them with the column's function. Names and verdicts
+come from results a guest wrote: every text cell and header of the
+text, CSV and Markdown forms is shown through text.escaped (JSON
+escapes control characters itself), and Markdown's | is escaped.
 """
 
 import csv
@@ -12,6 +15,8 @@ import io
 import json
 from dataclasses import dataclass
 from typing import Callable
+
+from .. import text
 
 FORMATS = ("text", "csv", "json", "markdown")
 
@@ -37,29 +42,37 @@ class Column:
         return f"{self.header} ({self.unit})" if self.unit else self.header
 
 
+def _csv_cell(value):
+    """A CSV cell: numbers as they are, anything else escaped."""
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        return value
+    return text.escaped(value)
+
+
 def render(columns, rows, fmt="text") -> str:
     if fmt == "csv":
         out = io.StringIO()
         writer = csv.writer(out, lineterminator="\n")
-        writer.writerow([c.title for c in columns])
+        writer.writerow([text.escaped(c.title) for c in columns])
         for row in rows:
-            writer.writerow(["" if row.get(c.key) is None else row.get(c.key)
-                             for c in columns])
+            writer.writerow(["" if row.get(c.key) is None else
+                             _csv_cell(row.get(c.key)) for c in columns])
         return out.getvalue()
     if fmt == "json":
         return json.dumps({"columns": [{"key": c.key, "header": c.header,
                                         "unit": c.unit} for c in columns],
                            "rows": [{c.key: row.get(c.key) for c in columns}
                                     for row in rows]}, indent=1) + "\n"
-    cells = [[c.title for c in columns]] + \
-        [[c.fmt(row.get(c.key)) for c in columns] for row in rows]
+    cells = [[text.escaped(c.title) for c in columns]] + \
+        [[text.escaped(c.fmt(row.get(c.key))) for c in columns]
+         for row in rows]
     widths = [max(len(r[i]) for r in cells) for i in range(len(columns))]
 
     def line(values, sep="  ") -> str:
         return sep.join(v.rjust(w) if c.numeric else v.ljust(w)
                         for v, w, c in zip(values, widths, columns)).rstrip()
     if fmt == "markdown":
-        head = "| " + " | ".join(v.ljust(w) for v, w in
+        head = "| " + " | ".join(v.ljust(w).replace("|", "\\|") for v, w in
                                  zip(cells[0], widths)) + " |"
         rule = "|" + "|".join(("-" * (w + 1) + ":") if c.numeric
                               else "-" * (w + 2)

@@ -31,6 +31,7 @@ from pathlib import Path
 
 from ... import ROOT
 from ..launch import serial
+from ..text import escaped
 from . import hostkernel
 
 BUSYBOX = Path("/bin/busybox")
@@ -218,7 +219,8 @@ class Console(serial.Console):
 
     def line(self, raw, text, stamp) -> bool:
         if text and self.stream is not None:
-            print(f"[L1 {self.label}] {text}", file=self.stream, flush=True)
+            print(f"[L1 {self.label}] {escaped(text)}", file=self.stream,
+                  flush=True)
         return False
 
 

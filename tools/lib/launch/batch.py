@@ -29,7 +29,7 @@ from pathlib import Path
 from typing import Any
 
 from ... import ROOT
-from .. import hostinfo
+from .. import hostinfo, text
 from ..analysis import results
 from ..base import jsonfile
 from ..base.files import INDEX
@@ -205,11 +205,11 @@ def run_all(specs, batch_dir, jobs, about, stream=None, live=None,
                 line += f": {record['reason']}"
             if record.get("resumed"):
                 line += " (from an earlier pass)"
-            progress.finished(line, failed=bad,
+            progress.finished(text.escaped(line), failed=bad,
                               skipped=record["verdict"] == Status.SKIP)
             if bad and outcome is not None:
                 # The lines that say why, as a single run prints them.
-                detail = [f"    {x}" for x in outcome.lines
+                detail = [f"    {text.escaped(x)}" for x in outcome.lines
                           if not x.startswith(("PASS", "SKIP"))]
                 progress.note("\n".join(detail))
             with lock:

@@ -17,6 +17,7 @@ from typing import Any
 
 from ... import ROOT
 from .. import cli, hostinfo
+from ..text import escaped
 from ..analysis import ktap, results
 from ..base import jsonfile
 from ..base.exits import CannotRun
@@ -122,7 +123,7 @@ class Run(serial.Console):
                 shown_text = text if len(text) <= SHOWN_LINE else \
                     f"{text[:SHOWN_LINE]} [... {len(text) - SHOWN_LINE} more]"
                 try:
-                    print(shown_text, flush=True)
+                    print(escaped(shown_text), flush=True)
                 except BrokenPipeError:
                     cli.reader_gone()
                     self.quiet = True
