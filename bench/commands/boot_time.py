@@ -44,7 +44,8 @@ def summary(values):
 
 
 def main(argv):
-    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                allow_abbrev=False)
     p.add_argument("-n", type=int, default=5, help="runs per boot path")
     p.add_argument("--accel", default="tcg", choices=("tcg", "kvm", "auto"))
     p.add_argument("--boot", action="append", choices=BOOTS,

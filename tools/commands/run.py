@@ -160,6 +160,10 @@ def parse_args(argv):
         p.error("--timeout must be a number of seconds, 0 < S < 1000000")
     if args.name is not None and not re.fullmatch(r"[\w.+-]+", args.name):
         p.error("--name may hold letters, digits and . _ + - only")
+    if args.host_kernel and os.environ.get("HVPROBE_NESTED"):
+        # The job L1 runs sets it (nested.run): one L1 per command.
+        p.error("--host-kernel cannot be given inside L1 "
+                "($HVPROBE_NESTED is set)")
     if args.host_modules and not args.host_kernel:
         p.error("--host-modules goes with --host-kernel")
     if args.host_kernel and (args.accel == "tcg" or

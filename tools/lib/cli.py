@@ -17,10 +17,13 @@ _REST = object()
 
 def parser(prog, doc, epilog=_REST) -> argparse.ArgumentParser:
     """An ArgumentParser for prog, described by doc; epilog (default:
-    doc's paragraphs after the first; None for none) below the options."""
+    doc's paragraphs after the first; None for none) below the options.
+    Options are taken by their full names only: a command that passes
+    its command line on less some options (tools/run inside L1) finds
+    them by name, and a prefix would slip past it."""
     first, _, rest = doc.partition("\n\n")
     return argparse.ArgumentParser(
-        prog=prog, description=first,
+        prog=prog, description=first, allow_abbrev=False,
         epilog=rest if epilog is _REST else epilog,
         formatter_class=argparse.RawDescriptionHelpFormatter)
 

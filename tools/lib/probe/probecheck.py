@@ -202,7 +202,7 @@ def main(argv) -> int:
     4 skipped. LOG_DIR/host-probe/host-probe.json holds the counts."""
     import argparse
     p = argparse.ArgumentParser(
-        prog="python3 -m tools.lib.probe.probecheck",
+        prog="python3 -m tools.lib.probe.probecheck", allow_abbrev=False,
         description="make check's host-probe row alone: nmi_storm under "
                     "KVM with the host probe attached, judged.",
         epilog="exit status: 0 passed, 1 failed or could not run, 2 bad "
