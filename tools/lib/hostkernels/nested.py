@@ -1,17 +1,28 @@
 # SPDX-License-Identifier: MIT
-"""A host kernel as L1: boot it under QEMU with this machine's own root
-shared read-only, load KVM, and run commands of this checkout inside it
-(tools/run, above all), whose guests are then L2 under a real upstream
-KVM. One L1 boot serves a list of commands.
+"""A host kernel as L1: boot it under QEMU with the folders of this
+machine its job needs shared read-only, load KVM, and run commands of
+this checkout inside it (tools/run, above all), whose guests are then L2
+under a real upstream KVM. One L1 boot serves a list of commands.
 
 L1 gets a busybox initramfs built here (hostkernel.py finds the
-modules), two 9p shares (the root, read-only; a results folder,
-read-write, mounted over the same path inside, so what L2 runs write
-lands where the host reads it), tmpfs over /tmp, /run and /dev/shm
-(QEMU's 9p server cannot open sockets or FIFOs: QMP sockets live there),
-proc, sysfs, devtmpfs and tracefs; a checkout under /tmp or /run (a CI
-clone) is bound back in over the tmpfs. The commands run chrooted into the
-shared root, in this checkout, with this Python.
+modules) and 9p shares: read-only, /usr, the top-level bin and lib
+folders that are folders rather than merged-/usr links, this Python's
+prefix, this checkout and the repository a worktree's .git names
+(exports()); read-write, the results folder, mounted over the same path
+inside, so what L2 runs write lands where the host reads it. The root
+L1's job sees is a tmpfs holding those shares, the merged-/usr links and
+a copy of a few /etc files (skeleton(): the loader's cache, passwd and
+group, no shadow), with tmpfs over /tmp, /run and /dev/shm (QEMU's 9p
+server cannot open sockets or FIFOs: QMP sockets live there), proc,
+sysfs, devtmpfs and tracefs. The commands run chrooted into it, in this
+checkout, with this Python.
+
+The trust boundary is QEMU: L1 is a kernel under test, and a guest
+(L2) may compromise it. What L1's root can then do on this machine is
+read the read-only folders above and write files into the results
+folder; the results share uses security_model=mapped-xattr, so the
+owners, modes, setuid bits and device nodes L1 asks for are attributes
+of plain files QEMU's user owns (docs/robustness.md).
 
 L0 is TCG (`-cpu max`, an AMD CPU with SVM and nested paging) unless
 this machine has a KVM that can run a stock kernel as L1, which then runs
@@ -35,6 +46,18 @@ from ..text import escaped
 from . import hostkernel
 
 BUSYBOX = Path("/bin/busybox")
+# The machine whose folders L1 sees (the tests give a folder of files).
+HOST = Path("/")
+# Top-level folders that are links into /usr on a merged-/usr system
+# (the link is made in L1's root) and shared where they are folders.
+TOP_LEVEL = ("bin", "sbin", "lib", "lib32", "lib64", "libx32")
+# What of /etc L1's job reads: the loader's cache and configuration,
+# user and group names, name service and time zone; folders one level
+# deep (Debian's alternatives are links into /usr).
+ETC_FILES = ("ld.so.cache", "ld.so.conf", "passwd", "group",
+             "nsswitch.conf", "hosts", "host.conf", "os-release",
+             "debian_version", "localtime")
+ETC_FOLDERS = ("ld.so.conf.d", "alternatives")
 L1_VCPUS = 2
 L1_MEM_MIB = 2048
 # Under TCG, Debian's kernels reach the init script in about 8 s; a
@@ -99,11 +122,85 @@ def cpio(files) -> bytes:
     return out.getvalue()
 
 
-DIR, FILE, EXE = 0o040755, 0o100644, 0o100755
+DIR, FILE, EXE, LINK = 0o040755, 0o100644, 0o100755, 0o120777
+STICKY_DIR = 0o041777
+
+
+def _worktree_repository(checkout) -> Path | None:
+    """The repository a worktree's .git file names (its common folder),
+    or None where .git is a folder of its own or unreadable: git
+    describe inside L1 needs it."""
+    try:
+        text = (Path(checkout) / ".git").read_text()
+    except OSError:
+        return None
+    if not text.startswith("gitdir:"):
+        return None
+    gitdir = Path(checkout) / text[len("gitdir:"):].strip()
+    try:
+        common = gitdir / (gitdir / "commondir").read_text().strip()
+    except OSError:
+        common = gitdir
+    return Path(os.path.normpath(common))
+
+
+def exports(checkout=ROOT, host=None,
+            prefixes=(sys.base_prefix, sys.prefix)) -> list[Path]:
+    """The folders of host (default HOST) L1's job needs, read-only, in
+    path order, none inside another: /usr, the top-level folders that
+    are not links, the Python prefixes, the checkout and a worktree's
+    repository. Not /, /root, /home, /etc or /dev."""
+    host = HOST if host is None else Path(host)
+    want = [host / "usr"]
+    want += [host / name for name in TOP_LEVEL
+             if (host / name).is_dir() and not (host / name).is_symlink()]
+    want += [Path(os.path.abspath(p)) for p in prefixes]
+    want.append(Path(os.path.abspath(checkout)))
+    repo = _worktree_repository(checkout)
+    if repo is not None:
+        want.append(repo)
+    out: list[Path] = []
+    for path in sorted(set(want), key=lambda p: p.parts):
+        if not any(path.is_relative_to(kept) for kept in out):
+            out.append(path)
+    return out
+
+
+def skeleton(host=None) -> dict[str, tuple[int, bytes]]:
+    """L1's root before the shares cover it, as initramfs files under
+    skel/: the merged-/usr links, /var/tmp and the few /etc files
+    (ETC_FILES, ETC_FOLDERS) copied, links as links."""
+    host = HOST if host is None else Path(host)
+    files = {"skel": (DIR, b""), "skel/etc": (DIR, b""),
+             "skel/var": (DIR, b""), "skel/var/tmp": (STICKY_DIR, b"")}
+
+    def copy(path, name) -> None:
+        if path.is_symlink():
+            files[name] = (LINK, os.readlink(path).encode())
+        elif path.is_file():
+            try:
+                files[name] = (FILE, path.read_bytes())
+            except OSError:
+                pass
+    for name in TOP_LEVEL:
+        if (host / name).is_symlink():
+            copy(host / name, f"skel/{name}")
+    for name in ETC_FILES:
+        copy(host / "etc" / name, f"skel/etc/{name}")
+    for folder in ETC_FOLDERS:
+        path = host / "etc" / folder
+        if path.is_dir() and not path.is_symlink():
+            files[f"skel/etc/{folder}"] = (DIR, b"")
+            for entry in sorted(path.iterdir()):
+                copy(entry, f"skel/etc/{folder}/{entry.name}")
+    return files
+
 
 INIT = r"""#!/bin/busybox sh
-# hvprobe's L1 init: modules, shares, then the job, chrooted into the
-# shared root; its status and L1's facts go to the share.
+# hvprobe's L1 init: modules, shares, then the job, chrooted into a root
+# made of the folders this machine shares read-only; its status and L1's
+# facts go to the share. Words are split below, never globbed.
+set -f
 /bin/busybox --install -s /bin
 export PATH=/bin
 say() { echo "hvprobe-l1: $*"; }
@@ -122,25 +219,31 @@ set -- $(cat /proc/cmdline)
 for word; do
 	case "$word" in
 	hvprobe.share=*) share=${word#*=} ;;
-	hvprobe.checkout=*) checkout=${word#*=} ;;
+	hvprobe.ro=*) ro=${word#*=} ;;
 	esac
 done
 o=trans=virtio,version=9p2000.L,msize=262144
-mkdir -p /host /share /rootfs
-mount -t 9p -o $o,ro,cache=loose hostroot /host || say "cannot mount the host's root"
+mkdir -p /host /share
 mount -t 9p -o $o share /share || say "cannot mount the share"
-# The root as it is, before tmpfs covers its /tmp and /run: a checkout
-# there is bound back in below.
-mount --bind /host /rootfs
+mount -t tmpfs -o mode=0755 root /host
+cp -a /skel/. /host/
 for fs in proc:proc sysfs:sys devtmpfs:dev tmpfs:tmp tmpfs:run; do
+	mkdir -p "/host/${fs#*:}"
 	mount -t "${fs%%:*}" "${fs%%:*}" "/host/${fs#*:}"
 done
 mkdir -p /host/dev/shm /host/dev/pts
 mount -t tmpfs shm /host/dev/shm
 mount -t devpts devpts /host/dev/pts
 mount -t tracefs nodev /host/sys/kernel/tracing 2>/dev/null
-mkdir -p "/host$checkout" "/host$share" 2>/dev/null
-mount --bind "/rootfs$checkout" "/host$checkout" || say "cannot see the checkout"
+# Each read-only share at its own path (a checkout under /tmp or /run,
+# a CI clone, over the tmpfs there), in the order of the command line.
+i=0
+for path in $(echo "$ro" | tr , ' '); do
+	mkdir -p "/host$path"
+	mount -t 9p -o $o,ro,cache=loose "ro$i" "/host$path" || say "cannot mount $path"
+	i=$((i + 1))
+done
+mkdir -p "/host$share" 2>/dev/null
 mount --bind /share "/host$share" || say "cannot mount the share at $share"
 module=none
 for m in kvm_amd kvm_intel; do [ -d /sys/module/$m ] && module=$m; done
@@ -166,6 +269,7 @@ def initramfs(kernel, out) -> Path:
                                      "modules", "vendors")}
     files["bin/busybox"] = (EXE, BUSYBOX.read_bytes())
     files["init"] = (EXE, INIT.encode())
+    files.update(skeleton())
     order = []
     for path in kernel.load:
         name = hostkernel.module_name(path)
@@ -195,19 +299,50 @@ def job_script(commands, share, env) -> str:
     return "\n".join(lines) + "\n"
 
 
-def qemu_argv(kernel, initrd, share, l0,
-              binary="qemu-system-x86_64") -> list[str]:
+def qemu_argv(kernel, initrd, share, l0, binary="qemu-system-x86_64",
+              ro=None) -> list[str]:
+    """QEMU's command line for L1: ro (default exports()) shared
+    read-only as ro0, ro1, ... and named in that order on L1's command
+    line, share read-write as mapped-xattr (L1's owners and modes are
+    attributes, never a real setuid file or device node here)."""
+    ro = exports() if ro is None else ro
+    for path in (share, *ro):
+        if "," in str(path):
+            raise NestedError(f"{path}: QEMU's -virtfs and L1's command "
+                              "line separate paths with commas; this one "
+                              "holds a comma")
     cmdline = ("console=ttyS0 panic=-1 quiet loglevel=4 "
-               f"hvprobe.share={share} hvprobe.checkout={ROOT}")
-    root = "local,path=/,mount_tag=hostroot,security_model=none," \
-        "multidevs=remap,readonly=on"
-    out = f"local,path={share},mount_tag=share,security_model=none"
+               f"hvprobe.share={share} hvprobe.ro={','.join(map(str, ro))}")
+    shares = []
+    for i, path in enumerate(ro):
+        shares += ["-virtfs", f"local,path={path},mount_tag=ro{i},"
+                   "security_model=none,multidevs=remap,readonly=on"]
+    shares += ["-virtfs", f"local,path={share},mount_tag=share,"
+               "security_model=mapped-xattr"]
     return [binary, "-machine", "q35", "-accel", l0.accel, "-cpu", l0.cpu,
             "-smp", str(L1_VCPUS), "-m", f"{L1_MEM_MIB}M",
             "-nodefaults", "-display", "none", "-monitor", "none",
             "-serial", "stdio", "-no-reboot",
             "-kernel", str(kernel.vmlinuz), "-initrd", str(initrd),
-            "-append", cmdline, "-virtfs", root, "-virtfs", out]
+            "-append", cmdline, *shares]
+
+
+def readable(folder) -> None:
+    """Give what L1 wrote into folder plain modes: files 0644, folders
+    0755. Under mapped-xattr QEMU creates them 0600 and 0700 (the modes
+    L1 asked for are attributes), which a user's tools/report could not
+    read; no mode L1 asked for, setuid above all, is ever applied."""
+    for path in [Path(folder), *Path(folder).rglob("*")]:
+        try:
+            st = path.lstat()
+            if path.is_symlink():
+                continue
+            if path.is_dir():
+                os.chmod(path, 0o755)
+            elif path.is_file() and st.st_nlink == 1:
+                os.chmod(path, 0o644)
+        except OSError:
+            pass
 
 
 class Console(serial.Console):
@@ -241,10 +376,11 @@ def run(kernel, commands, share, timeout, l0, stream=sys.stdout,
     folder they write into (it must be inside this machine's root).
     Returns an Outcome; NestedError when L1 never got to them."""
     share = Path(share).resolve()
-    if any(c.isspace() for c in str(share) + str(ROOT)):
+    ro = exports()
+    if any(c.isspace() for c in str(share) + "".join(map(str, ro))):
         raise NestedError(f"{share}: L1 takes the share's and the "
-                          "checkout's paths on its kernel command line, "
-                          "which splits at spaces")
+                          "shared folders' paths on its kernel command "
+                          "line, which splits at spaces")
     own = share / L1_DIR
     own.mkdir(parents=True, exist_ok=True)
     for stale in (STATUS, STATUS + ".each", INFO):
@@ -259,7 +395,7 @@ def run(kernel, commands, share, timeout, l0, stream=sys.stdout,
     (own / JOB).write_text(job_script(commands, own, environment))
     initrd = initramfs(kernel, own / "initramfs.gz")
     console = Console(own, kernel.label, stream)
-    argv = qemu_argv(kernel, initrd, share, l0)
+    argv = qemu_argv(kernel, initrd, share, l0, ro=ro)
     start = time.monotonic()
     try:
         console.boot(argv, timeout + L1_BOOT_S, cwd=ROOT)
@@ -267,6 +403,7 @@ def run(kernel, commands, share, timeout, l0, stream=sys.stdout,
         raise NestedError(str(err)) from None
     finally:
         initrd.unlink(missing_ok=True)
+        readable(share)
     wall = time.monotonic() - start
     try:
         info = json.loads((own / INFO).read_text())
