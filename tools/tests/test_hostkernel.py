@@ -67,7 +67,9 @@ case "$(basename "$0") $*" in
 "apt-get download --print-uris "*)
 	printf "'http://m/$DEB' $DEB 4 SHA256:%s\\n" "$(cat "$FAKE/sha")" ;;
 "apt-get download "*) cp "$FAKE/k.deb" "$DEB"; echo "$PWD" > "$FAKE/where"
-	stat -c %a . > "$FAKE/mode" ;;
+	stat -c %a . > "$FAKE/mode"
+	# _apt owns the folder: it can plant links where root unpacks.
+	[ -z "$FAKE_PLANT" ] || ln -s "$FAKE/victim" tree ;;
 *) exit 100 ;;
 esac
 """
@@ -77,6 +79,7 @@ FAKE_DPKG = """\
 mkdir -p "$3/boot" "$3/lib/modules/6.1.0-57-amd64/kernel"
 echo image > "$3/boot/vmlinuz-6.1.0-57-amd64"
 echo "$2" >> "$FAKE/unpacked"
+echo "$2 $3" >> "$FAKE/args"
 """
 
 
@@ -126,6 +129,22 @@ class Fetch(unittest.TestCase):
                                     "not the file apt's index names"):
             hostkernel.fetch_debian("6.1", self.cache, log=lambda _: 0)
         self.assertFalse((self.dir / "unpacked").exists())
+
+    def test_apts_folder_is_never_unpacked_from_or_into(self):
+        # As root, apt's sandbox user owns the folder it downloads into
+        # and could swap the .deb after its check or plant a link where
+        # it is unpacked: the file is taken into a folder of root's own,
+        # checked as it is copied, and only the copy is unpacked.
+        (self.dir / "sha").write_text(hashlib.sha256(b"deb!").hexdigest())
+        (self.dir / "victim").mkdir()
+        with mock.patch.dict(os.environ, {"FAKE_PLANT": "1"}):
+            hostkernel.fetch_debian("6.1", self.cache, log=lambda _: 0)
+        self.assertEqual(list((self.dir / "victim").iterdir()), [])
+        where = Path((self.dir / "where").read_text().strip())
+        deb, tree = map(Path, (self.dir / "args").read_text().split())
+        for path in (deb, tree):
+            self.assertFalse(path.is_relative_to(where), path)
+            self.assertTrue(path.is_relative_to(self.cache), path)
 
     def test_private_folder_mode(self):
         (self.dir / "sha").write_text(hashlib.sha256(b"deb!").hexdigest())

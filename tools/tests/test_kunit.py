@@ -115,6 +115,9 @@ if "--print-uris" in sys.argv:
 with open(os.environ["FAKE_APT_MODES"], "a") as f:
     f.write(oct(stat.S_IMODE(os.stat(".").st_mode)) + "\\n")
 open(name.split("_")[0] + "_0planted_all.deb", "wb").write(b"planted")
+if os.environ.get("FAKE_APT_VICTIM"):
+    # _apt owns the folder: it can plant a link where root unpacks.
+    os.symlink(os.environ["FAKE_APT_VICTIM"], "unpacked")
 shutil.copy(deb, name)
 """
 
@@ -175,6 +178,15 @@ class SafeFetch(unittest.TestCase):
         # Nothing of the download is left beside the cache.
         self.assertEqual(sorted(p.name for p in self.cache.iterdir()),
                          ["linux-source-6.1"])
+
+    def test_nothing_is_unpacked_in_apts_folder(self):
+        victim = Path(self.tmp.name) / "victim"
+        victim.mkdir()
+        env = dict(self.apt.env, FAKE_APT_VICTIM=str(victim))
+        with mock.patch.dict(os.environ, env):
+            found = kunit.fetch(self.cache, "linux-source-6.1")
+        self.assertEqual(found.read_text(), "# the real one\n")
+        self.assertEqual(list(victim.iterdir()), [])
 
     def test_a_file_that_is_not_the_index_s_is_refused(self):
         env = dict(self.apt.env, FAKE_APT_SHA256="0" * 64)
