@@ -38,8 +38,12 @@ from tools.lib.launch.guest import shown
 from tools.lib.base.status import Status
 
 MATRICES = TOOLS / "matrices"
+# Guests at a time by default, as tools/check and tools/soak: a guest is
+# an I/O thread and a thread per vCPU, so one per core would oversubscribe.
+DEFAULT_JOBS = 2
 # Options that describe one machine; a scenario names its own.
-MACHINE_OPTIONS = ("boot", "smp", "numa", "mem", "accel", "cpu", "machine",
+# --accel is not one: it overrides the scenarios' accelerator.
+MACHINE_OPTIONS = ("boot", "smp", "numa", "mem", "cpu", "machine",
                    "qemu_arg", "expect_fail", "expect_status", "expect_line",
                    "iso_entry")
 
@@ -102,9 +106,12 @@ def many_runs_options(many):
                       help="run every scenario of a matrix: a path, or a "
                            "name from tools/matrices/")
     many.add_argument("-j", "--jobs", type=int, metavar="N",
-                      default=os.cpu_count() or 1,
-                      help="QEMU processes at a time (default: the host's "
-                           "cores, %(default)s here)")
+                      default=min(os.cpu_count() or 1, DEFAULT_JOBS),
+                      help="QEMU processes at a time (default: "
+                           f"{DEFAULT_JOBS}, or 1 on one core: a guest "
+                           "is a QEMU of a thread per vCPU, and more "
+                           "at a time would share the cores and skew "
+                           "timing)")
     many.add_argument("--repeat", type=int, metavar="N",
                       help="boot each scenario N times (default: the "
                            "matrix's repeat, else 1); tools/compare needs "
