@@ -26,7 +26,8 @@ import sys
 from pathlib import Path
 
 from tools import ROOT, TOOLS
-from tools.lib import cli, hostinfo, text
+from tools.lib import cli, hostinfo
+from tools.lib.base import text
 from tools.lib.analysis import figures, report, results
 from tools.lib.base.exits import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK,
                                   CannotRun)
@@ -386,7 +387,7 @@ def main(argv):
                         expect_lines=args.expect_line,
                         iso_entry=args.iso_entry)
     try:
-        # Guest-derived words throughout: shown inert (tools/lib/text.py).
+        # Guest-derived words throughout: shown inert (tools/lib/base/text.py).
         print("\n".join(text.escaped_lines(outcome.lines +
                                             bringup_notes(outcome.doc))),
               flush=True)

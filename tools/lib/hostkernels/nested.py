@@ -42,7 +42,7 @@ from pathlib import Path
 
 from ... import ROOT
 from ..launch import serial
-from ..text import escaped
+from ..base.text import escaped
 from . import hostkernel
 
 BUSYBOX = Path("/bin/busybox")
