@@ -306,9 +306,8 @@ def write_summaries(args, board, log_dir, began):
                 "skipped": total.skipped, "logs": str(log_dir),
                 "rows": board.rows})
         if args.junit:
-            with open(args.junit, "w") as out:
-                out.write(junit(board.rows, total,
-                                time.monotonic() - began))
+            jsonfile.write_text(args.junit, junit(board.rows, total,
+                                                  time.monotonic() - began))
     except OSError as err:
         print(f"tools/check: cannot write the summary: {err}",
               file=sys.stderr)

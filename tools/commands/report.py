@@ -14,7 +14,8 @@ usage.
 
 import sys
 
-from tools.lib import cli, text
+from tools.lib import cli
+from tools.lib.base import text
 from tools.lib.analysis import report, resultset
 
 

@@ -26,7 +26,8 @@ import sys
 from pathlib import Path
 
 from tools import ROOT, TOOLS
-from tools.lib import cli, hostinfo, text
+from tools.lib import cli, hostinfo
+from tools.lib.base import text
 from tools.lib.analysis import figures, report, results
 from tools.lib.base.exits import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK,
                                   CannotRun)
@@ -38,8 +39,12 @@ from tools.lib.launch.guest import shown
 from tools.lib.base.status import Status
 
 MATRICES = TOOLS / "matrices"
+# Guests at a time by default, as tools/check and tools/soak: a guest is
+# an I/O thread and a thread per vCPU, so one per core would oversubscribe.
+DEFAULT_JOBS = 2
 # Options that describe one machine; a scenario names its own.
-MACHINE_OPTIONS = ("boot", "smp", "numa", "mem", "accel", "cpu", "machine",
+# --accel is not one: it overrides the scenarios' accelerator.
+MACHINE_OPTIONS = ("boot", "smp", "numa", "mem", "cpu", "machine",
                    "qemu_arg", "expect_fail", "expect_status", "expect_line",
                    "iso_entry")
 
@@ -102,9 +107,12 @@ def many_runs_options(many):
                       help="run every scenario of a matrix: a path, or a "
                            "name from tools/matrices/")
     many.add_argument("-j", "--jobs", type=int, metavar="N",
-                      default=os.cpu_count() or 1,
-                      help="QEMU processes at a time (default: the host's "
-                           "cores, %(default)s here)")
+                      default=min(os.cpu_count() or 1, DEFAULT_JOBS),
+                      help="QEMU processes at a time (default: "
+                           f"{DEFAULT_JOBS}, or 1 on one core: a guest "
+                           "is a QEMU of a thread per vCPU, and more "
+                           "at a time would share the cores and skew "
+                           "timing)")
     many.add_argument("--repeat", type=int, metavar="N",
                       help="boot each scenario N times (default: the "
                            "matrix's repeat, else 1); tools/compare needs "
@@ -379,7 +387,7 @@ def main(argv):
                         expect_lines=args.expect_line,
                         iso_entry=args.iso_entry)
     try:
-        # Guest-derived words throughout: shown inert (tools/lib/text.py).
+        # Guest-derived words throughout: shown inert (tools/lib/base/text.py).
         print("\n".join(text.escaped_lines(outcome.lines +
                                             bringup_notes(outcome.doc))),
               flush=True)

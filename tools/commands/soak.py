@@ -278,6 +278,10 @@ def parse_args(argv):
     cli.qemu_option(p)
     cli.results_option(p, ROOT, "parent of the soak-* folder")
     args = p.parse_args(argv)
+    if args.accel not in ("auto", "kvm", "tcg"):
+        # A default is not checked against choices.
+        p.error(f"HVPROBE_ACCEL={args.accel!r} is not one of auto, kvm, "
+                "tcg")
     cli.use_qemu(args)
     if args.runs < 1 or args.jobs < 1 or args.repeat < 1:
         p.error("--runs, --jobs and --repeat need at least 1")

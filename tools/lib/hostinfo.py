@@ -172,14 +172,31 @@ def resolve_host_cpu(cpu, mhz=None) -> str:
                     for f in cpu.split(","))
 
 
+# What nested.py puts in HVPROBE_NESTED, key by key: the value's type.
+NESTED_KEYS = {"host_kernel": str, "package": str, "version": str,
+               "l0": dict, "l1_vcpus": int, "l1_mem_mib": int}
+NESTED_L0_KEYS = ("accel", "cpu", "why")
+
+
 def nested() -> dict[str, Any] | None:
     """How this host was nested, when it is an L1 that
     tools/lib/hostkernels/nested.py booted (it says so in HVPROBE_NESTED);
-    None on a machine of its own."""
+    None on a machine of its own. Only the keys nested.py writes, each of
+    its type, reach results.json: the variable is an environment's, not
+    a record to copy."""
     try:
-        return json.loads(os.environ["HVPROBE_NESTED"])
+        given = json.loads(os.environ["HVPROBE_NESTED"])
     except (KeyError, ValueError):
         return None
+    if not isinstance(given, dict):
+        return None
+    out = {k: v for k, v in given.items() if k in NESTED_KEYS
+           and type(v) is NESTED_KEYS[k]}
+    l0 = out.get("l0")
+    if isinstance(l0, dict):
+        out["l0"] = {k: v for k, v in l0.items()
+                     if k in NESTED_L0_KEYS and isinstance(v, str)}
+    return out
 
 
 def host(accel, kvm_usable, kvm_state) -> dict[str, Any]:

@@ -132,7 +132,7 @@ def cycles(found) -> list[str]:
 # inside (tools, tools.lib, bench) holds only its own __init__; every
 # module of PY_TOP must belong to one.
 FLOORS: tuple[tuple[str, tuple[str, ...]], ...] = (
-    ("base", ("tools", "tools.lib", "tools.lib.base", "tools.lib.text")),
+    ("base", ("tools", "tools.lib", "tools.lib.base")),
     ("analysis", ("tools.lib.analysis",)),
     ("host", ("tools.lib.cli", "tools.lib.hostinfo", "tools.lib.buildinfo",
               "tools.lib.layering", "tools.lib.refmatrix")),

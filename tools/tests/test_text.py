@@ -13,7 +13,7 @@ from pathlib import Path
 from unittest import mock
 
 from tools.commands import run as run_cmd
-from tools.lib import text
+from tools.lib.base import text
 from tools.lib.analysis import report
 from tools.lib.launch import guest
 from tools.tests.test_report import ap, run

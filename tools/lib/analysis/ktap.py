@@ -154,6 +154,11 @@ def clean(line) -> str:
     return _ESCAPE.sub("", line.expandtabs(8)).rstrip()
 
 
+def _counts(counts) -> str:
+    """Counts by status as the totals line writes them: pass:1 fail:0."""
+    return " ".join(f"{s}:{counts.get(s, '?')}" for s in STATUSES)
+
+
 def parse_totals(text) -> dict[str, int]:
     return {key: int(value) for key, value in _COUNT.findall(text)}
 
@@ -425,8 +430,9 @@ class Parser:
         for test in report.tests:
             counted[test.status] += 1
         if any(totals[s] != counted[s] for s in STATUSES):
-            self._problem(f"totals {totals} disagree with the top-level "
-                          f"results {counted}", structural=True)
+            self._problem(f"totals {_counts(totals)} disagree with the "
+                          f"top-level results {_counts(counted)}",
+                          structural=True)
         if report.cases is not None:
             leaves = {status: 0 for status in STATUSES}
             for test in report.tests:
@@ -435,8 +441,9 @@ class Parser:
                         if not leaf.cases:
                             leaves[leaf.status] += 1
             if any(report.cases.get(s) != leaves[s] for s in STATUSES):
-                self._problem(f"cases line {report.cases} disagrees with "
-                              f"the cases printed {leaves}", structural=True)
+                self._problem(f"cases line {_counts(report.cases)} "
+                              f"disagrees with the cases printed "
+                              f"{_counts(leaves)}", structural=True)
 
     def _reboot(self) -> None:
         self._problem("second KTAP version line at the top level")

@@ -10,7 +10,7 @@ import collections
 import fnmatch
 from typing import Any
 
-from .. import text
+from ..base import text
 from . import figures, resultset, stats, table
 from .table import Column, render as render_table
 

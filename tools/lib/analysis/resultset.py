@@ -186,7 +186,14 @@ def load(paths) -> tuple[list[dict[str, Any]], list[str]]:
                                 "inside")
         elif path.name == INDEX and path.exists():
             files = _in_folder(path.parent)     # a batch, by its index
+        elif path.exists() and not path.is_file():
+            problems.append(f"{path}: not a results.json, a serial log or "
+                            "a folder of them")
+            continue
         elif path.exists():
+            if path.stat().st_size == 0:
+                problems.append(f"{path}: empty")
+                continue
             files = [path]
         else:
             problems.append(f"{path}: no such file or folder")
@@ -226,8 +233,11 @@ def host_label(doc) -> str:
               if isinstance(doc.get("host"), dict) else None)
     if not isinstance(nested, dict):
         return ""
-    l0 = (nested.get("l0") or {}).get("accel", "?")
-    return f"L1 {nested.get('host_kernel', '?')} ({l0})"
+    l0 = nested.get("l0")
+    accel = l0.get("accel") if isinstance(l0, dict) else None
+    kernel = nested.get("host_kernel")
+    return (f"L1 {kernel if isinstance(kernel, str) else '?'} "
+            f"({accel if isinstance(accel, str) else '?'})")
 
 
 def grouped(docs, by_host=False) -> dict[str, list[dict[str, Any]]]:

@@ -16,7 +16,7 @@ import json
 from dataclasses import dataclass
 from typing import Callable
 
-from .. import text
+from ..base import text
 
 FORMATS = ("text", "csv", "json", "markdown")
 

@@ -18,13 +18,25 @@ os.umask(_UMASK)
 
 def write(path, doc, indent=1) -> None:
     """Write doc as JSON to path, atomically; OSError passes through."""
+    def dump(f) -> None:
+        json.dump(doc, f, indent=indent)
+        f.write("\n")
+    _atomic(path, dump)
+
+
+def write_text(path, text) -> None:
+    """Write text to path, atomically (tools/check --junit's XML too);
+    OSError passes through."""
+    _atomic(path, lambda f: f.write(text))
+
+
+def _atomic(path, fill) -> None:
     path = Path(path)
     fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp",
                                dir=path.parent)
     try:
         with os.fdopen(fd, "w") as f:
-            json.dump(doc, f, indent=indent)
-            f.write("\n")
+            fill(f)
             f.flush()
             os.fsync(f.fileno())
         os.chmod(tmp, 0o666 & ~_UMASK)

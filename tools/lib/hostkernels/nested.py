@@ -42,7 +42,7 @@ from pathlib import Path
 
 from ... import ROOT
 from ..launch import serial
-from ..text import escaped
+from ..base.text import escaped
 from . import hostkernel
 
 BUSYBOX = Path("/bin/busybox")
@@ -413,11 +413,25 @@ def run(kernel, commands, share, timeout, l0, stream=sys.stdout,
                           f" script ({'timed out' if console.timed_out else f'QEMU exit {console.exit_status}'}"
                           f"{': ' + tail if tail else ''}); its console: "
                           f"{own / serial.LOG}") from None
-    statuses: list[int | None] = [None] * len(commands)
     try:
-        for line in (own / (STATUS + ".each")).read_text().splitlines():
-            index, status = line.split()
-            statuses[int(index)] = int(status)
-    except (OSError, ValueError):
-        pass
-    return Outcome(statuses, info, l0, kernel, wall, own / serial.LOG)
+        each = (own / (STATUS + ".each")).read_text(errors="replace")
+    except OSError:
+        each = ""
+    return Outcome(statuses(each, len(commands)), info, l0, kernel, wall,
+                   own / serial.LOG)
+
+
+def statuses(text, n) -> list[int | None]:
+    """Each of n commands' exit status from L1's status.each lines
+    ("INDEX STATUS"), None for one that never ended. L1 wrote them: a
+    line that is not two numbers, an index out of 0..n-1 or a status out
+    of 0..255 is ignored, as is a second line for one index."""
+    out: list[int | None] = [None] * n
+    for line in text.splitlines():
+        words = line.split()
+        if len(words) != 2 or not all(w.isdigit() for w in words):
+            continue
+        index, status = int(words[0]), int(words[1])
+        if index < n and status <= 255 and out[index] is None:
+            out[index] = status
+    return out

@@ -29,7 +29,8 @@ from pathlib import Path
 from typing import Any
 
 from ... import ROOT
-from .. import hostinfo, text
+from .. import hostinfo
+from ..base import text
 from ..analysis import results
 from ..base import jsonfile
 from ..base.files import INDEX

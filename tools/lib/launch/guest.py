@@ -17,7 +17,7 @@ from typing import Any
 
 from ... import ROOT
 from .. import cli, hostinfo
-from ..text import escaped
+from ..base.text import escaped
 from ..analysis import ktap, results
 from ..base import jsonfile
 from ..base.exits import CannotRun

@@ -27,11 +27,11 @@ import json
 import os
 import platform
 import subprocess
-import tempfile
 import threading
 from pathlib import Path
 from typing import Any
 
+from ..base import jsonfile
 from ..base.guestexit import EXIT_PASSED
 from . import qemu, serial
 
@@ -315,11 +315,11 @@ def works(root, qemu_version) -> tuple[bool, str]:
     cache = _cache_path(root)
     try:
         cache.parent.mkdir(parents=True, exist_ok=True)
-        with tempfile.NamedTemporaryFile("w", dir=cache.parent,
-                                         delete=False) as f:
-            json.dump({"key": _cache_key(qemu_version), "ok": ok,
-                       "reason": why}, f)
-        os.replace(f.name, cache)
+        # Whole or not at all, no temporary file left, the mode open()
+        # gives (a root run must not leave a 0600 file the user's next
+        # run cannot read).
+        jsonfile.write(cache, {"key": _cache_key(qemu_version), "ok": ok,
+                               "reason": why})
     except OSError:
         pass
     return ok, why

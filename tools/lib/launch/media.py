@@ -66,11 +66,14 @@ def make_iso(isodir, run_dir, words) -> Path:
                               text=True, errors="replace")
     except OSError as err:
         raise MediaError(f"cannot run {MKISO.name}: {err}") from None
+    finally:
+        # The tree is the build's plus one line; the ISO is what the run
+        # used, and a failed one is no use either.
+        shutil.rmtree(tree, ignore_errors=True)
     if done.returncode:
+        iso.unlink(missing_ok=True)
         raise MediaError(f"{MKISO.name} failed ({done.returncode}):\n"
                          f"{done.stdout}{done.stderr}".rstrip())
-    # The tree is the build's plus one line; the ISO is what the run used.
-    shutil.rmtree(tree)
     return iso
 
 

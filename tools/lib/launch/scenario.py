@@ -203,7 +203,8 @@ def _words(value, where) -> list[str]:
             raise ScenarioError(f"{where}: cmdline words may not be empty "
                                 "or hold spaces")
         return list(value)
-    raise ScenarioError(f"{where}: cmdline must be {KEYS['cmdline'][18:]}")
+    raise ScenarioError(f"{where}: cmdline must be a string or a list of "
+                        "words")
 
 
 def _int(value, where, key, low, high=None) -> int:
@@ -438,14 +439,16 @@ def load_scenario(ref, directory=SCENARIOS) -> list[RunSpec]:
     return specs
 
 
-def cross(table, where, source=None) -> tuple[list[RunSpec], list[str]]:
+def cross(table, where, source=None,
+          limit=MAX_RUNS) -> tuple[list[RunSpec], list[str]]:
     """The RunSpecs of a [[cross]] table: its base keys crossed with every
     combination of its axes. An axis is a list of values for one key
     (vcpus = [4, 16]) or a table of named partial scenarios (lpj =
     {per-cpu = {cmdline = ...}, ...}). Combinations QEMU could not build
     (CPUs that do not split into the nodes) are left out, and listed.
     Each spec's axes names the entry of each axis that made it
-    ({"vcpus": "vcpus4", "lpj": "per-cpu"})."""
+    ({"vcpus": "vcpus4", "lpj": "per-cpu"}). limit: the runs the matrix
+    has left, checked before any is built."""
     if not isinstance(table, dict):
         raise ScenarioError(f"{where}: must be a table")
     axes = table.get("axes")
@@ -477,9 +480,9 @@ def cross(table, where, source=None) -> tuple[list[RunSpec], list[str]]:
             raise ScenarioError(f"{awhere}: must be a list of values or a "
                                 "table of named entries")
     size = math.prod(len(c) for c in choices)
-    if size > MAX_RUNS:
+    if size > limit:
         raise ScenarioError(f"{where}: its axes cross into {size} runs, "
-                            f"more than {MAX_RUNS}")
+                            f"more than the {limit} left of {MAX_RUNS}")
     specs, left_out = [], []
     for combo in itertools.product(*choices):
         joined = "-".join(part for _, part, _ in combo)
@@ -545,7 +548,8 @@ def load_matrix(path, directory=SCENARIOS
     for i, table in enumerate(crosses if isinstance(crosses, list)
                               else [crosses]):
         more, skipped = cross(table, f"{where}: cross {i + 1}",
-                              source=_shown(path))
+                              source=_shown(path),
+                              limit=MAX_RUNS - len(specs))
         specs += more
         left_out += skipped
     if not specs:
