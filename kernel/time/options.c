@@ -53,7 +53,13 @@ _Static_assert(ARRAY_SIZE(lpj_reuse_names) == LPJ_REUSE_COUNT, "lpj_reuse_names"
 DEFINE_OPTION_WORDS("timer", time_options.timer, timer_word, TIMER_AUTO);
 /* Debian's CONFIG_HZ. */
 DEFINE_OPTION_U64("hz", time_options.hz, 10, 10000, 250);
-DEFINE_OPTION_U64("lpj", time_options.lpj, 0, UINT64_MAX, 0);
+/*
+ * No TSC runs at 100 GHz: 10^10 is that rate's lpj at the lowest hz=, and
+ * keeps lpj * hz * us (udelay()'s cycles) inside 64 bits. A larger
+ * preset wrapped there and turned the 10 ms INIT wait into years.
+ */
+#define LPJ_MAX 10000000000ULL
+DEFINE_OPTION_U64("lpj", time_options.lpj, 0, LPJ_MAX, 0);
 DEFINE_OPTION_WORDS("lpj_source", time_options.lpj_source, lpj_source_word, LPJ_SOURCE_AUTO);
 DEFINE_OPTION_ENUM("calibrate", time_options.calibrate, calibrate_names, CALIBRATE_LINUX);
 DEFINE_OPTION_ENUM("lpj_reuse", time_options.lpj_reuse, lpj_reuse_names, LPJ_REUSE_NODE);
