@@ -219,7 +219,7 @@ def main(argv):
                            cpu=args.cpu or model)
     print(f"machine: {accel}, -cpu {machine.cpu}, {args.smp} vCPUs on "
           f"{args.numa or 1} node(s), one package each", flush=True)
-    rows, agree = [], True
+    rows, agree, not_run = [], True, []
     for series in args.series:
         policy, bringup = POLICIES[series]
         try:
@@ -235,14 +235,25 @@ def main(argv):
                "linux": linux.to_json() if linux else None,
                "hvprobe": {"calibrations": ours[0], "bsp_lpj_source": ours[1],
                            "verdict": ours[2]}}
-        row["agree"] = bool(linux and ours[2] == Status.PASS and
+        if linux is None:
+            # Linux never reached its end marker: nothing to compare, so
+            # neither agreement nor disagreement; say what it last said.
+            tail = referee.last_lines(folder / f"linux-{series}")
+            row["not_run"] = f"Linux {kernel.release} never finished in " \
+                f"{TIMEOUT_S} s; its console's last lines: " + \
+                (" | ".join(tail) if tail else "(none)")
+            not_run.append(series)
+            rows.append(row)
+            print(f"NOT RUN  {series}: {row['not_run']}", flush=True)
+            continue
+        row["agree"] = bool(ours[2] == Status.PASS and
                             linux.calibrations == ours[0] and
                             linux.bsp_source == ours[1])
         agree &= row["agree"]
         rows.append(row)
         said = f"{linux.calibrations} calibrated, boot CPU {linux.bsp_source}" \
             + (f", TSC unstable: {linux.tsc_unstable}" if linux.tsc_unstable
-               else "") if linux else "never finished"
+               else "")
         print(f"Linux {kernel.release}: {said}\n"
               f"hvprobe lpj_policy={policy} bringup={bringup}: {ours[0]} "
               f"calibrated, boot CPU {ours[1]} ({ours[2]})\n"
@@ -250,10 +261,15 @@ def main(argv):
               flush=True)
     doc = {"schema": results.SCHEMA, "kind": "referee",
            "machine": {"accel": accel, "cpu": machine.cpu, "vcpus": args.smp,
-                       "nodes": args.numa}, "rows": rows, "agree": agree}
+                       "nodes": args.numa}, "rows": rows, "agree": agree,
+           "not_run": not_run}
     jsonfile.write(folder / "referee.json", doc)
     print(f"results: {guest.shown(folder)}")
-    return 0 if agree else 1
+    if not agree:
+        return 1
+    # A referee that could not boot is no verdict: exit 3, as for a
+    # kernel that could not be had.
+    return 3 if not_run else 0
 
 
 EXITS = {guest.CannotRun: 3}

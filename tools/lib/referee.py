@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .base.text import escaped
 from .hostkernels import nested
 from .launch import qemu, serial
 
@@ -112,6 +113,17 @@ def calibrated_aps(cpus) -> int:
                if all(b != bogomips for _, b in cpus[:i]))
 
 
+def last_lines(run_dir, n=6) -> list[str]:
+    """The last n non-empty lines of a referee boot's console, made safe
+    to print: what says why a boot never finished."""
+    try:
+        text = (Path(run_dir) / serial.LOG).read_text(errors="replace")
+    except OSError:
+        return []
+    lines = [escaped(x.strip()) for x in text.splitlines() if x.strip()]
+    return lines[-n:]
+
+
 class Boot(serial.Console):
     """One referee boot; ends at the end marker."""
 
@@ -126,7 +138,10 @@ def run(vmlinuz, machine, run_dir, kvm_ok=False, cmdline="",
     run_dir = Path(run_dir)
     run_dir.mkdir(parents=True, exist_ok=True)
     initrd = initramfs(run_dir / "initramfs.gz")
-    words = f"console=ttyS0 panic=-1 quiet loglevel=4 {cmdline}".strip()
+    # earlyprintk and every log level: a boot that stalls leaves its
+    # console from the first line, never an empty serial.log.
+    words = f"console=ttyS0 earlyprintk=serial,ttyS0,115200 panic=-1 " \
+        f"loglevel=7 {cmdline}".strip()
     m = dataclasses.replace(machine,
                             extra=[*machine.extra, "-initrd", str(initrd)])
     argv, _ = qemu.qemu_argv(m, kvm_ok, kernel=str(vmlinuz), cmdline=words)

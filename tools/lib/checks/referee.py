@@ -49,6 +49,12 @@ def referee_counts(folder, rc) -> tuple[results.Counts, str, str]:
         return results.Counts(failed=1), "no result", why + "\n"
     counts, text = results.Counts(), ""
     for row in doc["rows"]:
+        if row.get("not_run"):
+            # Linux could not boot here: a skip that says why, never a
+            # disagreement.
+            counts.add(Status.SKIP)
+            text += f"SKIP Linux {row['series']}: {row['not_run']}\n"
+            continue
         linux, ours = row["linux"] or {}, row["hvprobe"]
         for ok, what in (
                 (ours["verdict"] == Status.PASS,
@@ -62,7 +68,9 @@ def referee_counts(folder, rc) -> tuple[results.Counts, str, str]:
                  f"hvprobe {ours['bsp_lpj_source']}")):
             counts.add(Status.PASS if ok else Status.FAIL)
             text += f"{'PASS' if ok else 'FAIL'} {what}\n"
-    return counts, Status.FAIL if counts.failed else Status.PASS, text
+    verdict = Status.FAIL if counts.failed else \
+        Status.SKIP if counts.skipped and not counts.passed else Status.PASS
+    return counts, verdict, text
 
 
 def referee_argv(run) -> list[str]:

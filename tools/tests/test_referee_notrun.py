@@ -1,0 +1,98 @@
+# SPDX-License-Identifier: MIT
+"""A referee that could not boot is not run, never a disagreement:
+tools/linux-referee says NOT RUN with the last lines of Linux's console
+and exits 3, and make check's referee row reads that row as a skip with
+the reason."""
+
+import contextlib
+import io
+import json
+import tempfile
+import unittest
+from pathlib import Path
+from types import SimpleNamespace
+from unittest import mock
+
+from tools.commands import linux_referee
+from tools.lib import referee
+from tools.lib.base.status import Status
+from tools.lib.checks import referee as referee_row
+from tools.lib.launch import serial
+
+
+class NotRun(unittest.TestCase):
+    def setUp(self):
+        self.dir = Path(self.enterContext(tempfile.TemporaryDirectory()))
+
+    def referee(self, linux):
+        """tools/linux-referee's one-machine path over a Linux that
+        prints a stalled console (linux None) or finishes (a Verdict)."""
+        kernel = SimpleNamespace(vmlinuz="vmlinuz", release="6.1.0-57-amd64")
+
+        def boot(vmlinuz, machine, run_dir, kvm_ok, timeout):
+            Path(run_dir).mkdir(parents=True)
+            (Path(run_dir) / serial.LOG).write_text(
+                "Linux version 6.1.0-57-amd64\n\x1b]0;pwned\x07smpboot: "
+                "Booting Node 1 Processor 1 APIC 0x1\n")
+            return linux
+
+        out = io.StringIO()
+        with mock.patch.object(linux_referee.hostkernel, "fetch_debian",
+                               return_value=kernel), \
+                mock.patch.object(linux_referee.referee, "run", boot), \
+                mock.patch.object(linux_referee, "hvprobe_side",
+                                  return_value=(1, "lpj_fine", "pass")), \
+                mock.patch.object(linux_referee.guest, "kvm_ok_for",
+                                  return_value=False), \
+                contextlib.redirect_stdout(out):
+            rc = linux_referee.main(["--no-build", "--accel", "tcg",
+                                     "--results", str(self.dir),
+                                     "--name", "r", "--series", "6.1"])
+        doc = json.loads((self.dir / "r" / "referee.json").read_text())
+        return rc, out.getvalue(), doc
+
+    def test_a_stalled_linux_is_not_run_with_its_last_lines(self):
+        rc, out, doc = self.referee(None)
+        self.assertEqual(rc, 3, out)
+        self.assertNotIn("DISAGREE", out)
+        self.assertIn("NOT RUN  6.1: Linux 6.1.0-57-amd64 never finished", out)
+        self.assertIn("smpboot: Booting Node 1 Processor 1", out)
+        self.assertNotIn("\x1b", out)
+        self.assertTrue(doc["agree"])
+        self.assertEqual(doc["not_run"], ["6.1"])
+        counts, verdict, text = referee_row.referee_counts(self.dir / "r", rc)
+        self.assertEqual((counts.passed, counts.failed, counts.skipped,
+                          verdict), (0, 0, 1, Status.SKIP))
+        self.assertIn("SKIP Linux 6.1: Linux 6.1.0-57-amd64 never finished",
+                      text)
+
+    def test_a_finished_linux_is_still_judged(self):
+        linux = referee.Verdict(cpus=[("0", "4000.00"), ("0", "4000.00")],
+                                bsp_source="lpj_fine", calibrations=0)
+        rc, out, doc = self.referee(linux)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("DISAGREE  6.1", out)
+        counts, verdict, _ = referee_row.referee_counts(self.dir / "r", rc)
+        self.assertEqual((counts.failed, verdict), (1, Status.FAIL))
+
+
+class Console(unittest.TestCase):
+    def test_the_boot_keeps_its_console_from_the_first_line(self):
+        seen = {}
+
+        def argv(machine, kvm_ok, kernel, cmdline):
+            seen["cmdline"] = cmdline
+            raise RuntimeError("stop here")
+
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.object(referee, "initramfs",
+                                  lambda out: Path(out)), \
+                mock.patch.object(referee.qemu, "qemu_argv", argv), \
+                self.assertRaises(RuntimeError):
+            referee.run("vmlinuz", referee.qemu.Machine(), d)
+        self.assertIn("earlyprintk=serial,ttyS0,115200", seen["cmdline"])
+        self.assertNotIn("quiet", seen["cmdline"].split())
+
+
+if __name__ == "__main__":
+    unittest.main()
