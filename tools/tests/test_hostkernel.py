@@ -286,3 +286,26 @@ class RunInside(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class CachedDebian(unittest.TestCase):
+    """Where apt cannot say which kernel a series is (an L1, which sees
+    the checkout's build/ but not apt's lists), the newest one already
+    unpacked there is booted."""
+
+    def test_newest_unpacked_of_the_series(self):
+        with tempfile.TemporaryDirectory() as d:
+            for name in ("linux-image-6.1.0-9-amd64_6.1.27-1",
+                         "linux-image-6.1.0-57-amd64_6.1.192-3",
+                         "linux-image-6.12.9+bpo-amd64_6.12.9-1~bpo12+1"):
+                (Path(d) / name / "boot").mkdir(parents=True)
+                (Path(d) / name / "boot" / "vmlinuz-x").write_text("")
+                (Path(d) / name / "lib/modules/x").mkdir(parents=True)
+            (Path(d) / "linux-image-6.1.0-99-amd64_6.1.999-1").mkdir()
+            with mock.patch.object(hostkernel, "debian_package",
+                                   side_effect=hostkernel.HostKernelError(
+                                       "no apt source offers it")):
+                k = hostkernel.fetch_debian("6.1", cache=d, log=lambda m: 0)
+            self.assertIn("linux-image-6.1.0-57-amd64_6.1.192-3",
+                          str(k.vmlinuz))
+            self.assertIsNone(hostkernel.cached_debian("6.6", d))

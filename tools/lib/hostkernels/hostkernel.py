@@ -121,9 +121,28 @@ def unpacked(directory) -> tuple[Path, Path] | None:
     return images[0], mods[0]
 
 
+def cached_debian(series, cache=CACHE) -> tuple[str, str] | None:
+    """(package, version) of the newest kernel of series already unpacked
+    in cache, or None: what a machine without apt's lists (an L1 host
+    kernel, which sees the checkout but not /var/lib/apt) can boot."""
+    found = []
+    for folder in Path(cache).glob("linux-image-*_*"):
+        package, _, version = folder.name.rpartition("_")
+        if version.startswith(f"{series}.") and unpacked(folder):
+            found.append((tuple(int(x) for x in re.findall(r"\d+", version)),
+                          package, version))
+    return max(found)[1:] if found else None
+
+
 def fetch_debian(series, cache=CACHE, log=print) -> HostKernel:
     """Debian's kernel for series, from the cache or fetched into it."""
-    package, version = debian_package(series)
+    try:
+        package, version = debian_package(series)
+    except HostKernelError:
+        known = cached_debian(series, cache)
+        if known is None:
+            raise
+        package, version = known
     target = Path(cache) / f"{package}_{version}"
     found = unpacked(target)
     if found is None:
