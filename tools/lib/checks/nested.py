@@ -71,6 +71,15 @@ def leg(label, runs, log_dir,
             return all_rows(results.Counts(failed=1), "lost",
                             f"CI=true and {why}\n")
         return all_rows(results.Counts(skipped=1), Status.SKIP, why + "\n")
+    if referee:
+        # L1 sees the checkout but not apt's lists: the referee's Linux is
+        # fetched here, into the cache L1 boots it from.
+        try:
+            hostkernel.fetch_debian(REFEREE_L2, log=lambda line: print(
+                line, flush=True))
+        except hostkernel.HostKernelError as err:
+            print(f"host kernel {REFEREE_L2} for the referee: {err}",
+                  flush=True)
     share = log_dir / f"on-{label}"
     commands = leg_commands(runs, share, referee)
     l0 = nested.choose_l0(kvm.flavour()["module"], ctx.kvm[0])
