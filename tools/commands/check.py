@@ -166,16 +166,18 @@ def build():
     return None
 
 
-@functools.lru_cache(maxsize=None)
 def qemu_version():
-    """QEMU's (major, minor), or (0, 0) when it cannot say."""
+    """QEMU's (major, minor), or (0, 0) when it cannot say (hostinfo
+    caches it; a cache here would keep a fake host's, as kvm_works()
+    says)."""
     return hostinfo.qemu_release()
 
 
-@functools.lru_cache(maxsize=None)
 def kvm_works():
-    """(ok, reason) of tools/lib/launch/kvm.py, asked once, before the runs
-    start, so that parallel runs find its probe boot cached."""
+    """(ok, reason) of tools/lib/launch/kvm.py, asked before the runs
+    start, so that parallel runs find its probe boot cached. Not cached
+    here: the python row runs tools/check in this process under fake
+    hosts, whose answers must not become this machine's."""
     return kvm.works(str(ROOT), hostinfo.qemu_version())
 
 

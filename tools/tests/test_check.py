@@ -401,6 +401,28 @@ class RefereeRow(unittest.TestCase):
         self.assertTrue(gone(pids), f"left running: {alive(pids)}")
 
 
+class KvmAnswer(unittest.TestCase):
+    """tools/check asks KVM and QEMU afresh in each main(): a host one
+    call (a test's fake one, in the python row's own process) pretended
+    to be is not the machine the next call reports."""
+
+    def test_the_answer_follows_the_host(self):
+        with mock.patch.object(check.kvm, "works",
+                               return_value=(False, "fake host")):
+            self.assertEqual(check.kvm_works(), (False, "fake host"))
+        with mock.patch.object(check.kvm, "works",
+                               return_value=(True, "probed")):
+            self.assertEqual(check.kvm_works(), (True, "probed"))
+
+    def test_the_qemu_version_follows_the_host(self):
+        with mock.patch.object(check.hostinfo, "qemu_release",
+                               return_value=(7, 2)):
+            self.assertEqual(check.qemu_version(), (7, 2))
+        with mock.patch.object(check.hostinfo, "qemu_release",
+                               return_value=(10, 0)):
+            self.assertEqual(check.qemu_version(), (10, 0))
+
+
 class MachineLines(unittest.TestCase):
     def test_accelerators_flavour_and_what_was_not_exercised(self):
         docs = {"kernel": {"accel": "tcg", "tests": [], "host": {}},

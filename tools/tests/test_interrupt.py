@@ -100,11 +100,15 @@ class FakeQemu:
         for p in self.pids.iterdir():
             self.assertNotIn("-accel kvm", p.read_text(), p.name)
 
-    def started(self, n, within=HANG_S):
+    def started(self, n, within=HANG_S, given_up=None):
+        """Wait for n stand-in QEMUs; False if given_up (an Event) is set
+        first."""
         end = time.monotonic() + within
         while time.monotonic() < end:
             if len(list(self.pids.iterdir())) >= n:
-                return
+                return True
+            if given_up is not None and given_up.is_set():
+                return False
             time.sleep(0.05)
         self.fail(f"{n} stand-in QEMUs did not start in {within} s")
 
@@ -268,9 +272,14 @@ class Check(FakeQemu):
                                  for s, h in saved.items()])
         self.addCleanup(serial.STOP.clear)
         if kill_after:
+            # Once the test is over, a SIGTERM would reach whatever this
+            # process runs next (make check's python row is tools/check).
+            over = threading.Event()
+            self.addCleanup(over.set)
+
             def killer():
-                self.started(kill_after)
-                os.kill(os.getpid(), signal.SIGTERM)
+                if self.started(kill_after, given_up=over):
+                    os.kill(os.getpid(), signal.SIGTERM)
             threading.Thread(target=killer, daemon=True).start()
         with mock.patch.dict(os.environ, self.env), \
                 self.host.patched(self.dir), \
