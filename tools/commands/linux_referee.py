@@ -239,9 +239,12 @@ def main(argv):
             # Linux never reached its end marker: nothing to compare, so
             # neither agreement nor disagreement; say what it last said.
             tail = referee.last_lines(folder / f"linux-{series}")
+            stuck = referee.stall(folder / f"linux-{series}")
             row["not_run"] = f"Linux {kernel.release} never finished in " \
                 f"{TIMEOUT_S} s; its console's last lines: " + \
-                (" | ".join(tail) if tail else "(none)")
+                (" | ".join(tail) if tail else "(none)") + \
+                (f"; when its time ran out: {' | '.join(stuck)}"
+                 if stuck else "")
             not_run.append(series)
             rows.append(row)
             print(f"NOT RUN  {series}: {row['not_run']}", flush=True)

@@ -17,13 +17,15 @@ else the delay loop is measured. Only the first call prints.
 import dataclasses
 import gzip
 import re
+import shutil
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from .base.text import escaped
 from .hostkernels import nested
-from .launch import qemu, serial
+from .launch import qemu, qmp, serial
 
 BEGIN, END = "hvprobe-referee: begin", "hvprobe-referee: end"
 TIMEOUT_S = 300
@@ -124,11 +126,36 @@ def last_lines(run_dir, n=6) -> list[str]:
     return lines[-n:]
 
 
+STALL = "stall.txt"
+
+
 class Boot(serial.Console):
-    """One referee boot; ends at the end marker."""
+    """One referee boot; ends at the end marker. One that never gets
+    there leaves, in STALL, what each vCPU was doing when its time ran
+    out, read through QMP before QEMU is killed."""
+
+    def __init__(self, run_dir, sock=None) -> None:
+        super().__init__(run_dir)
+        self.sock = sock
 
     def line(self, raw, text, stamp) -> bool:
         return END in text
+
+    def expired(self) -> None:
+        super().expired()
+        if self.sock is not None and self.pid is not None:
+            lines = qmp.vcpus(self.sock, self.pid)
+            (self.run_dir / STALL).write_text("\n".join(lines) + "\n")
+
+
+def stall(run_dir) -> list[str]:
+    """What a boot that never finished left in STALL, made safe to
+    print."""
+    try:
+        text = (Path(run_dir) / STALL).read_text(errors="replace")
+    except OSError:
+        return []
+    return [escaped(x.strip()) for x in text.splitlines() if x.strip()]
 
 
 def run(vmlinuz, machine, run_dir, kvm_ok=False, cmdline="",
@@ -142,12 +169,17 @@ def run(vmlinuz, machine, run_dir, kvm_ok=False, cmdline="",
     # console from the first line, never an empty serial.log.
     words = f"console=ttyS0 earlyprintk=serial,ttyS0,115200 panic=-1 " \
         f"loglevel=7 {cmdline}".strip()
-    m = dataclasses.replace(machine,
-                            extra=[*machine.extra, "-initrd", str(initrd)])
+    # A socket path must fit sockaddr_un's 108 bytes: not under run_dir.
+    sock_dir = Path(tempfile.mkdtemp(prefix="hvprobe-referee."))
+    sock = sock_dir / "qmp.sock"
+    m = dataclasses.replace(machine, extra=[
+        *machine.extra, "-initrd", str(initrd),
+        "-qmp", f"unix:{sock},server=on,wait=off"])
     argv, _ = qemu.qemu_argv(m, kvm_ok, kernel=str(vmlinuz), cmdline=words)
-    boot = Boot(run_dir)
+    boot = Boot(run_dir, sock)
     try:
         boot.boot(argv, timeout)
     finally:
         initrd.unlink(missing_ok=True)
+        shutil.rmtree(sock_dir, ignore_errors=True)
     return parse((run_dir / serial.LOG).read_text(errors="replace"))

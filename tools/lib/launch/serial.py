@@ -135,6 +135,7 @@ class Console:
         self.cut_short = False     # QEMU was still running when reading ended
         self.flooded = False       # it was stopped past MAX_OUTPUT bytes
         self.wall: float | None = None
+        self.pid: int | None = None  # QEMU's, while it runs
 
     def line(self, raw, text, stamp) -> bool:
         """One serial line (bytes, and cleaned), already in serial.times;
@@ -162,6 +163,7 @@ class Console:
                              stdout=subprocess.PIPE, stderr=stderr)
             except OSError as err:
                 raise CannotStart(f"cannot start {argv[0]}: {err}") from None
+            self.pid = proc.pid
             try:
                 self._stream(proc, log, times, timeout)
             finally:

@@ -10,11 +10,9 @@ run (serial log, results.json) in a thread beside this one.
 """
 
 import dataclasses
-import json
 import os
 import shutil
 import signal
-import socket
 import tempfile
 import threading
 import time
@@ -22,54 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from ..launch import guest
+from ..launch.qmp import QMPError, qmp
 from . import hostprobe
 
 QMP_WAIT_S = 20
 KILL_WAIT_S = 5             # for QEMU to go after quit, then SIGTERM
-
-
-class QMPError(Exception):
-    pass
-
-
-def qmp(path, *commands, wait_s=QMP_WAIT_S) -> list[Any]:
-    """Send QMP commands (after the capabilities handshake) to the
-    socket at path; the replies' "return" values, in order."""
-    deadline = time.monotonic() + wait_s
-    while True:
-        try:
-            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-            sock.settimeout(wait_s)
-            sock.connect(str(path))
-            break
-        except OSError as err:
-            sock.close()
-            if time.monotonic() > deadline:
-                raise QMPError(f"cannot reach QEMU's QMP socket: {err}") \
-                    from None
-            time.sleep(0.05)
-    replies = []
-    with sock, sock.makefile("rw", encoding="utf-8") as f:
-        def reply() -> Any:
-            while True:
-                line = f.readline()
-                if not line:
-                    raise QMPError("QEMU closed its QMP socket")
-                msg = json.loads(line)
-                if "error" in msg:
-                    raise QMPError(f"QMP: {msg['error'].get('desc')}")
-                if "return" in msg:
-                    return msg["return"]
-                # greetings and events come in between
-        try:
-            f.readline()                    # the greeting
-            for command in ("qmp_capabilities", *commands):
-                f.write(json.dumps({"execute": command}) + "\n")
-                f.flush()
-                replies.append(reply())
-        except (OSError, ValueError) as err:
-            raise QMPError(f"QMP: {err}") from None
-    return replies[1:]
 
 
 def find_qemu(marker, alive, wait_s=QMP_WAIT_S) -> int | None:
