@@ -45,6 +45,12 @@ MAX_OUTPUT = 64 << 20
 MAX_LINE = 256 << 10
 
 
+def flood_mark() -> str:
+    """The line that ends a flooded serial.log and serial.times, so
+    that a reader sees where the host stopped keeping what came."""
+    return f"[hvprobe: cut here, past {MAX_OUTPUT} bytes of output]"
+
+
 class CannotStart(Exception):
     """QEMU could not be started (no such program, say)."""
 
@@ -257,6 +263,9 @@ class Console:
         sel.close()
         if pending:
             self._line(pending, time.monotonic() - start, times)
+        if self.flooded:
+            log.write(f"\n{flood_mark()}\n".encode())
+            times.write(f"{time.monotonic() - start:.6f} {flood_mark()}\n")
         if proc.poll() is None and not self.cut_short:
             try:
                 proc.wait(timeout=EXIT_WAIT_S)  # stdout closed: leaving
