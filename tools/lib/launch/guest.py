@@ -19,7 +19,7 @@ from ... import ROOT
 from .. import cli, hostinfo
 from ..base.text import escaped
 from ..analysis import ktap, results
-from ..base import jsonfile
+from ..base import jsonfile, owner
 from ..base.exits import CannotRun, CannotWrite
 from ..base.status import Status
 from . import kvm, media, qemu, serial
@@ -276,6 +276,7 @@ def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
         jsonfile.write(run_dir / "results.json", doc)
     except OSError as err:
         raise CannotWrite.of(f"{shown(run_dir)}/results.json", err) from None
+    owner.hand_over(run_dir, recursive=True)
     if ok:
         # A 5 MB ISO per passing run adds up over a matrix; one that
         # failed keeps its own, to boot again by hand.
