@@ -13,7 +13,7 @@ from pathlib import Path
 from unittest import mock
 
 from bench.commands import linux_bringup, smp, thread_table
-from tools.commands import host_cancel_probe, pmi_verdict, run, soak
+from tools.commands import host_cancel_probe, lava_run, pmi_verdict, run, soak
 from tools.lib.base import seconds
 from tools.lib.launch import scenario
 
@@ -43,14 +43,14 @@ class Type(unittest.TestCase):
 
 
 class CommandLines(unittest.TestCase):
-    def refused(self, parse, argv, option):
+    def refused(self, parse, argv, option, unit="seconds"):
         err = io.StringIO()
         with contextlib.redirect_stderr(err), \
                 self.assertRaises(SystemExit) as caught:
             parse(argv)
         self.assertEqual(caught.exception.code, 2, argv)
         self.assertIn(option, err.getvalue())
-        self.assertIn("seconds", err.getvalue())
+        self.assertIn(unit, err.getvalue())
         self.assertNotIn("Traceback", err.getvalue())
 
     def test_every_duration_option(self):
@@ -65,6 +65,12 @@ class CommandLines(unittest.TestCase):
                     (thread_table.parse_args, "--timeout")):
                 flag = "-d" if option == "--duration" else option
                 self.refused(parse, [f"{flag}={value}"], option)
+
+    def test_lava_minutes(self):
+        for value in (*BAD, "1.5", str(10 ** 20)):
+            self.refused(lava_run.parse_args, [f"--timeout={value}"],
+                         "--timeout", "minutes")
+        self.assertEqual(lava_run.parse_args(["--timeout", "7"]).timeout, 7)
 
 
 class Files(unittest.TestCase):

@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: MIT
-"""Durations in seconds, as every command line and file gives them: a
-timeout, a recording window. One type, so that none of them can be
-infinite or NaN (a run that never ends, a deadline that compares false
-with every clock reading) or so large that adding it to time.monotonic()
-loses the clock's own seconds."""
+"""Durations, as every command line and file gives them: a timeout, a
+recording window, in seconds (LAVA's in minutes). One type, so that
+none of them can be infinite or NaN (a run that never ends, a deadline
+that compares false with every clock reading) or so large that adding
+it to time.monotonic() loses the clock's own seconds."""
 
 import argparse
 import math
@@ -36,3 +36,18 @@ def option(text: str) -> float:
     except ValueError:
         raise argparse.ArgumentTypeError(
             f"must be {WHAT}, not {text!r}") from None
+
+
+def minutes_option(text: str) -> int:
+    """The argparse type of a duration in whole minutes (LAVA's unit),
+    held to the same bound once made seconds."""
+    limit = int(MAX_S // 60)
+    try:
+        minutes = int(text)
+    except ValueError:
+        minutes = 0
+    if not 0 < minutes < limit:
+        raise argparse.ArgumentTypeError(
+            f"must be a whole number of minutes, 0 < M < {limit}, not "
+            f"{text!r}")
+    return minutes
