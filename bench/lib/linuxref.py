@@ -18,7 +18,7 @@ import subprocess
 from pathlib import Path
 
 from tools import ROOT
-from tools.lib.base import aptdeb, debversion
+from tools.lib.base import aptdeb, debversion, owner
 from tools.lib.launch import guest, qemu, serial
 
 PACKAGE = "linux-image-cloud-amd64"
@@ -177,7 +177,7 @@ def ensure_series(series, directory=BACKPORT_DIR, log=print):
         raise LinuxError(str(err)) from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    aptdeb.owned_like(directory, directory.parent.parent)
+    owner.hand_over(directory, recursive=True)
     found = find_series(series, directory)
     if done.returncode or found is None:
         raise LinuxError(f"dpkg-deb -x {deb.name} gave no vmlinuz: "

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ... import ROOT
-from ..base import aptdeb, debversion
+from ..base import aptdeb, debversion, owner
 from ..base.series import SERIES
 
 CACHE = ROOT / "build" / "host-kernels"
@@ -166,7 +166,7 @@ def fetch_debian(series, cache=CACHE, log=print) -> HostKernel:
             raise HostKernelError(str(err)) from None
         finally:
             shutil.rmtree(work, ignore_errors=True)
-        aptdeb.owned_like(target, ROOT)
+        owner.hand_over(target, recursive=True)
         found = unpacked(target)
     if found is None:   # the unpacked tree was checked before it moved
         raise HostKernelError(f"no kernel in {_shown(target)}")
