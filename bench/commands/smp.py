@@ -53,7 +53,7 @@ from bench.lib import concurrency, linuxref, options, sidebyside
 from bench.lib.sidebyside import Machine
 from tools import ROOT, TOOLS
 from tools.lib import cli
-from tools.lib.base import jsonfile
+from tools.lib.base import jsonfile, seconds
 from tools.lib.analysis import figures, results
 from tools.lib.base.exits import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK,
                                   CannotRun)
@@ -80,6 +80,14 @@ EXITS = {Fatal: EXIT_FAILED, CannotRun: EXIT_CANNOT_RUN}
 def sweep_table():
     """The bench-smp matrix's [[cross]] table: its base and its axes."""
     return scen.read_file(MATRIX)["cross"][0]
+
+
+def sweep_timeout():
+    """The sweep table's timeout, 300 s when it states none."""
+    try:
+        return seconds.finite(sweep_table().get("timeout", 300))
+    except ValueError as err:
+        raise Fatal(f"{MATRIX}: timeout {err}") from None
 
 
 def int_list(text):
@@ -148,7 +156,7 @@ def sweep_options(p, cpus, vcpus, nodes, lpj_modes, bringups):
                          help="boot Linux only (its figures sit in the rows "
                               "they would be compared with)")
     options.machine(p, mem="256M",
-                    timeout=float(sweep_table().get("timeout", 300)),
+                    timeout=sweep_timeout(),
                     keep="every run folder (hvprobe and Linux) in DIR "
                          "instead of a temporary folder")
     p.add_argument("--output", metavar="PATH",
@@ -187,8 +195,6 @@ def parse_args(argv):
             p.error(f"--cpu {model!r} is not a QEMU CPU model")
     if args.lpj is not None and args.lpj < 1:
         p.error("--lpj must be positive")
-    if args.timeout <= 0:
-        p.error("--timeout must be positive")
     if args.accel == "kvm" and not qemu.kvm_device_ok():
         p.error("--accel kvm, but /dev/kvm cannot be opened read-write")
     try:

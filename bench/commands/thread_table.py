@@ -35,7 +35,7 @@ from bench.lib import linuxref, threadtable
 from bench.lib.sidebyside import Machine
 from tools import ROOT
 from tools.lib import cli, hostinfo, referee
-from tools.lib.base import jsonfile
+from tools.lib.base import jsonfile, seconds
 from tools.lib.analysis import results
 from tools.lib.launch import batch, qemu
 from tools.lib.launch import scenario as scen
@@ -65,7 +65,8 @@ def parse_args(argv):
                    help="accelerator (default: tcg)")
     p.add_argument("--no-linux", action="store_true",
                    help="boot hvprobe only")
-    p.add_argument("--timeout", type=float, default=300, metavar="S",
+    p.add_argument("--timeout", type=seconds.option, default=300,
+                   metavar="S",
                    help="seconds one boot may take (default: %(default)g)")
     p.add_argument("--output", metavar="PATH",
                    help="the JSON (default: "
@@ -76,8 +77,8 @@ def parse_args(argv):
     args = p.parse_args(argv)
     if args.runs is None:
         args.runs = 1 if args.quick else 3
-    if args.runs < 1 or args.timeout <= 0:
-        p.error("--runs and --timeout must be positive")
+    if args.runs < 1:
+        p.error("--runs must be positive")
     args.rows = list(threadtable.ROWS) if args.rows is None else \
         [r for r in args.rows.split(",") if r]
     unknown = [r for r in args.rows if r not in threadtable.ROWS]

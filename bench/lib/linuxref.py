@@ -18,7 +18,7 @@ import subprocess
 from pathlib import Path
 
 from tools import ROOT
-from tools.lib.base import aptdeb
+from tools.lib.base import aptdeb, debversion, owner
 from tools.lib.launch import guest, qemu, serial
 
 PACKAGE = "linux-image-cloud-amd64"
@@ -108,11 +108,6 @@ class LinuxError(Exception):
     """The reference kernel is missing and cannot be unpacked here."""
 
 
-def _version_key(path):
-    # Natural order, so that 6.1.10 sorts after 6.1.9.
-    return [int(n) for n in re.findall(r"\d+", path.name)]
-
-
 def _run(argv):
     try:
         done = subprocess.run(argv, capture_output=True, text=True,
@@ -124,14 +119,14 @@ def _run(argv):
 
 def backport_versions(madison, series=BACKPORT_SERIES):
     """The versions of PACKAGE in series that `apt-cache madison PACKAGE`
-    lists, newest first (madison's own order)."""
+    lists, newest first by Debian's order (madison lists by source)."""
     out = []
     for line in madison.splitlines():
         fields = [f.strip() for f in line.split("|")]
         if len(fields) >= 2 and fields[0] == PACKAGE and \
                 fields[1].startswith(series + "."):
             out.append(fields[1])
-    return out
+    return sorted(out, key=debversion.key, reverse=True)
 
 
 def image_package(show):
@@ -144,9 +139,10 @@ def image_package(show):
 
 def find_series(series, directory=BACKPORT_DIR):
     """The newest unpacked image of series in directory, or None."""
-    found = sorted(Path(directory).glob(
-        f"boot/vmlinuz-{series}.*-cloud-amd64"), key=_version_key)
-    return found[-1] if found else None
+    found = {p.name: p for p in Path(directory).glob(
+        f"boot/vmlinuz-{series}.*-cloud-amd64")}
+    newest = debversion.newest(found)
+    return None if newest is None else found[newest]
 
 
 def ensure_series(series, directory=BACKPORT_DIR, log=print):
@@ -181,7 +177,7 @@ def ensure_series(series, directory=BACKPORT_DIR, log=print):
         raise LinuxError(str(err)) from None
     finally:
         shutil.rmtree(work, ignore_errors=True)
-    aptdeb.owned_like(directory, directory.parent.parent)
+    owner.hand_over(directory, recursive=True)
     found = find_series(series, directory)
     if done.returncode or found is None:
         raise LinuxError(f"dpkg-deb -x {deb.name} gave no vmlinuz: "

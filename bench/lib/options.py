@@ -6,6 +6,8 @@ timeout and a folder that keeps the runs."""
 
 import argparse
 
+from tools.lib.base import seconds
+
 
 def machine(p: argparse.ArgumentParser, mem: str, timeout: float,
             keep: str) -> None:
@@ -17,7 +19,8 @@ def machine(p: argparse.ArgumentParser, mem: str, timeout: float,
     p.add_argument("--accel", choices=("tcg", "kvm"), default="tcg",
                    help="accelerator (default: tcg, so that figures from "
                         "different hosts compare)")
-    p.add_argument("--timeout", type=float, default=timeout, metavar="S",
+    p.add_argument("--timeout", type=seconds.option, default=timeout,
+                   metavar="S",
                    help="seconds one boot may take before it counts as "
                         "failed (default: %(default)g)")
     p.add_argument("--keep", metavar="DIR", help=f"keep {keep}")

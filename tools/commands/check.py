@@ -28,7 +28,8 @@ from tools import ROOT, TOOLS
 from tools.lib import cli, hostinfo
 from tools.lib.analysis import coverage, results
 from tools.lib.base import jsonfile
-from tools.lib.base.exits import EXIT_INTERRUPTED
+from tools.lib.base.exits import (EXIT_CANNOT_RUN, EXIT_INTERRUPTED,
+                                  CannotWrite)
 from tools.lib.checks import fuzz, kunit, python, referee, style, unit
 from tools.lib.checks.guests import Context, guest_run
 from tools.lib.checks.nested import leg as nested_runs
@@ -264,7 +265,8 @@ class Board:
 
 def guest_runs(args, plain, by_kernel, log_dir, ctx, board):
     """The guest runs, args.jobs at a time, onto board; KeyboardInterrupt
-    once every run has stopped, when one came."""
+    (or CannotWrite: a full disk) once every run has stopped, when one
+    came."""
     def leg(label, runs):
         start = time.monotonic()
         rows = nested_runs(label, runs, log_dir, ctx)
@@ -288,7 +290,7 @@ def guest_runs(args, plain, by_kernel, log_dir, ctx, board):
         for future in concurrent.futures.as_completed(futures):
             for name, *row in future.result():
                 board.finished(name, *row)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, CannotWrite):
         # No run starts any more, the running ones die with their QEMUs
         # and are counted as neither passed nor failed.
         serial.stop_all()
@@ -359,3 +361,7 @@ def main(argv):
     write_summaries(args, board, log_dir, began)
     print(board.total)
     return 0 if board.total.failed == 0 else 1
+
+
+# What tools/entry.py turns into an exit status, with the message.
+EXITS = {CannotWrite: EXIT_CANNOT_RUN}

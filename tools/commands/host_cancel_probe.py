@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from tools.lib import cli
-from tools.lib.base import jsonfile, signals
+from tools.lib.base import jsonfile, seconds, signals
 from tools.lib.analysis import ktap
 from tools.lib.base.exits import EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK
 from tools.lib.probe import hostprobe, probecount
@@ -148,7 +148,8 @@ def parse_args(argv):
     p.add_argument("-p", "--pid", type=int, metavar="PID",
                    help="QEMU's process (default: the one QEMU with named "
                         "vCPU threads)")
-    p.add_argument("-d", "--duration", type=float, default=10, metavar="S",
+    p.add_argument("-d", "--duration", type=seconds.option, default=10,
+                   metavar="S",
                    help="seconds to record at most (default: 10)")
     p.add_argument("--guest", metavar="FILE",
                    help="the guest's serial log (followed: recording stops "
@@ -163,8 +164,6 @@ def parse_args(argv):
                    help="keep perf.data and host-probe.json in DIR "
                         "(default: nothing is kept)")
     args = p.parse_args(argv)
-    if args.duration <= 0:
-        p.error("--duration must be positive")
     if args.pid is not None and not (hostprobe.PROC / str(args.pid)).is_dir():
         p.error(f"no process {args.pid}")
     if args.guest and not os.path.isfile(args.guest):

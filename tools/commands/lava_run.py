@@ -28,6 +28,7 @@ from pathlib import Path
 from tools import ROOT, TOOLS
 from tools.lib import cli
 from tools.lib.analysis import ktap, lavalog, results
+from tools.lib.base import seconds
 from tools.lib.base.exits import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK,
                                   CannotRun)
 from tools.lib.launch import guest, qemu
@@ -67,7 +68,8 @@ def parse_args(argv):
                    help="vCPUs (default: 1)")
     p.add_argument("--mem", default="256M", metavar="SIZE",
                    help="guest memory (default: 256M)")
-    p.add_argument("--timeout", type=int, default=5, metavar="MIN",
+    p.add_argument("--timeout", type=seconds.minutes_option, default=5,
+                   metavar="MIN",
                    help="minutes for each of deploy, boot and test "
                         "(default: 5)")
     cli.results_option(p, ROOT, "parent of the lava-* folder")
@@ -80,8 +82,6 @@ def parse_args(argv):
     args.boot = args.boot or list(BOOTS)
     if args.smp < 1:
         p.error("--smp needs at least one CPU")
-    if args.timeout < 1:
-        p.error("--timeout needs at least a minute")
     try:
         args.mem_mib = qemu.parse_size(args.mem)
     except qemu.ConfigError as err:

@@ -35,7 +35,7 @@ import sys
 
 from tools import ROOT
 from tools.lib import cli, hostinfo
-from tools.lib.base import jsonfile, signals
+from tools.lib.base import jsonfile, seconds, signals
 from tools.lib.analysis import results
 from tools.lib.base.exits import EXIT_CANNOT_RUN as EXIT_CANNOT
 from tools.lib.base.exits import EXIT_FAILED, CannotRun
@@ -118,7 +118,7 @@ def parse_args(argv):
                         "events; off: tracepoints only")
     p.add_argument("--cpu", default=PMU_CPU, metavar="MODEL",
                    help=f"QEMU CPU for the PMU runs (default: {PMU_CPU})")
-    p.add_argument("--timeout", type=float, default=120, metavar="S",
+    p.add_argument("--timeout", type=seconds.option, default=120, metavar="S",
                    help="per guest run (default: 120)")
     p.add_argument("--perf", default="perf", metavar="PATH",
                    help="perf binary (default: perf on PATH)")

@@ -27,7 +27,7 @@ from pathlib import Path
 
 from tools import ROOT, TOOLS
 from tools.lib import cli, hostinfo
-from tools.lib.base import text
+from tools.lib.base import seconds, text
 from tools.lib.analysis import figures, report, results
 from tools.lib.base.exits import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK,
                                   CannotRun)
@@ -70,7 +70,7 @@ def one_run_options(one):
                      help="QEMU machine and its options (default: q35)")
     one.add_argument("--qemu-arg", action="append", metavar="ARG",
                      help="extra QEMU argument, repeatable")
-    one.add_argument("--timeout", type=float, metavar="S",
+    one.add_argument("--timeout", type=seconds.option, metavar="S",
                      help="seconds before a run counts as a crash "
                           "(default: 60, 120 for uefi, or the scenario's)")
     one.add_argument("--name", metavar="NAME",
@@ -164,8 +164,6 @@ def parse_args(argv):
                    help="kernel command line")
     args = p.parse_args(argv)
     args.parser = p
-    if args.timeout is not None and not 0 < args.timeout < 1e6:
-        p.error("--timeout must be a number of seconds, 0 < S < 1000000")
     if args.name is not None and not re.fullmatch(r"[\w.+-]+", args.name):
         p.error("--name may hold letters, digits and . _ + - only")
     if args.host_kernel and os.environ.get("HVPROBE_NESTED"):

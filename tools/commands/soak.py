@@ -16,6 +16,7 @@ interrupted (Ctrl-C, SIGTERM or SIGHUP; soak.json keeps the boots so far).
 
 import collections
 import concurrent.futures
+import contextlib
 import datetime
 import functools
 import os
@@ -28,11 +29,12 @@ from dataclasses import dataclass, field
 
 from tools import ROOT
 from tools.lib import buildinfo, cli, hostinfo
-from tools.lib.base import jsonfile
+from tools.lib.base import jsonfile, seconds
 from tools.lib.analysis import results
 from tools.lib.launch import batch, guest, qemu, serial
 from tools.lib.launch import kvm as kvm_lib
 from tools.lib.launch.scenario import RunSpec
+from tools.lib.base.exits import EXIT_CANNOT_RUN, CannotWrite
 from tools.lib.base.status import Status
 
 MAX_CPUS = 64
@@ -238,15 +240,19 @@ def boot_one(p, out_dir, timeout, kvm):
 
 
 def write_soak(path, args, outcomes, complete):
-    """soak.json: every run done so far (an interrupted one says so)."""
-    jsonfile.write(path, {
-        "seed": args.seed, "accel": args.accel, "complete": complete,
-        "runs": [{"index": p.index, "accel": p.accel,
-                  "reproduce": reproduce(p, args.timeout),
-                  "interrupted": keys is None,
-                  "failures": keys or [], "dir": str(d)}
-                 for p, keys, d in sorted(outcomes,
-                                          key=lambda o: o[0].index)]})
+    """soak.json: every run done so far (an interrupted one says so);
+    CannotWrite when it cannot be written."""
+    try:
+        jsonfile.write(path, {
+            "seed": args.seed, "accel": args.accel, "complete": complete,
+            "runs": [{"index": p.index, "accel": p.accel,
+                      "reproduce": reproduce(p, args.timeout),
+                      "interrupted": keys is None,
+                      "failures": keys or [], "dir": str(d)}
+                     for p, keys, d in sorted(outcomes,
+                                              key=lambda o: o[0].index)]})
+    except OSError as err:
+        raise CannotWrite.of(path, err) from None
 
 
 def parse_args(argv):
@@ -266,7 +272,7 @@ def parse_args(argv):
                    help="auto draws KVM for some boots where it works; "
                         "kvm or tcg for all (default: $HVPROBE_ACCEL or "
                         "auto)")
-    p.add_argument("--timeout", type=float, metavar="S",
+    p.add_argument("--timeout", type=seconds.option, metavar="S",
                    help="per-boot timeout (default: tools/run's for the "
                         "boot path, plus 3 s per vCPU)")
     p.add_argument("--tsc-mhz", type=int, metavar="MHZ",
@@ -291,8 +297,6 @@ def parse_args(argv):
                 f"{MAX_JOBS} jobs")
     if args.index and any(i >= MAX_BOOTS for i in args.index):
         p.error(f"--index must be below {MAX_BOOTS}")
-    if args.timeout is not None and not 0 < args.timeout < 1e6:
-        p.error("--timeout must be a number of seconds, 0 < S < 1000000")
     if args.index and any(i < 0 for i in args.index):
         p.error("--index must not be negative")
     if args.tsc_mhz is not None and args.tsc_mhz < 1:
@@ -382,9 +386,10 @@ def main(argv):
             if keys:
                 print(f"        {'; '.join(keys)}\n        "
                       f"{reproduce(p, args.timeout)}", flush=True)
-    except KeyboardInterrupt:
+    except (KeyboardInterrupt, CannotWrite):
         # Nothing more starts, the running boots are killed with their
-        # QEMUs; what ran is kept, the rest said to be interrupted.
+        # QEMUs; what ran is kept, the rest said to be interrupted. A
+        # full disk stops it as well: every boot after would fail so.
         serial.stop_all()
         pool.shutdown(wait=True, cancel_futures=True)
         seen = {id(p) for p, _, _ in outcomes}
@@ -394,8 +399,9 @@ def main(argv):
             keys, _, run_dir = future.result() if future.done() and \
                 not future.cancelled() else (None, 0, None)
             outcomes.append((p, keys, run_dir))
-        write_soak(soak_json, args, outcomes, complete=False)
-        print(f"tools/soak: interrupted; {soak_json}", file=sys.stderr)
+        with contextlib.suppress(CannotWrite):
+            write_soak(soak_json, args, outcomes, complete=False)
+            print(f"tools/soak: stopped; {soak_json}", file=sys.stderr)
         raise
     finally:
         pool.shutdown(wait=True)
@@ -404,3 +410,7 @@ def main(argv):
     write_soak(soak_json, args, outcomes, complete=True)
     print("\n".join(summarise(outcomes, args.seed, args.timeout)))
     return 1 if any(keys for _, keys, _ in outcomes) else 0
+
+
+# What tools/entry.py turns into an exit status, with the message.
+EXITS = {CannotWrite: EXIT_CANNOT_RUN}

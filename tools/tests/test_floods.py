@@ -78,6 +78,44 @@ class Caps(unittest.TestCase):
                             for e in report.errors))
 
 
+class Bytes(unittest.TestCase):
+    """The caps count bytes, not lines: 128 DATA lines of 64 KiB made a
+    91 MB results.json and took 357 MB to parse."""
+
+    def test_data_is_capped_by_its_bytes(self):
+        payload = '{"test": "x", "v": [' + ",".join(["1"] * 32000) + "]}"
+        lines = ["KTAP version 1", "1..1", *[f"# DATA {payload}"] * 128,
+                 "ok 1 x", "# Totals: pass:1 fail:0 skip:0 error:0"]
+        report = ktap.parse(lines)
+        kept = len(report.data) * len(payload)
+        self.assertLessEqual(kept, ktap.MAX_DATA_BYTES)
+        self.assertGreater(len(report.data), 0)
+        self.assertEqual(report.tests[0].data, report.data)
+        self.assertTrue(any(f"more than {ktap.MAX_DATA_BYTES} bytes of "
+                            "DATA" in e for e in report.errors))
+        doc = json.dumps([t.to_json() for t in report.tests], indent=1)
+        self.assertLess(len(doc), 8 * ktap.MAX_DATA_BYTES)
+
+    def test_small_data_is_whole(self):
+        report = ktap.parse(["KTAP version 1", "1..1",
+                             '# DATA {"test": "x", "n": 1}', "ok 1 x",
+                             "# Totals: pass:1 fail:0 skip:0 error:0"])
+        self.assertEqual(report.data, [{"test": "x", "n": 1}])
+        self.assertEqual(report.errors, [])
+
+    def test_a_long_name_and_reason_are_cut_with_a_mark(self):
+        name, why = "n" * 200000, "r" * 200000
+        report = ktap.parse(["KTAP version 1", "1..1",
+                             f"not ok 1 {name} # SKIP {why}",
+                             "# Totals: pass:0 fail:0 skip:1 error:0"])
+        test = report.tests[0]
+        for text, full in ((test.name, name), (test.reason, why)):
+            self.assertLess(len(text), ktap.MAX_TEXT + 40)
+            self.assertTrue(text.startswith(full[:ktap.MAX_TEXT]))
+            self.assertTrue(text.endswith(
+                f"[... {len(full) - ktap.MAX_TEXT} more characters]"), text[-60:])
+
+
 class Flood(unittest.TestCase):
     def boot(self, script, **caps):
         with tempfile.TemporaryDirectory() as d, \
@@ -98,6 +136,19 @@ class Flood(unittest.TestCase):
         self.assertTrue(g.flooded)
         self.assertLess(took, 10)
         self.assertIn("printed more than", reason)
+
+    def test_a_flooded_log_ends_with_a_mark(self):
+        with tempfile.TemporaryDirectory() as d, \
+                mock.patch.object(serial, "MAX_OUTPUT", 1 << 20):
+            g = guest.Run(Path(d), quiet=True)
+            g.boot([sys.executable, "-c", "import sys\nwhile True: "
+                    "sys.stdout.write('x' * 99 + '\\n')"], 30)
+            log = (Path(d) / serial.LOG).read_bytes()
+            times = (Path(d) / serial.TIMES).read_text().splitlines()
+        mark = f"[hvprobe: cut here, past {1 << 20} bytes of output]"
+        self.assertTrue(log.endswith(f"\n{mark}\n".encode()), log[-80:])
+        self.assertEqual(len(log), (1 << 20) + len(mark) + 2)
+        self.assertTrue(times[-1].endswith(" " + mark), times[-1])
 
     def test_a_line_without_end_is_cut(self):
         g, reason, took, times = self.boot(

@@ -10,6 +10,7 @@ import unittest
 from pathlib import Path
 from unittest import mock
 
+from tools.commands import check
 from tools.commands import report as report_cmd
 from tools.commands import run, soak
 from tools.lib import hostinfo
@@ -64,6 +65,11 @@ class Jobs(unittest.TestCase):
                 mock.patch.object(os, "cpu_count", return_value=1):
             p = run.parse_args(["--scenario", str(scenario_file(d))])
         self.assertEqual(p.jobs, 1)
+
+    def test_check_and_soak_too(self):
+        with mock.patch.object(os, "cpu_count", return_value=64):
+            self.assertEqual(check.parse_args([]).jobs, 2)
+            self.assertEqual(soak.parse_args(["--list"]).jobs, 2)
 
 
 class Nested(unittest.TestCase):
@@ -174,6 +180,29 @@ class AtomicText(unittest.TestCase):
             self.assertEqual(path.read_text(), "old")
             jsonfile.write_text(path, "<new/>")
             self.assertEqual(path.read_text(), "<new/>")
+
+
+class JunitInPlace(unittest.TestCase):
+    # tools/check --junit goes through the atomic write: a full disk
+    # leaves the last file whole, and the check fails saying why.
+    def test_a_failed_junit_leaves_the_old_one(self):
+        with tempfile.TemporaryDirectory() as d:
+            path = Path(d) / "junit.xml"
+            path.write_text("<old/>")
+            args = mock.Mock(json=None, junit=str(path))
+            board = check.Board(["row"])
+            err = io.StringIO()
+            with mock.patch.object(os, "replace",
+                                   side_effect=OSError(28, "No space")), \
+                    contextlib.redirect_stderr(err):
+                check.write_summaries(args, board, Path(d), 0.0)
+            self.assertEqual(path.read_text(), "<old/>")
+            self.assertEqual([p.name for p in Path(d).iterdir()],
+                             ["junit.xml"])
+            self.assertEqual(board.total.failed, 1)
+            self.assertIn("cannot write the summary", err.getvalue())
+            check.write_summaries(args, board, Path(d), 0.0)
+            self.assertIn("<testsuite", path.read_text())
 
 
 class TotalsInWords(unittest.TestCase):

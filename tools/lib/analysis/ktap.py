@@ -35,13 +35,19 @@ _DIRECTIVE_STATUS = {"skip": Status.SKIP, "error": Status.ERROR,
 
 # Serial logs are capped so that a guest printing garbage in a loop cannot
 # grow results.json without bound: problems, subtest nesting (every walk
-# of the tree, and JSON itself, recurses once per level), result lines
-# and DATA lines per log. hvprobe nests two levels deep and prints about
-# a case per vCPU per test; 1024 vCPUs stay far below these.
+# of the tree, and JSON itself, recurses once per level), result lines,
+# DATA lines and DATA's bytes per log, and the characters of a result's
+# name and reason. hvprobe nests two levels deep, prints about a case per
+# vCPU per test and well under 1 MiB in all; 1024 vCPUs stay far below
+# these. DATA is counted in bytes because a line of numbers costs ten
+# times its size as objects and, indented, in results.json (128 lines
+# of 64 KiB took 357 MB and made a 91 MB file).
 MAX_PROBLEMS = 50
 MAX_DEPTH = 16
 MAX_RESULTS = 50000
 MAX_DATA = 10000
+MAX_DATA_BYTES = 2 << 20
+MAX_TEXT = 1024
 
 # Numbers are bounded so that a line of digits cannot reach int()'s limit.
 _VERSION = re.compile(r"K?TAP version (\d{1,9})$")
@@ -159,6 +165,13 @@ def _counts(counts) -> str:
     return " ".join(f"{s}:{counts.get(s, '?')}" for s in STATUSES)
 
 
+def _cut(text) -> str:
+    """text, its end past MAX_TEXT characters replaced by a mark."""
+    if len(text) <= MAX_TEXT:
+        return text
+    return f"{text[:MAX_TEXT]} [... {len(text) - MAX_TEXT} more characters]"
+
+
 def parse_totals(text) -> dict[str, int]:
     return {key: int(value) for key, value in _COUNT.findall(text)}
 
@@ -176,6 +189,7 @@ class Parser:
         self._done = False
         self._results = 0
         self._capped: set[str] = set()    # the caps already said to be reached
+        self._data_bytes = 0
 
     @property
     def started(self) -> bool:
@@ -310,9 +324,9 @@ class Parser:
         name = name.strip()
         if name.startswith("- "):
             name = name[2:].lstrip()
-        test = Test(number=number, name=name, status=status,
-                    reason=reason.strip(), line=body, cases=level.pending,
-                    time=time)
+        test = Test(number=number, name=_cut(name), status=status,
+                    reason=_cut(reason.strip()), line=_cut(body),
+                    cases=level.pending, time=time)
         level.pending, level.pending_name = [], ""
         level.results.append(test)
         if number != len(level.results):
@@ -352,6 +366,10 @@ class Parser:
     def _data_line(self, text) -> None:
         if len(self.report.data) >= MAX_DATA:
             self._cap("DATA lines", MAX_DATA)
+            return
+        self._data_bytes += len(text)
+        if self._data_bytes > MAX_DATA_BYTES:
+            self._cap("bytes of DATA", MAX_DATA_BYTES)
             return
         try:
             obj = json.loads(text, parse_constant=_reject_constant,

@@ -19,7 +19,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..base import aptdeb
+from ..base import aptdeb, owner
 from ..base.status import Status
 from . import ktap
 
@@ -88,7 +88,7 @@ def fetch(cache, package) -> Path:
         target.mkdir()
         for tree in unpacked.iterdir():
             os.replace(tree, target / f"{tree.name}-{version}")
-        aptdeb.owned_like(target, Path(cache).parent.parent)
+        owner.hand_over(target, recursive=True)
     finally:
         shutil.rmtree(work, ignore_errors=True)
     found = cached(cache, package)

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ..base import owner
 from ..base.guestexit import EXIT_FAILED, EXIT_PASSED
 from ..base.status import Status
 from . import ktap
@@ -47,6 +48,7 @@ def point_latest(folder) -> None:
             tmp.unlink()
         os.symlink(folder.name, tmp)
         os.replace(tmp, link)
+        owner.hand_over(link)
     except OSError:
         try:
             tmp.unlink()
@@ -55,13 +57,15 @@ def point_latest(folder) -> None:
 
 
 def new_dir(parent, base) -> Path:
-    """parent/base, or base-2, base-3... if taken; created, so ours."""
+    """parent/base, or base-2, base-3... if taken; created, so ours (and,
+    in a user's checkout, the user's: owner.hand_over)."""
     parent = Path(parent)
-    parent.mkdir(parents=True, exist_ok=True)
+    owner.make_dirs(parent)
     for n in range(1, 1000):
         path = parent / (base if n == 1 else f"{base}-{n}")
         try:
             path.mkdir()
+            owner.hand_over(path)
             return path
         except FileExistsError:
             continue

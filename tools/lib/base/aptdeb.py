@@ -139,17 +139,3 @@ def _copy_checked(f, to, size) -> tuple[int, str]:
             digest.update(block)
             g.write(block)
     return copied, digest.hexdigest()
-
-
-def owned_like(path, ref) -> None:
-    """As root, give path and all under it to ref's owner (the checkout's
-    user), so that a build as root leaves no root-owned files in a user's
-    tree; nothing otherwise, or when ref is root's."""
-    if os.geteuid() != 0:
-        return
-    st = os.stat(ref)
-    if st.st_uid == 0:
-        return
-    for top, dirs, files in os.walk(path):
-        for name in [top] + [os.path.join(top, n) for n in dirs + files]:
-            os.lchown(name, st.st_uid, st.st_gid)

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: MIT
-"""The exit statuses every host command shares, and the exception that
-means "this could not take place here".
+"""The exit statuses every host command shares, and the exceptions that
+mean "this could not take place here" (CannotRun) and "nor can what
+follows" (CannotWrite, a full disk).
 
 tools/entry.py turns a command's CannotRun into EXIT_CANNOT_RUN with its
 message (through the command's EXITS), Ctrl-C into EXIT_INTERRUPTED and
@@ -18,3 +19,14 @@ EXIT_INTERRUPTED = 130  # Ctrl-C, SIGTERM or SIGHUP (128 + SIGINT)
 
 class CannotRun(Exception):
     """The run could not take place; not a verdict on the kernel."""
+
+
+class CannotWrite(CannotRun):
+    """A file of the run could not be written (a full disk, a folder
+    gone read-only): this run stops, and so does any queue it is part
+    of, since the next run would fail the same way."""
+
+    @classmethod
+    def of(cls, path, err: OSError) -> "CannotWrite":
+        """"cannot write PATH: No space left on device" for err."""
+        return cls(f"cannot write {path}: {err.strerror or err}")

@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from ... import ROOT
-from ..base import aptdeb
+from ..base import aptdeb, debversion, owner
 from ..base.series import SERIES
 
 CACHE = ROOT / "build" / "host-kernels"
@@ -73,13 +73,15 @@ def _run(argv, **kwargs) -> subprocess.CompletedProcess[str]:
 
 def newest_in_series(madison, series) -> str | None:
     """The newest version of the meta-package in series, from `apt-cache
-    madison` (which lists newest first), or None."""
+    madison`, or None. By Debian's order, not madison's: it lists each
+    source's versions, and a pinned or local source may come first."""
+    found = []
     for line in madison.splitlines():
         fields = [f.strip() for f in line.split("|")]
         if len(fields) >= 2 and fields[0] == META_PACKAGE and \
                 fields[1].startswith(series + "."):
-            return fields[1]
-    return None
+            found.append(fields[1])
+    return debversion.newest(found)
 
 
 def image_package(show) -> tuple[str | None, str | None]:
@@ -125,13 +127,13 @@ def cached_debian(series, cache=CACHE) -> tuple[str, str] | None:
     """(package, version) of the newest kernel of series already unpacked
     in cache, or None: what a machine without apt's lists (an L1 host
     kernel, which sees the checkout but not /var/lib/apt) can boot."""
-    found = []
+    found = {}
     for folder in Path(cache).glob("linux-image-*_*"):
         package, _, version = folder.name.rpartition("_")
         if version.startswith(f"{series}.") and unpacked(folder):
-            found.append((tuple(int(x) for x in re.findall(r"\d+", version)),
-                          package, version))
-    return max(found)[1:] if found else None
+            found[version] = package
+    version = debversion.newest(found)
+    return None if version is None else (found[version], version)
 
 
 def fetch_debian(series, cache=CACHE, log=print) -> HostKernel:
@@ -164,7 +166,7 @@ def fetch_debian(series, cache=CACHE, log=print) -> HostKernel:
             raise HostKernelError(str(err)) from None
         finally:
             shutil.rmtree(work, ignore_errors=True)
-        aptdeb.owned_like(target, ROOT)
+        owner.hand_over(target, recursive=True)
         found = unpacked(target)
     if found is None:   # the unpacked tree was checked before it moved
         raise HostKernelError(f"no kernel in {_shown(target)}")
@@ -183,9 +185,9 @@ def own_build(image, modules=None) -> HostKernel:
     release = None
     if modules is not None:
         modules = Path(modules)
-        below = sorted(modules.glob("lib/modules/*"))
+        below = {p.name: p for p in modules.glob("lib/modules/*")}
         if below:
-            modules = below[-1]
+            modules = below[debversion.newest(below)]
         if not modules.is_dir():
             raise HostKernelError(f"{modules}: no such modules folder")
         release = modules.name

@@ -42,6 +42,7 @@ from pathlib import Path
 
 from ... import ROOT
 from ..launch import serial
+from ..base import owner
 from ..base.text import escaped
 from . import hostkernel
 
@@ -404,6 +405,7 @@ def run(kernel, commands, share, timeout, l0, stream=sys.stdout,
     finally:
         initrd.unlink(missing_ok=True)
         readable(share)
+        owner.hand_over(share, recursive=True)
     wall = time.monotonic() - start
     try:
         info = json.loads((own / INFO).read_text())

@@ -12,7 +12,9 @@ what it ran. An interrupt (Ctrl-C, SIGTERM, SIGHUP) cancels the runs not
 yet started, kills the running ones (serial.stop_all()), records both as
 "interrupted", writes the index and lets KeyboardInterrupt go on (exit
 130). With resume, a run whose folder already holds a results.json is
-taken from it instead of booted again. A resume goes on only with the
+taken from it instead of booted again. A run folder or the index that
+cannot be written (a full disk: CannotWrite) stops the batch as an
+interrupt does, and is raised. A resume goes on only with the
 batch its index names (resume_refusal: the same matrix or scenarios, the
 same runs), and removes only the folders that index lists: a mistyped
 folder is refused, never cleared.
@@ -33,6 +35,7 @@ from .. import hostinfo
 from ..base import text
 from ..analysis import results
 from ..base import jsonfile
+from ..base.exits import CannotWrite
 from ..base.files import INDEX
 from ..base.status import Status
 from . import guest, media, qemu, serial
@@ -152,6 +155,8 @@ def run_one(spec, batch_dir, kvm, resume: bool | Collection[str] = False
         record["verdict"] = INTERRUPTED
         record["reason"] = str(err)
         return record, None
+    except CannotWrite:
+        raise   # the next run would fail the same way: the queue stops
     except (guest.CannotRun, media.MediaError, qemu.ConfigError,
             OSError) as err:
         record["verdict"] = "not run"
@@ -188,13 +193,27 @@ def run_all(specs, batch_dir, jobs, about, stream=None, live=None,
              "plan": [s.run_name for s in specs], "runs": []}
     records: list[dict[str, Any] | None] = [None] * len(specs)
     lock = threading.Lock()
+    # Set by the first run that cannot write: no run starts after it,
+    # even one a free worker takes before the pool is shut down.
+    full = threading.Event()
 
     def write() -> None:
         index["runs"] = [r for r in records if r is not None]
-        jsonfile.write(batch_dir / INDEX, index)
+        try:
+            jsonfile.write(batch_dir / INDEX, index)
+        except OSError as err:
+            raise CannotWrite.of(batch_dir / INDEX, err) from None
 
     with Progress(len(specs), stream=stream, live=live) as progress:
         def one(i, spec) -> None:
+            try:
+                if not full.is_set():
+                    run_and_record(i, spec)
+            except CannotWrite:
+                full.set()
+                raise
+
+        def run_and_record(i, spec) -> None:
             progress.started()
             record, outcome = run_one(spec, batch_dir, kvm,
                                       listed if resume else False)
@@ -219,9 +238,11 @@ def run_all(specs, batch_dir, jobs, about, stream=None, live=None,
         pool = concurrent.futures.ThreadPoolExecutor(jobs)
         try:
             futures = [pool.submit(one, i, s) for i, s in enumerate(specs)]
-            for future in futures:
+            # In the order they end, so that the first to fail stops
+            # the rest at once.
+            for future in concurrent.futures.as_completed(futures):
                 future.result()
-        except KeyboardInterrupt:
+        except (KeyboardInterrupt, CannotWrite) as err:
             serial.stop_all()
             pool.shutdown(wait=True, cancel_futures=True)
             with lock:
@@ -235,9 +256,14 @@ def run_all(specs, batch_dir, jobs, about, stream=None, live=None,
                                                 "started",
                                       "wall_s": None}
                 index["interrupted"] = True
+                if isinstance(err, CannotWrite):
+                    index["stopped"] = str(err)
                 index["elapsed_s"] = round(progress.clock() -
                                            progress.start, 3)
-                write()
+                try:
+                    write()
+                except CannotWrite:
+                    pass    # the disk is still full: the error is said
             raise
         finally:
             pool.shutdown(wait=True)

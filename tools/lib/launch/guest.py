@@ -19,8 +19,8 @@ from ... import ROOT
 from .. import cli, hostinfo
 from ..base.text import escaped
 from ..analysis import ktap, results
-from ..base import jsonfile
-from ..base.exits import CannotRun
+from ..base import jsonfile, owner
+from ..base.exits import CannotRun, CannotWrite
 from ..base.status import Status
 from . import kvm, media, qemu, serial
 
@@ -275,8 +275,8 @@ def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
     try:
         jsonfile.write(run_dir / "results.json", doc)
     except OSError as err:
-        raise CannotRun(f"cannot write {shown(run_dir)}/results.json: "
-                        f"{err}") from None
+        raise CannotWrite.of(f"{shown(run_dir)}/results.json", err) from None
+    owner.hand_over(run_dir, recursive=True)
     if ok:
         # A 5 MB ISO per passing run adds up over a matrix; one that
         # failed keeps its own, to boot again by hand.

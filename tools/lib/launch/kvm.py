@@ -31,7 +31,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from ..base import jsonfile
+from ..base import jsonfile, owner
 from ..base.guestexit import EXIT_PASSED
 from . import qemu, serial
 
@@ -314,12 +314,13 @@ def works(root, qemu_version) -> tuple[bool, str]:
         return False, str(err)      # not cached: the next build fixes it
     cache = _cache_path(root)
     try:
-        cache.parent.mkdir(parents=True, exist_ok=True)
+        owner.make_dirs(cache.parent)
         # Whole or not at all, no temporary file left, the mode open()
-        # gives (a root run must not leave a 0600 file the user's next
-        # run cannot read).
+        # gives, and the checkout owner's (a root run must not leave a
+        # file the user's next run cannot read or replace).
         jsonfile.write(cache, {"key": _cache_key(qemu_version), "ok": ok,
                                "reason": why})
+        owner.hand_over(cache)
     except OSError:
         pass
     return ok, why

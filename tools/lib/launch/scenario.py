@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ... import ROOT, TOOLS
+from ..base import seconds
 from ..base.series import SERIES
 from . import qemu
 
@@ -265,9 +266,10 @@ def _apply(spec, keys, where, merge) -> RunSpec:
             spec.cmdline = merge_cmdline(spec.cmdline, words) if merge \
                 else words
         elif key == "timeout":
-            if type(value) not in (int, float) or not value > 0:
-                raise ScenarioError(f"{where}: timeout must be {KEYS[key]}")
-            spec.timeout = float(value)
+            try:
+                spec.timeout = seconds.finite(value)
+            except ValueError as err:
+                raise ScenarioError(f"{where}: timeout {err}") from None
         elif key == "needs_kvm":
             if not isinstance(value, bool):
                 raise ScenarioError(f"{where}: needs_kvm must be true or "

@@ -4,7 +4,8 @@ stamped with the host's seconds since QEMU started, as it arrives, and
 kept in the run folder twice: serial.log holds the raw bytes, serial.times
 one line per serial line, the stamp, a space and the line cleaned of line
 endings and escapes (read_times reads it back). QEMU's stderr goes to
-qemu.stderr.
+qemu.stderr. A file that cannot be written (a full disk) ends the run
+with CannotWrite, naming it.
 
 The stamps are the host's because a guest's own clock is unreliable under
 TCG. tools/run boots hvprobe through Console (guest.Run), bench/ boots
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ..analysis import ktap
+from ..base.exits import CannotWrite
 
 LOG, TIMES, STDERR = "serial.log", "serial.times", "qemu.stderr"
 # A QEMU whose stdout has closed is on its way out; this long is waited.
@@ -41,6 +43,12 @@ EXIT_WAIT_S = 5
 # whole suite prints well under 1 MiB.
 MAX_OUTPUT = 64 << 20
 MAX_LINE = 256 << 10
+
+
+def flood_mark() -> str:
+    """The line that ends a flooded serial.log and serial.times, so
+    that a reader sees where the host stopped keeping what came."""
+    return f"[hvprobe: cut here, past {MAX_OUTPUT} bytes of output]"
 
 
 class CannotStart(Exception):
@@ -109,6 +117,41 @@ def stop_all() -> None:
         kill(proc)
 
 
+class _RunFile:
+    """A file of the run folder whose every failure (a full disk, often
+    seen only when a buffer is flushed) is CannotWrite naming it.
+    serial.log is unbuffered, so that a user following it sees each
+    chunk as it came; serial.times is flushed after each chunk."""
+
+    def __init__(self, path, mode, buffering=-1) -> None:
+        self.path = path
+        self.file = self._do(open, path, mode, buffering)
+
+    def _do(self, act, *args) -> Any:
+        try:
+            return act(*args)
+        except OSError as err:
+            raise CannotWrite.of(self.path, err) from None
+
+    def write(self, data) -> None:
+        self._do(self.file.write, data)
+
+    def flush(self) -> None:
+        self._do(self.file.flush)
+
+    def __enter__(self) -> "_RunFile":
+        return self
+
+    def __exit__(self, kind, *_) -> None:
+        if kind is None:
+            self._do(self.file.close)
+            return
+        try:    # what is already on its way out says more
+            self.file.close()
+        except OSError:
+            pass
+
+
 def read_times(text) -> list[tuple[float, str]]:
     """(seconds, line) pairs from a serial.times file's text; a line that
     carries no stamp is passed over."""
@@ -154,13 +197,13 @@ class Console:
         """Run QEMU (argv) until it exits, the deadline passes or line()
         ends the run; QEMU is killed if it still runs. CannotStart when
         it cannot be started."""
-        log = open(self.run_dir / LOG, "wb")
-        times = open(self.run_dir / TIMES, "w")
-        stderr = open(self.run_dir / STDERR, "wb")
+        log = _RunFile(self.run_dir / LOG, "wb", buffering=0)
+        times = _RunFile(self.run_dir / TIMES, "w")
+        stderr = _RunFile(self.run_dir / STDERR, "wb")
         with log, times, stderr:
             try:
                 proc = spawn(argv, cwd=cwd, stdin=subprocess.DEVNULL,
-                             stdout=subprocess.PIPE, stderr=stderr)
+                             stdout=subprocess.PIPE, stderr=stderr.file)
             except OSError as err:
                 raise CannotStart(f"cannot start {argv[0]}: {err}") from None
             self.pid = proc.pid
@@ -218,9 +261,13 @@ class Console:
                     ended = self.cut_short = True
                     pending = b""
                     break
+            times.flush()
         sel.close()
         if pending:
             self._line(pending, time.monotonic() - start, times)
+        if self.flooded:
+            log.write(f"\n{flood_mark()}\n".encode())
+            times.write(f"{time.monotonic() - start:.6f} {flood_mark()}\n")
         if proc.poll() is None and not self.cut_short:
             try:
                 proc.wait(timeout=EXIT_WAIT_S)  # stdout closed: leaving
