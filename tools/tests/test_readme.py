@@ -4,8 +4,8 @@ own export (tools/lib/buildinfo.py): every option key has its row, with
 an enum's words exactly as the kernel accepts them, and every guest test
 has its row, in run order; no row names what the build lacks. Each cell
 of those tables is one sentence (the design notes live in docs/, linked
-from the row), and every link from the README into docs/ finds its
-file and heading."""
+from the row), no README line is over 300 characters, and every link
+from the README into docs/ finds its file and heading."""
 
 import re
 import unittest
@@ -13,6 +13,9 @@ import unittest
 from tools import ROOT
 from tools.lib import buildinfo
 
+# A line a reader can take in at once; a row past it holds notes that
+# belong in docs/.
+LINE_LIMIT = 300
 # Where a sentence ends inside a cell: a full stop, semicolon, question or
 # exclamation mark followed by a space (0.1 %, 6.1-6.4 and 0..10000 are
 # not ends).
@@ -76,6 +79,12 @@ class Readme(unittest.TestCase):
             long = [(name, cell) for name, row in rows.items()
                     for cell in cells(row) if not one_sentence(cell)]
             self.assertEqual(long, [], section)
+
+    def test_no_line_is_over_the_limit(self):
+        text = (ROOT / "README.md").read_text()
+        long = [(n, len(line)) for n, line in
+                enumerate(text.splitlines(), 1) if len(line) > LINE_LIMIT]
+        self.assertEqual(long, [], f"README.md lines over {LINE_LIMIT}")
 
     def test_links_into_docs_find_their_heading(self):
         text = (ROOT / "README.md").read_text()
