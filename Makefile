@@ -18,6 +18,9 @@
 #                 thread's five rows beside Linux 6.1 and 6.12 (hours)
 #
 # run and check first make sure the tools they need are installed.
+#
+# make prints one line per step (`  CC      kernel/x86/trap.o`), as Linux's
+# Kbuild does; make V=1 prints each whole command, make -s nothing.
 
 CC := gcc
 LD := ld
@@ -29,6 +32,28 @@ BUILD := build
 ifneq ($(shell uname -m),x86_64)
 $(error hvprobe builds on an x86-64 host with GCC and GNU binutils)
 endif
+
+# Kbuild's quiet commands (Linux 6.12 scripts/Kbuild.include, cmd and
+# echo-cmd): a rule runs $(call cmd,NAME), which prints quiet_cmd_NAME
+# (the step and its target below $(BUILD)), or cmd_NAME itself under V=1,
+# and runs cmd_NAME. Under -s nothing is printed, so the tools that run
+# make -s and read its output (tools/lib/cli.py, buildinfo.py,
+# tools/check) see what they always saw.
+V ?= 0
+ifeq ($(V),1)
+quiet :=
+else
+quiet := quiet_
+endif
+ifneq ($(findstring s,$(firstword -$(MAKEFLAGS))),)
+quiet := silent_
+endif
+squote := '
+escsq = $(subst $(squote),'\$(squote)',$1)
+echo-cmd = $(if $($(quiet)cmd_$(1)),echo '  $(call escsq,$($(quiet)cmd_$(1)))';)
+cmd = @set -e; $(echo-cmd) $(cmd_$(1))
+# What a step's line names: its target, as a path below the build folder.
+shown = $(patsubst $(BUILD)/%,%,$@)
 
 KERNEL_CFLAGS := -std=gnu11 -O2 -g -I. \
 	-ffreestanding -nostdlib -mno-red-zone -mgeneral-regs-only \
@@ -187,40 +212,56 @@ UNIT_CFLAGS := -std=gnu11 -O1 -g -I. -DHOST_TEST -pthread \
 
 all: $(BUILD)/hvprobe.elf $(BUILD)/hvprobe.elf32 $(BUILD)/hvprobe.iso
 
+quiet_cmd_cc = CC      $(shown)
+      cmd_cc = $(CC) $(KERNEL_CFLAGS) -MMD -MP -c $< -o $@
 $(BUILD)/%.o: %.c
 	@mkdir -p $(dir $@)
-	$(CC) $(KERNEL_CFLAGS) -MMD -MP -c $< -o $@
+	$(call cmd,cc)
 
+quiet_cmd_as = AS      $(shown)
+      cmd_as = $(CC) $(KERNEL_ASFLAGS) -MMD -MP -c $< -o $@
 $(BUILD)/%.o: %.S
 	@mkdir -p $(dir $@)
-	$(CC) $(KERNEL_ASFLAGS) -MMD -MP -c $< -o $@
+	$(call cmd,as)
 
+quiet_cmd_ld = LD      $(shown)
+      cmd_ld = $(LD) $(KERNEL_LDFLAGS) -o $@ $(KERNEL_OBJS)
 $(BUILD)/hvprobe.elf: $(KERNEL_OBJS) linker.ld Makefile
-	$(LD) $(KERNEL_LDFLAGS) -o $@ $(KERNEL_OBJS)
+	$(call cmd,ld)
 
 # QEMU's Multiboot loader refuses ELF64; the same image as ELF32 loads,
 # since every address is below 4 GiB (the code stays 64-bit).
+quiet_cmd_objcopy = OBJCOPY $(shown)
+      cmd_objcopy = $(OBJCOPY) -O elf32-i386 $< $@
 $(BUILD)/hvprobe.elf32: $(BUILD)/hvprobe.elf
-	$(OBJCOPY) -O elf32-i386 $< $@
+	$(call cmd,objcopy)
 
+quiet_cmd_copy = COPY    $(shown)
+      cmd_copy = cp $< $@
 $(BUILD)/isodir/boot/hvprobe.elf: $(BUILD)/hvprobe.elf
 	@mkdir -p $(dir $@)
-	cp $< $@
+	$(call cmd,copy)
 
 # tools/mkiso writes the tree's grub.cfg: the default entry, then one per
 # shipped scenario.
+quiet_cmd_mkiso = MKISO   $(shown)
+      cmd_mkiso = tools/mkiso $(BUILD)/isodir $@
 $(BUILD)/hvprobe.iso: $(BUILD)/isodir/boot/hvprobe.elf boot/grub.cfg tools/commands/mkiso.py \
 		tools/lib/launch/media.py $(wildcard tools/scenarios/*.toml)
-	tools/mkiso $(BUILD)/isodir $@
+	$(call cmd,mkiso)
 
 # TESTS reaches the unit binary's --list, the one export of the names the
 # build defines (options, guest tests, unit tests) that tools read.
+quiet_cmd_unit = HOSTCC  $(shown)
+      cmd_unit = $(CC) $(UNIT_CFLAGS) -DGUEST_TESTS='"$(TESTS)"' -o $@ $(LOGIC) $(MODELED) $(UNIT_TESTS)
 $(BUILD)/unit/hvprobe-unit: $(LOGIC) $(MODELED) $(UNIT_TESTS) Makefile $(shell find apic boot hv kernel pmu tests -name '*.h')
 	@mkdir -p $(dir $@)
-	$(CC) $(UNIT_CFLAGS) -DGUEST_TESTS='"$(TESTS)"' -o $@ $(LOGIC) $(MODELED) $(UNIT_TESTS)
+	$(call cmd,unit)
 
+quiet_cmd_info = GEN     $(shown)
+      cmd_info = $< --list > $@.tmp && mv $@.tmp $@
 $(BUILD)/info.json: $(BUILD)/unit/hvprobe-unit
-	$< --list > $@.tmp && mv $@.tmp $@
+	$(call cmd,info)
 
 unit: $(BUILD)/unit/hvprobe-unit
 	$(BUILD)/unit/hvprobe-unit
@@ -244,9 +285,11 @@ check: deps all $(BUILD)/unit/hvprobe-unit fuzz-build
 	tools/check --no-build
 
 # Debian bookworm's clang-format-14, the version the tree is laid out by.
+quiet_cmd_format = FORMAT  $(C_TREES)
+      cmd_format = clang-format-14 -i --style=file $(C_SOURCES)
 format:
 	@tools/deps clang-format-14:clang-format-14
-	clang-format-14 -i --style=file $(C_SOURCES)
+	$(call cmd,format)
 
 # The -kernel and ISO boots under LAVA's dispatcher; Debian's
 # lava-dispatcher is installed if missing (as root; else the command).

@@ -50,12 +50,16 @@ fuzz-deps:
 FUZZ_COVERAGE := -fsanitize=fuzzer-no-link
 $(FUZZ_BUILD)/obj/tests/%.o: FUZZ_COVERAGE :=
 
+quiet_cmd_fuzz_o = HOSTCC  $(shown)
+      cmd_fuzz_o = $(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_COVERAGE) -MMD -MP -c $< -o $@
 $(FUZZ_BUILD)/obj/%.o: %.c | fuzz-deps
 	@mkdir -p $(dir $@)
-	$(FUZZ_CC) $(FUZZ_CFLAGS) $(FUZZ_COVERAGE) -MMD -MP -c $< -o $@
+	$(call cmd,fuzz_o)
 
+quiet_cmd_fuzz = HOSTCC  $(shown)
+      cmd_fuzz = $(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -MMD -MP -o $@ $< $(FUZZ_OBJS)
 $(FUZZ_BUILD)/fuzz_%: tests/fuzz/fuzz_%.c $(FUZZ_OBJS) | fuzz-deps
-	$(FUZZ_CC) $(FUZZ_CFLAGS) -fsanitize=fuzzer -MMD -MP -o $@ $< $(FUZZ_OBJS)
+	$(call cmd,fuzz)
 
 fuzz-build: $(FUZZ_BINS)
 
