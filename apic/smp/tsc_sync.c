@@ -5,15 +5,12 @@
  */
 #include "apic/smp/tsc_sync.h"
 #include "apic/smp/smp.h"
+#include "apic/smp/tsc_warp.h"
 #include "kernel/time/clock.h"
 #include "kernel/time/delay.h"
 #include "kernel/time/policy.h"
 #include "kernel/x86/cpuid.h"
-#include "kernel/x86/spinlock.h"
 #include "kernel/x86/x86.h"
-
-/* A bound on the loop should the TSC stand still, as Linux's 10 million turns. */
-#define WARP_LOOP_MAX 10000000u
 
 /*
  * The two CPUs meet twice, as Linux's start_count and stop_count: both
@@ -24,51 +21,15 @@
 static struct {
 	volatile u32 asked; /* index + 1 of the AP waiting for the BSP; 0: none */
 	volatile u32 start, stop;
-	struct spinlock lock;
-	u64 last;
-	u32 warps;
-	u64 max_warp;
+	struct tsc_warp warp;
 	volatile bool in_step; /* the last check's verdict, for its AP */
 	u64 source_cycles;
 	u32 checks, warped;
 } sync;
 
-static void lock(void)
-{
-	spin_lock_reentrant(&sync.lock);
-}
-
-static void unlock(void)
-{
-	spin_unlock_reentrant(&sync.lock, false);
-}
-
-/*
- * check_tsc_warp(): read the TSC under the lock, after the other CPU's
- * last reading; one earlier than it went backwards between the CPUs.
- */
 static void warp_loop(u32 timeout_ms)
 {
-	u64 start = rdtsc(), end = start + timeout_ms * (clock.tsc_hz / 1000), now, prev;
-
-	for (u32 i = 0;; i++) {
-		lock();
-		prev = sync.last;
-		now = rdtsc();
-		sync.last = now;
-		unlock();
-		if (!(i & 7)) {
-			if (now > end || i > WARP_LOOP_MAX)
-				break;
-			pause();
-		}
-		if (prev > now) {
-			lock();
-			sync.max_warp = MAX(sync.max_warp, prev - now);
-			sync.warps++;
-			unlock();
-		}
-	}
+	tsc_warp_loop(&sync.warp, timeout_ms * (clock.tsc_hz / 1000));
 }
 
 static void wait_for(volatile u32 *count, u32 value)
@@ -158,14 +119,12 @@ void smp_tsc_sync_serve(void)
 	__atomic_store_n(&sync.start, 2, __ATOMIC_RELEASE);
 	warp_loop(s->tsc_sync_ms);
 	wait_for(&sync.stop, 1);
-	sync.in_step = !sync.warps;
-	s->tsc_warp_cycles = sync.max_warp;
+	sync.in_step = !sync.warp.warps;
+	s->tsc_warp_cycles = sync.warp.max_warp;
 	sync.checks++;
-	sync.warped += !!sync.warps;
+	sync.warped += !!sync.warp.warps;
 	sync.start = 0;
-	sync.warps = 0;
-	sync.max_warp = 0;
-	sync.last = 0;
+	sync.warp = (struct tsc_warp){ 0 };
 	sync.source_cycles += rdtsc() - t0;
 	__atomic_store_n(&sync.stop, 2, __ATOMIC_RELEASE);
 }

@@ -50,6 +50,7 @@ struct mcpu {
 	u64 fixed_ctrl, global_ctrl, global_status, perf_capabilities;
 	struct model_truth truth;
 	u64 stall_from, stall_until; /* model time this vCPU is descheduled */
+	u64 last_point; /* model time this CPU last came to a point, before any hand-over */
 };
 
 static struct {
@@ -557,6 +558,7 @@ static void kicked(struct mcpu *c)
 /* Where modelled code touches the machine: interrupts, and maybe another CPU. */
 static void point(struct mcpu *c)
 {
+	c->last_point = m.now;
 	kicked(c);
 	take_interrupts(c);
 	maybe_switch(c);
@@ -873,7 +875,22 @@ int wrmsr_safe(u32 msr, u64 val)
 	return ok ? 0 : X86_TRAP_GP;
 }
 
+/*
+ * On an out-of-order host a plain RDTSC may be read before the loads
+ * ahead of it complete (SDM Vol 2B RDTSC): as early as this CPU's last
+ * point, before another CPU ran in between.
+ */
 u64 rdtsc(void)
+{
+	struct mcpu *c = me();
+	u64 early = c->last_point;
+
+	retire(c, 1);
+	point(c);
+	return m.c.tsc_reads_early ? early : m.now;
+}
+
+u64 rdtsc_ordered(void)
 {
 	struct mcpu *c = me();
 

@@ -121,6 +121,8 @@ struct model_config {
 	 * PMI delivered (what a second delivery of every PMI looks like).
 	 */
 	bool doubling;
+	/* Out of order: a plain rdtsc() may read the TSC before earlier loads. */
+	bool tsc_reads_early;
 };
 
 /* What really happened on one CPU, since model_start(). */
