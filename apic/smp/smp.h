@@ -39,6 +39,9 @@ struct smp_cpu {
 	 */
 	u32 tsc_sync_ms;
 	u64 tsc_sync_cycles, tsc_warp_cycles;
+	/* Its runs (more than one after a TSC_ADJUST step), and TSC_ADJUST's sum of steps. */
+	u32 tsc_sync_runs;
+	s64 tsc_adjusted;
 	/* A warp whose mark is deferred until the BSP has seen this CPU online. */
 	bool warp_pending;
 	/* Work it has run for smp_run_on() and smp_run_all(). */
