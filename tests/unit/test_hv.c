@@ -301,3 +301,65 @@ DEFINE_TEST(unit_kvm_system_time_msr, "kvmclock through the MSR Linux's kvmclock
 		  "legacy CLOCKSOURCE alone: the legacy MSR, still a kvmclock and a preset");
 	report_eq(kvm_system_time_msr(0), 0, "neither: no kvmclock");
 }
+
+/* Hyper-V's leaves with vendor at 0x40000000, Hv#1 and the features EAX given. */
+static void hyperv_leaves(const char *vendor, u32 max, u32 features)
+{
+	add(0x40000000, max, vendor);
+	add(0x40000001, HV_INTERFACE_HV1, NULL);
+	add(0x40000003, features, NULL);
+}
+
+/* The platform Linux's detect_hypervisor_vendor() keeps, by name; "none" for none. */
+static const char *linux_platform(bool present, u32 *detect)
+{
+	enum hv_kind k = hv_linux_platform(present, fake_leaf, detect);
+
+	return k == HV_KIND_COUNT ? "none" : hv_kind_names[k];
+}
+
+DEFINE_TEST(unit_hv_linux_platform, "the platform Linux picks, whatever vendor is at 0x40000000", 0)
+{
+	const u32 mandatory = HV_MSR_HYPERCALL_AVAILABLE | HV_MSR_VP_INDEX_AVAILABLE;
+	struct hv_info info;
+	u32 detect;
+
+	/* -cpu host,hv-passthrough: KVM's own Hyper-V vendor, KVM behind it. */
+	fake_count = 0;
+	hyperv_leaves("Linux KVM Hv", 0x4000000b, mandatory);
+	add(0x40000100, 0x40000101, "KVMKVMKVM\0\0\0");
+	report_str_eq(linux_platform(true, &detect), "kvm", "Linux KVM Hv: passed over, KVM found");
+	report_eq(detect, 0x40000100, "kvm_cpuid_base() in the next block");
+	hv_scan(&info, true, fake_leaf);
+	report_str_eq(info.blocks[0].signature, "Linux KVM Hv", "the vendor string is kept");
+	report_str_eq(hv_kind_names[info.linux_platform], "kvm", "hv_scan() records Linux's pick");
+
+	/* QEMU's hv-* enlightenments: Microsoft Hv, and KVM outranks it. */
+	fake_count = 0;
+	hyperv_leaves("Microsoft Hv", 0x4000000a, mandatory);
+	report_str_eq(linux_platform(true, &detect), "hyperv", "Microsoft Hv alone (kvm=off)");
+	report_eq(detect, 0x40000000, "ms_hyperv_platform() answers 0x40000000");
+	add(0x40000100, 0x40000101, "KVMKVMKVM\0\0\0");
+	report_str_eq(linux_platform(true, &detect), "kvm",
+		      "with KVM's leaves: KVM's 0x40000100 wins");
+
+	fake_count = 0;
+	hyperv_leaves("Microsoft Hv", 0x40000004, mandatory);
+	report_str_eq(linux_platform(true, &detect), "none",
+		      "a max leaf below HYPERV_CPUID_MIN: not Hyper-V");
+	fake_count = 0;
+	hyperv_leaves("Microsoft Hv", 0x4000000a, HV_MSR_HYPERCALL_AVAILABLE);
+	report_str_eq(linux_platform(true, &detect), "none", "no VP index MSR: not Hyper-V");
+	fake_count = 0;
+	hyperv_leaves("Microsoft Hv", 0x4000000a, HV_MSR_VP_INDEX_AVAILABLE);
+	report_str_eq(linux_platform(true, &detect), "none", "no hypercall MSR: not Hyper-V");
+
+	/* hypervisor_cpuid_base(sig, 0) asks nothing of the max leaf. */
+	fake_count = 0;
+	add(0x40000000, 0, "KVMKVMKVM\0\0\0");
+	report_str_eq(linux_platform(true, &detect), "kvm", "KVM with max leaf 0: still KVM");
+	report_str_eq(linux_platform(false, &detect), "none", "no hypervisor bit: none");
+	fake_count = 0;
+	add(0x40000000, 0x40000001, "SomethingNew");
+	report_str_eq(linux_platform(true, &detect), "none", "an unknown vendor alone: none");
+}
