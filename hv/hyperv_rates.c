@@ -43,6 +43,8 @@ struct rate_platform hyperv_platform = {
 	.detect = HV_LEAF_FIRST,
 	.tsc_key = "hyperv_tsc",
 	.tsc_init = hyperv_platform_tsc,
+	/* The patch calls it from ms_hyperv_init_platform(), after hv_init_clocksource(). */
+	.runs_hv_preset = true,
 };
 
 /*

@@ -94,14 +94,19 @@ DEFINE_LPJ_POLICY(.name = "linux-6.12", .rank = 35, .rule_prefix = "Linux's: ",
 		  .tsc_adjust_runs = 3);
 
 /*
- * The lpj thread's patch: linux-6.5's rules plus hv_preset_lpj(), which
- * presets Hyper-V's stated rate on every CPU; in no mainline kernel.
+ * The lpj thread's patch on the kernel it was posted against (6.2-rc,
+ * so linux-6.1's rules): hv_preset_lpj(), called from Hyper-V's platform
+ * code after hv_init_clocksource(), presets lpj on every CPU from
+ * x86_platform.calibrate_tsc: Hyper-V's frequency MSR where granted,
+ * else the native CPUID.15H (its !calibrate_tsc guard never fires). In
+ * no mainline kernel.
  */
 DEFINE_LPJ_POLICY(.name = "hv-preset", .rank = 40, .rule_prefix = "thread's hv_preset_lpj(): ",
 		  .preset_flags = RATE_LPJ_LINUX | RATE_LPJ_HV_PRESET, .linux_platform = true,
-		  .copy_rule = LPJ_COPY_BOOT_CPU, .tsc_sync = LPJ_TSC_SYNC_STAMPS,
-		  .warp_mark = LPJ_WARP_MARKS_AT_ONCE, .unsync_count = LPJ_UNSYNC_POSSIBLE_CPUS,
-		  .tsc_adjust_runs = 3);
+		  /* the rest as linux-6.1's, the patch's base */
+		  .tsc_khz_refusal = true, .copy_rule = LPJ_COPY_PACKAGE,
+		  .tsc_sync = LPJ_TSC_SYNC_AFTER_CALIBRATION, .warp_mark = LPJ_WARP_MARKS_AT_ONCE,
+		  .unsync_count = LPJ_UNSYNC_POSSIBLE_CPUS, .tsc_adjust_runs = 3);
 
 /* Whether a comes before b: by rank, then by name so that a tie is still an order. */
 static bool before(const struct lpj_policy *a, const struct lpj_policy *b)

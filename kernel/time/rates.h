@@ -32,6 +32,12 @@ struct rate_platform {
 	 */
 	const char *tsc_key;
 	const char *(*tsc_init)(bool *unstable, bool *reliable);
+	/*
+	 * Its platform code calls the lpj thread's hv_preset_lpj(): there
+	 * hv-preset presets from x86_platform.calibrate_tsc, its own rate or,
+	 * where it set none, the native CPUID.15H.
+	 */
+	bool runs_hv_preset;
 };
 
 /* What one source states here; 0 where it states nothing. */
@@ -51,7 +57,11 @@ enum rate_lpj_flags {
 	 * no platform, or its platform is Linux's x86_hyper.
 	 */
 	RATE_LPJ_LINUX = 1u << 1,
-	/* hv-preset alone: the lpj thread's hv_preset_lpj(), same platform rule. */
+	/*
+	 * hv-preset alone: the lpj thread's hv_preset_lpj(), same platform
+	 * rule; a source of no platform's only where Linux's platform
+	 * runs_hv_preset.
+	 */
 	RATE_LPJ_HV_PRESET = 1u << 2,
 };
 

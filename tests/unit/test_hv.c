@@ -202,6 +202,28 @@ DEFINE_TEST(unit_hv_lpj_preset_linux, "lpj presets under Linux's policies: lpj= 
 	report_eq(lpj, 9600000, "2.4 GHz at HZ=250");
 	report_str_eq(name_of(lpj_preset(lpj_policy_named("hvprobe"), NULL, 250, &lpj)), "hyperv",
 		      "hvprobe's: Hyper-V's MSR, the fastest");
+	/*
+	 * The patch's hv_preset_lpj() asks x86_platform.calibrate_tsc, which
+	 * without Hyper-V's frequency MSRs is still native_calibrate_tsc():
+	 * CPUID.15H's rate (its !calibrate_tsc guard never fires).
+	 */
+	hyperv_rate.tsc_hz = 0;
+	rate_cpuid.tsc_hz = 2000000000ULL;
+	report_str_eq(name_of(lpj_preset(lpj_policy_named("hv-preset"), NULL, 250, &lpj)), "cpuid",
+		      "hv-preset on Hyper-V without frequency MSRs: CPUID.15H, the native hook");
+	report_eq(lpj, 8000000, "2.0 GHz at HZ=250");
+	report_str_eq(name_of(lpj_preset(lpj_policy_named("linux-6.1"), NULL, 250, &lpj)), "none",
+		      "linux-6.1 there: CPUID.15H is no preset");
+	rate_offers_reset();
+	rate_cpuid.tsc_hz = 2000000000ULL;
+	report_str_eq(name_of(lpj_preset(lpj_policy_named("hv-preset"), NULL, 250, &lpj)), "none",
+		      "hv-preset off Hyper-V: no hv_preset_lpj(), so no CPUID.15H preset");
+	offer_kvm_and_hyperv();
+	hyperv_rate.tsc_hz = kvmclock_rate.tsc_hz = 0;
+	rate_cpuid.tsc_hz = 2000000000ULL;
+	report_str_eq(name_of(lpj_preset(lpj_policy_named("hv-preset"), NULL, 250, &lpj)), "none",
+		      "hv-preset with KVM the platform: Hyper-V's code, and the patch, never run");
+	offer_hyperv_only();
 
 	offer_kvm_and_hyperv();
 	report_str_eq(name_of(lpj_preset(lpj_policy_named("linux-6.5"), NULL, 250, &lpj)),

@@ -104,7 +104,7 @@ DEFINE_TEST(unit_rates_preset_rule, "each lpj policy's preset_rule, from the tab
 	report_str_eq(rule, "hvprobe's: fastest stated rate (lpj=, hyperv, kvmclock, kvm)",
 		      "hvprobe");
 	lpj_preset_rule(lpj_policy_named("hv-preset"), rule, sizeof(rule));
-	report_str_eq(rule, "thread's hv_preset_lpj(): lpj=, hyperv, kvmclock", "hv-preset");
+	report_str_eq(rule, "thread's hv_preset_lpj(): lpj=, hyperv, kvmclock, cpuid", "hv-preset");
 	lpj_preset_rule(lpj_policy_named("linux-6.1"), rule, sizeof(rule));
 	report_str_eq(rule, "Linux's: lpj=, kvmclock", "linux-6.1");
 	lpj_preset_rule(lpj_policy_named("linux-6.5"), rule, sizeof(rule));
