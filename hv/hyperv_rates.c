@@ -54,7 +54,9 @@ struct rate_platform hyperv_platform = {
  */
 DEFINE_RATE_SOURCE(hyperv_rate, .name = "hyperv", .rank = 100,
 		   .lpj_flags = RATE_LPJ_HVPROBE | RATE_LPJ_HV_PRESET, .platform = &hyperv_platform,
-		   .absent = "no Hyper-V leaves");
+		   .absent = "no Hyper-V leaves",
+		   /* ms_hyperv_init_platform(): calibrate_tsc = hv_get_tsc_khz with the MSRs */
+		   .linux_tsc = true);
 
 /* After the HPET and the PM timer for auto, before the APIC timer. */
 DEFINE_REFCLOCK_NAME("hv", 50, 40);
