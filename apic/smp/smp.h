@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * SMP bring-up: every CPU the MADT lists as usable, started with
- * INIT-SIPI-SIPI (SDM Vol 3A 9.4.4), one at a time (bringup=serial, Linux
- * before 6.5) or all kicked first (bringup=parallel, Linux 6.5+: in pairs
- * that share their waits), with a timeline of BSP- and AP-side TSC
+ * INIT-SIPI-SIPI (SDM Vol 3A 9.4.4), one at a time (bringup=serial, as
+ * Linux before 6.5 and 6.5+ with cpuhp.parallel=0), all kicked first and
+ * each held at alive (bringup=linux-6.5, cpuhp_bringup_cpus_parallel()),
+ * or all kicked first in hvprobe's own concurrent mode, in no Linux
+ * (bringup=parallel), with a timeline of BSP- and AP-side TSC
  * stamps. How each AP gets lpj is planned before it starts
  * (delay_plan_ap()); in parallel an AP that copies parks until its source
  * has a value, and calibrating APs take turns, as many at once as a probe
