@@ -130,12 +130,12 @@ void smp_tsc_sync_serve(void)
 	u32 asked = __atomic_exchange_n(&sync.asked, 0, __ATOMIC_ACQ_REL);
 	struct smp_cpu *s;
 	u64 t0 = rdtsc();
-	u32 runs = smp_tsc_sync_runs(lpj_policy_chosen(), cpu_has(X86_FEATURE_TSC_ADJUST));
-	u32 verdict;
+	u32 runs, verdict;
 
 	if (!asked)
 		return;
 	s = smp_cpu(asked - 1);
+	runs = smp_tsc_sync_runs(lpj_policy_chosen(), cpu_has(X86_FEATURE_TSC_ADJUST));
 	do {
 		wait_for(&sync.start, 1);
 		sync.stop = 0;
