@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
-/* The warp loop of Linux's TSC-sync check; see tsc_warp.h. */
+/* The warp loop of Linux's TSC-sync check and its two halves; see tsc_warp.h. */
 #include "apic/smp/tsc_warp.h"
+#include "apic/smp/tsc_sync.h"
 
 /* A bound on the loop should the TSC stand still, as Linux's 10 million turns. */
 #define WARP_LOOP_MAX 10000000u
@@ -50,4 +51,62 @@ u64 tsc_warp_loop(struct tsc_warp *w, u64 cycles)
 		}
 	}
 	return mine;
+}
+
+static void wait_for(volatile u32 *count, u32 value)
+{
+	while (__atomic_load_n(count, __ATOMIC_ACQUIRE) != value)
+		pause();
+}
+
+/* check_tsc_sync_source(), tsc_sync.c v6.5: "goto retry" while test_runs > 0. */
+void tsc_sync_source(struct tsc_sync_pair *p, u64 cycles, u32 runs, struct tsc_sync_source_runs *r)
+{
+	u32 verdict;
+
+	*r = (struct tsc_sync_source_runs){ 0 };
+	do {
+		wait_for(&p->start, 1);
+		p->stop = 0;
+		__atomic_store_n(&p->start, 2, __ATOMIC_RELEASE);
+		tsc_warp_loop(&p->warp, cycles);
+		wait_for(&p->stop, 1);
+		verdict = smp_tsc_sync_after_run(&runs, p->warp.warps, p->warp.random);
+		p->in_step = r->in_step = verdict == SMP_TSC_SYNC_RUN_IN_STEP;
+		p->again = verdict == SMP_TSC_SYNC_RUN_AGAIN;
+		r->runs++;
+		r->warped += !!p->warp.warps;
+		r->max_warp = MAX(r->max_warp, p->warp.max_warp);
+		p->start = 0;
+		p->warp = (struct tsc_warp){ 0 };
+		__atomic_store_n(&p->stop, 2, __ATOMIC_RELEASE);
+	} while (verdict == SMP_TSC_SYNC_RUN_AGAIN);
+}
+
+/*
+ * check_tsc_sync_target(), tsc_sync.c v6.5:475-508: gbl_max_warp is read
+ * before the stop, while the source has not reset it yet.
+ */
+bool tsc_sync_target(struct tsc_sync_pair *p, u64 cycles, s64 *adjusted, u32 *runs)
+{
+	u64 mine, source;
+	s64 step;
+	bool again;
+
+	do {
+		__atomic_add_fetch(&p->start, 1, __ATOMIC_ACQ_REL);
+		wait_for(&p->start, 2);
+		mine = tsc_warp_loop(&p->warp, cycles);
+		source = p->warp.max_warp;
+		__atomic_add_fetch(&p->stop, 1, __ATOMIC_ACQ_REL);
+		wait_for(&p->stop, 2);
+		(*runs)++;
+		again = p->again;
+		if (again) {
+			step = smp_tsc_adjust_step(mine, source);
+			*adjusted += step;
+			wrmsr(MSR_IA32_TSC_ADJUST, rdmsr(MSR_IA32_TSC_ADJUST) + (u64)step);
+		}
+	} while (again);
+	return p->in_step;
 }
