@@ -5,11 +5,14 @@
  * The preset-lpj half of experiment 1 depends on the hypervisor telling
  * the guest its TSC frequency: Hyper-V through HV_X64_MSR_TSC_FREQUENCY
  * and the reference TSC page, KVM through kvmclock and the timing leaf.
- * A pass means the hypervisor leaves were recognised (TCG's too), every
- * MSR read was one its privilege bit grants, the reference counter and
- * kvmclock move forward, and every stated TSC frequency agrees with every
- * other within 0.1 % (they describe the same TSC) and with the one
- * measured against the reference timer within 1 %. Interfaces that are
+ * A pass means the platform Linux would pick from the leaves (its
+ * detect_hypervisor_vendor()) is the one Linux's policies follow (each
+ * block is listed with its vendor string, and one hvprobe does not know
+ * is no failure, as it is none to Linux), every MSR read was one its
+ * privilege bit grants, the reference counter and kvmclock move forward,
+ * and every stated TSC frequency agrees with every other within 0.1 %
+ * (they describe the same TSC) and with the one measured against the
+ * reference timer within 1 %. Interfaces that are
  * not there are SKIPs that name what is missing.
  */
 #include "hv/hv.h"
