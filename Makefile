@@ -108,6 +108,7 @@ LOGIC := \
 # The sources that touch the machine but run on the host too, in the
 # unit tests' model of a KVM guest's PMU, LVTPC and NMIs (tests/unit/model.c).
 MODELED := \
+	apic/smp/tsc_warp.c \
 	kernel/x86/cpuid.c \
 	kernel/x86/nmi.c \
 	pmu/pmi.c \
@@ -196,7 +197,8 @@ UNIT_TESTS := \
 	tests/unit/test_pvclock.c \
 	tests/unit/test_rates.c \
 	tests/unit/test_srat.c \
-	tests/unit/test_stats.c
+	tests/unit/test_stats.c \
+	tests/unit/test_tsc_warp.c
 
 # The folders of C sources: the unit binary's headers, make format and
 # make check's format row (tools/lib/checks/style.py) read the same list.

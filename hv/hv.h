@@ -40,6 +40,9 @@ struct hv_info {
 	bool present; /* CPUID.1:ECX[31] */
 	struct hv_block blocks[HV_MAX_BLOCKS];
 	u32 count;
+	/* The platform Linux picks (HV_KIND_COUNT: none), and its detect() answer. */
+	enum hv_kind linux_platform;
+	u32 linux_detect;
 };
 
 extern struct hv_info hv;
@@ -50,6 +53,17 @@ extern struct hv_info hv;
  * "Hv#1" at base+1, as the TLFS and Linux require. Pure.
  */
 void hv_scan(struct hv_info *info, bool present, struct cpuid_regs (*leaf)(u32 leaf));
+/*
+ * What Linux's detect() of kind's platform answers from these leaves, 0
+ * where it finds none; Hyper-V and KVM only, the platforms hvprobe
+ * drives. Pure.
+ */
+u32 hv_linux_detect(enum hv_kind kind, bool present, struct cpuid_regs (*leaf)(u32 leaf));
+/*
+ * Linux's x86_hyper: detect_hypervisor_vendor() keeps the platform whose
+ * detect() answers highest; HV_KIND_COUNT for none, *detect its answer.
+ */
+enum hv_kind hv_linux_platform(bool present, struct cpuid_regs (*leaf)(u32 leaf), u32 *detect);
 /* The first block of a kind, or NULL. */
 const struct hv_block *hv_find(const struct hv_info *info, enum hv_kind kind);
 

@@ -50,6 +50,10 @@ void hv_json(struct json *j)
 		json_object_end(j);
 	}
 	json_array_end(j);
+	json_string(j, "linux_platform",
+		    hv.linux_platform < HV_KIND_COUNT ? hv_kind_names[hv.linux_platform] : "none");
+	if (hv.linux_detect)
+		json_hex(j, "linux_detect", hv.linux_detect);
 	for (u32 kind = 0; kind < HV_KIND_COUNT; kind++)
 		table_for_each (i, hvprobe_hv_interfaces)
 			if (i->kind == kind && started & BIT(kind)) {

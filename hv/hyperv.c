@@ -187,6 +187,11 @@ static void enable_tsc_page(void)
 	hyperv.tsc_page = true;
 }
 
+static struct cpuid_regs leaf(u32 l)
+{
+	return cpuid(l);
+}
+
 /*
  * Read the Hyper-V block at base, write hvprobe's guest OS identity, read
  * what the privileges allow, map the reference TSC page. On the BSP, once.
@@ -221,7 +226,8 @@ static void hyperv_init(u32 base)
 /* What the clocks may take as stated instead of measuring (kernel/time/rates.h). */
 static void hyperv_offer(void)
 {
-	hyperv_platform.present = true;
+	/* Linux's platform code runs only where ms_hyperv_platform() takes it. */
+	hyperv_platform.present = hv_linux_detect(HV_KIND_HYPERV, hv.present, leaf) != 0;
 	hyperv_rate = (struct rate_offer){
 		.tsc_hz = hyperv.tsc_hz,
 		.apic_hz = hyperv.apic_hz,

@@ -15,22 +15,26 @@
 struct hyperv_tsc_control hyperv_tsc_control;
 
 /*
- * ms_hyperv_init_platform(): with HV_ACCESS_TSC_INVARIANT it writes
- * HV_X64_MSR_TSC_INVARIANT_CONTROL, which exposes the invariant-TSC bit
- * (CPUID.80000007H:EDX[8]); without it, or when the write fails,
- * mark_tsc_unstable("running on Hyper-V").
+ * ms_hyperv_init_platform() (mshyperv.c v6.1 to v6.12): with
+ * HV_ACCESS_TSC_INVARIANT it writes HV_X64_MSR_TSC_INVARIANT_CONTROL,
+ * which exposes the invariant-TSC bit (CPUID.80000007H:EDX[8]), and sets
+ * X86_FEATURE_TSC_RELIABLE. The write is a plain wrmsrl(), whose fault
+ * the exception table only warns about, so the TSC is reliable whenever
+ * the privilege is granted; without it, mark_tsc_unstable("running on
+ * Hyper-V").
  */
 static const char *hyperv_platform_tsc(bool *unstable, bool *reliable)
 {
 	const struct hyperv_tsc_control *c = &hyperv_tsc_control;
 
-	if (c->access && c->expose && c->expose()) {
-		/* ...and sets X86_FEATURE_TSC_RELIABLE with it. */
-		*reliable = true;
-		return "HV_X64_MSR_TSC_INVARIANT_CONTROL: invariant TSC exposed";
+	if (!c->access) {
+		*unstable = true;
+		return "running on Hyper-V: TSC marked unstable";
 	}
-	*unstable = true;
-	return "running on Hyper-V: TSC marked unstable";
+	*reliable = true;
+	if (c->expose && c->expose())
+		return "HV_X64_MSR_TSC_INVARIANT_CONTROL: invariant TSC exposed";
+	return "HV_X64_MSR_TSC_INVARIANT_CONTROL: the write faulted, TSC reliable all the same";
 }
 
 /* Linux's ms_hyperv_platform() answers the block's fixed base. */
@@ -39,6 +43,8 @@ struct rate_platform hyperv_platform = {
 	.detect = HV_LEAF_FIRST,
 	.tsc_key = "hyperv_tsc",
 	.tsc_init = hyperv_platform_tsc,
+	/* The patch calls it from ms_hyperv_init_platform(), after hv_init_clocksource(). */
+	.runs_hv_preset = true,
 };
 
 /*
@@ -48,7 +54,9 @@ struct rate_platform hyperv_platform = {
  */
 DEFINE_RATE_SOURCE(hyperv_rate, .name = "hyperv", .rank = 100,
 		   .lpj_flags = RATE_LPJ_HVPROBE | RATE_LPJ_HV_PRESET, .platform = &hyperv_platform,
-		   .absent = "no Hyper-V leaves");
+		   .absent = "no Hyper-V leaves",
+		   /* ms_hyperv_init_platform(): calibrate_tsc = hv_get_tsc_khz with the MSRs */
+		   .linux_tsc = true);
 
 /* After the HPET and the PM timer for auto, before the APIC timer. */
 DEFINE_REFCLOCK_NAME("hv", 50, 40);

@@ -22,7 +22,9 @@ struct rate_platform kvm_platform = { .name = "kvm", .detect = 0x40000100 };
  */
 DEFINE_RATE_SOURCE(kvmclock_rate, .name = "kvmclock", .rank = 200,
 		   .lpj_flags = RATE_LPJ_HVPROBE | RATE_LPJ_LINUX, .platform = &kvm_platform,
-		   .absent = "no KVM leaves");
-/* The timing leaf: a preset under hvprobe's policy only. */
+		   .absent = "no KVM leaves",
+		   /* kvmclock_init(), kvmclock.c v6.1 to v6.12: calibrate_tsc = kvm_get_tsc_khz */
+		   .linux_tsc = true);
+/* The timing leaf: a preset under hvprobe's policy only, and no Linux hook reads it. */
 DEFINE_RATE_SOURCE(kvm_timing_rate, .name = "kvm", .rank = 300, .lpj_flags = RATE_LPJ_HVPROBE,
 		   .platform = &kvm_platform, .absent = "no KVM leaves");

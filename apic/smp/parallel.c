@@ -422,9 +422,10 @@ void smp_parallel_prepare(void)
 }
 
 /*
- * Linux 6.5+'s shape (cpuhp's parallel bring-up): kick every AP, let their
- * start-up (trampoline, long mode, tables, APIC) run concurrently, and
- * order only what needs it: lpj (see ap_lpj()). The first calibrating AP
+ * hvprobe's own concurrent mode, in no Linux (Linux 6.5's shape is
+ * bringup=linux-6.5): kick every AP, let their start-up (trampoline,
+ * long mode, tables, APIC) run concurrently, and order only what needs
+ * it: lpj (see ap_lpj()). The first calibrating AP
  * is kicked first and calibrates at once, as serially; the probe runs
  * beside it once every AP is kicked, and grants more turns if the host
  * has CPUs to spare.

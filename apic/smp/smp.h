@@ -1,9 +1,11 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * SMP bring-up: every CPU the MADT lists as usable, started with
- * INIT-SIPI-SIPI (SDM Vol 3A 9.4.4), one at a time (bringup=serial, Linux
- * before 6.5) or all kicked first (bringup=parallel, Linux 6.5+: in pairs
- * that share their waits), with a timeline of BSP- and AP-side TSC
+ * INIT-SIPI-SIPI (SDM Vol 3A 9.4.4), one at a time (bringup=serial, as
+ * Linux before 6.5 and 6.5+ with cpuhp.parallel=0), all kicked first and
+ * each held at alive (bringup=linux-6.5, cpuhp_bringup_cpus_parallel()),
+ * or all kicked first in hvprobe's own concurrent mode, in no Linux
+ * (bringup=parallel), with a timeline of BSP- and AP-side TSC
  * stamps. How each AP gets lpj is planned before it starts
  * (delay_plan_ap()); in parallel an AP that copies parks until its source
  * has a value, and calibrating APs take turns, as many at once as a probe
@@ -39,6 +41,9 @@ struct smp_cpu {
 	 */
 	u32 tsc_sync_ms;
 	u64 tsc_sync_cycles, tsc_warp_cycles;
+	/* Its runs (more than one after a TSC_ADJUST step), and TSC_ADJUST's sum of steps. */
+	u32 tsc_sync_runs;
+	s64 tsc_adjusted;
 	/* A warp whose mark is deferred until the BSP has seen this CPU online. */
 	bool warp_pending;
 	/* Work it has run for smp_run_on() and smp_run_all(). */

@@ -68,6 +68,10 @@ void smp_ap_json(struct json *j, u32 index)
 	json_u64(j, "tsc_sync_us", tsc_to_us(s->tsc_sync_cycles));
 	if (s->tsc_warp_cycles)
 		json_u64(j, "tsc_warp_cycles", s->tsc_warp_cycles);
+	if (s->tsc_sync_runs > 1) {
+		json_u64(j, "tsc_sync_runs", s->tsc_sync_runs);
+		json_s64(j, "tsc_adjusted", s->tsc_adjusted);
+	}
 }
 
 static void spread_json(struct json *j, const char *key, u64 *v, u32 n)

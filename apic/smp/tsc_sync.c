@@ -5,76 +5,27 @@
  */
 #include "apic/smp/tsc_sync.h"
 #include "apic/smp/smp.h"
+#include "apic/smp/tsc_warp.h"
 #include "kernel/time/clock.h"
 #include "kernel/time/delay.h"
 #include "kernel/time/policy.h"
 #include "kernel/x86/cpuid.h"
-#include "kernel/x86/spinlock.h"
 #include "kernel/x86/x86.h"
 
-/* A bound on the loop should the TSC stand still, as Linux's 10 million turns. */
-#define WARP_LOOP_MAX 10000000u
-
 /*
- * The two CPUs meet twice, as Linux's start_count and stop_count: both
- * in before the loop, both out before the verdict is read. Only one AP
- * checks at a time: serially, and in linux-6.5 bring-up each AP after
- * the one before it is online.
+ * Only one AP checks at a time: serially, and in linux-6.5 bring-up each
+ * AP after the one before it is online.
  */
 static struct {
 	volatile u32 asked; /* index + 1 of the AP waiting for the BSP; 0: none */
-	volatile u32 start, stop;
-	struct spinlock lock;
-	u64 last;
-	u32 warps;
-	u64 max_warp;
-	volatile bool in_step; /* the last check's verdict, for its AP */
+	struct tsc_sync_pair pair;
 	u64 source_cycles;
 	u32 checks, warped;
 } sync;
 
-static void lock(void)
+static u64 warp_cycles(u32 timeout_ms)
 {
-	spin_lock_reentrant(&sync.lock);
-}
-
-static void unlock(void)
-{
-	spin_unlock_reentrant(&sync.lock, false);
-}
-
-/*
- * check_tsc_warp(): read the TSC under the lock, after the other CPU's
- * last reading; one earlier than it went backwards between the CPUs.
- */
-static void warp_loop(u32 timeout_ms)
-{
-	u64 start = rdtsc(), end = start + timeout_ms * (clock.tsc_hz / 1000), now, prev;
-
-	for (u32 i = 0;; i++) {
-		lock();
-		prev = sync.last;
-		now = rdtsc();
-		sync.last = now;
-		unlock();
-		if (!(i & 7)) {
-			if (now > end || i > WARP_LOOP_MAX)
-				break;
-			pause();
-		}
-		if (prev > now) {
-			lock();
-			sync.max_warp = MAX(sync.max_warp, prev - now);
-			sync.warps++;
-			unlock();
-		}
-	}
-}
-
-static void wait_for(volatile u32 *count, u32 value)
-{
-	while (__atomic_load_n(count, __ATOMIC_ACQUIRE) != value)
-		pause();
+	return timeout_ms * (clock.tsc_hz / 1000);
 }
 
 /* Whether another CPU of cpu's package is online: topology_core_cpumask() beyond cpu. */
@@ -134,12 +85,8 @@ bool smp_tsc_sync_ap(struct percpu *cpu)
 		return true;
 	__atomic_store_n(&sync.asked, cpu->index + 1, __ATOMIC_RELEASE);
 	smp_wake(cpu_at(0));
-	__atomic_add_fetch(&sync.start, 1, __ATOMIC_ACQ_REL);
-	wait_for(&sync.start, 2);
-	warp_loop(s->tsc_sync_ms);
-	__atomic_add_fetch(&sync.stop, 1, __ATOMIC_ACQ_REL);
-	wait_for(&sync.stop, 2);
-	in_step = sync.in_step;
+	in_step = tsc_sync_target(&sync.pair, warp_cycles(s->tsc_sync_ms), &s->tsc_adjusted,
+				  &s->tsc_sync_runs);
 	s->tsc_sync_cycles = rdtsc() - t0;
 	return in_step;
 }
@@ -147,27 +94,20 @@ bool smp_tsc_sync_ap(struct percpu *cpu)
 void smp_tsc_sync_serve(void)
 {
 	u32 asked = __atomic_exchange_n(&sync.asked, 0, __ATOMIC_ACQ_REL);
+	struct tsc_sync_source_runs r;
 	struct smp_cpu *s;
 	u64 t0 = rdtsc();
 
 	if (!asked)
 		return;
 	s = smp_cpu(asked - 1);
-	wait_for(&sync.start, 1);
-	sync.stop = 0;
-	__atomic_store_n(&sync.start, 2, __ATOMIC_RELEASE);
-	warp_loop(s->tsc_sync_ms);
-	wait_for(&sync.stop, 1);
-	sync.in_step = !sync.warps;
-	s->tsc_warp_cycles = sync.max_warp;
-	sync.checks++;
-	sync.warped += !!sync.warps;
-	sync.start = 0;
-	sync.warps = 0;
-	sync.max_warp = 0;
-	sync.last = 0;
+	tsc_sync_source(&sync.pair, warp_cycles(s->tsc_sync_ms),
+			smp_tsc_sync_runs(lpj_policy_chosen(), cpu_has(X86_FEATURE_TSC_ADJUST)),
+			&r);
+	s->tsc_warp_cycles = r.max_warp;
+	sync.checks += r.runs;
+	sync.warped += r.warped;
 	sync.source_cycles += rdtsc() - t0;
-	__atomic_store_n(&sync.stop, 2, __ATOMIC_RELEASE);
 }
 
 u64 smp_tsc_sync_source_cycles(void)

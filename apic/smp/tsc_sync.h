@@ -63,6 +63,31 @@ struct smp_tsc_sync_facts {
  */
 u32 smp_tsc_sync_timeout_ms(const struct smp_tsc_sync_facts *f);
 
+/*
+ * How many runs of the check may go before a warp marks the TSC
+ * unstable: Linux's test_runs, the policy's with TSC_ADJUST, else 1.
+ */
+u32 smp_tsc_sync_runs(const struct lpj_policy *policy, bool tsc_adjust);
+
+enum smp_tsc_sync_run {
+	SMP_TSC_SYNC_RUN_IN_STEP,  /* no warp: done */
+	SMP_TSC_SYNC_RUN_AGAIN,	   /* a warp: the target adjusts its TSC, both rerun */
+	SMP_TSC_SYNC_RUN_UNSTABLE, /* a warp and no run left, or random warps */
+};
+
+/*
+ * check_tsc_sync_source()'s verdict on a run that saw warps (random of
+ * them by both CPUs in turn); *runs_left counts down, 0 once done.
+ */
+u32 smp_tsc_sync_after_run(u32 *runs_left, u32 warps, u32 random);
+
+/*
+ * check_tsc_sync_target()'s step of TSC_ADJUST before a rerun: on by the
+ * warp this CPU saw; back by the source's where it saw none (its TSC
+ * was ahead).
+ */
+s64 smp_tsc_adjust_step(u64 mine, u64 source);
+
 #ifndef HOST_TEST
 #include "kernel/x86/percpu.h"
 

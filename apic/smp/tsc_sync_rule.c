@@ -38,3 +38,28 @@ u32 smp_tsc_sync_timeout_ms(const struct smp_tsc_sync_facts *f)
 		return 0;
 	return f->package_online ? TSC_SYNC_SIBLING_MS : TSC_SYNC_FIRST_IN_PACKAGE_MS;
 }
+
+u32 smp_tsc_sync_runs(const struct lpj_policy *policy, bool tsc_adjust)
+{
+	return tsc_adjust && policy->tsc_adjust_runs ? policy->tsc_adjust_runs : 1;
+}
+
+/* check_tsc_sync_source(), tsc_sync.c v6.5: atomic_dec_and_test(&test_runs). */
+u32 smp_tsc_sync_after_run(u32 *runs_left, u32 warps, u32 random)
+{
+	if (!warps) {
+		*runs_left = 0;
+		return SMP_TSC_SYNC_RUN_IN_STEP;
+	}
+	if (!*runs_left || !--*runs_left || random) {
+		*runs_left = 0;
+		return SMP_TSC_SYNC_RUN_UNSTABLE;
+	}
+	return SMP_TSC_SYNC_RUN_AGAIN;
+}
+
+/* check_tsc_sync_target(), tsc_sync.c v6.5: cur_max_warp, else -gbl_max_warp. */
+s64 smp_tsc_adjust_step(u64 mine, u64 source)
+{
+	return mine ? (s64)mine : -(s64)source;
+}

@@ -54,30 +54,62 @@ FATAL = re.compile(r"Kernel panic|BUG: |Oops: ")
 
 
 # Linux sets X86_FEATURE_CONSTANT_TSC on Intel family 6 from model 0x0e
-# (Core) on, and on any CPU that reports an invariant TSC (CPUID
-# 0x80000007 EDX[8], QEMU's "invtsc"). QEMU's named Intel models from
-# Conroe on are all family 6 with a later model; its AMD models and the
-# generic qemu64/kvm64/qemu32/kvm32 are not, and have no invtsc.
+# (Core) on, on Intel family 15 from model 3 on (early_init_intel(),
+# intel.c v6.1 to v6.12), and on any CPU that reports an invariant TSC
+# (CPUID 0x80000007 EDX[8], QEMU's "invtsc"). QEMU's named Intel models
+# from Conroe on are all family 6 with a later model; its AMD models have
+# no invtsc.
 _CONSTANT_TSC_PREFIXES = (
     "Conroe", "Penryn", "Nehalem", "Westmere", "SandyBridge", "IvyBridge",
     "Haswell", "Broadwell", "Skylake", "Cascadelake", "Cooperlake",
     "Icelake", "SapphireRapids", "GraniteRapids", "SierraForest",
     "ClearwaterForest", "Snowridge", "Denverton", "KnightsMill")
 
+# QEMU's generic models: (vendor, family, model) as their definitions
+# give them. Under KVM QEMU gives these the host's vendor unless vendor=
+# names one, so qemu64 on an Intel host is GenuineIntel family 15, which
+# Linux calls constant; pinned() names the model's own vendor, so that
+# TCG and KVM boot the same CPU.
+_GENERIC = {"qemu64": ("AuthenticAMD", 15, 0x6b),
+            "kvm64": ("GenuineIntel", 15, 6),
+            "qemu32": ("GenuineIntel", 6, 6),
+            "kvm32": ("GenuineIntel", 15, 6)}
+
+
+def pinned(model):
+    """model with its vendor named where QEMU would otherwise take the
+    host's (a generic model without vendor=); other models, and none, as
+    they are."""
+    if not model:
+        return model
+    name, *opts = model.split(",")
+    if name not in _GENERIC or any(o.startswith("vendor=") for o in opts):
+        return model
+    return ",".join([name, f"vendor={_GENERIC[name][0]}", *opts])
+
+
+def constant_tsc(model):
+    """Whether Linux sees a constant TSC on QEMU CPU model `model`
+    (a name, optionally followed by ,+feature or ,feature=on options),
+    its vendor pinned()."""
+    name, *opts = pinned(model).split(",")
+    if "+invtsc" in opts or "invtsc=on" in opts:
+        return True
+    if name in _GENERIC:
+        vendor = next(o[len("vendor="):] for o in opts
+                      if o.startswith("vendor="))
+        family, cpu_model = _GENERIC[name][1:]
+        return vendor == "GenuineIntel" and (
+            (family == 15 and cpu_model >= 3) or
+            (family == 6 and cpu_model >= 0x0e))
+    return name.startswith(_CONSTANT_TSC_PREFIXES)
+
+
 # The Linux runs per machine: 6.1 without lpj= and with it, and 6.12
 # (parallel bring-up, calibration skipped when the TSC is synchronized).
 VARIANTS = {"calibrate": "6.1", "lpj": "6.1 lpj=", "6.12": "6.12"}
 # The variants the backports kernel boots.
 BACKPORT_VARIANTS = ("6.12",)
-
-
-def constant_tsc(model):
-    """Whether Linux sees a constant TSC on QEMU CPU model `model`
-    (a name, optionally followed by ,+feature or ,feature=on options)."""
-    name, *opts = model.split(",")
-    if "+invtsc" in opts or "invtsc=on" in opts:
-        return True
-    return name.startswith(_CONSTANT_TSC_PREFIXES)
 
 
 def variant_for(lpj_mode, bringup, model):
@@ -250,7 +282,8 @@ def qemu_argv(machine, mem_mib, accel, vmlinuz, lpj=None, initrd=None):
     very machine tools/run gives hvprobe, from the same module; initrd,
     when given, is its initramfs."""
     m = qemu.Machine(boot="kernel", smp=machine.vcpus, numa=machine.nodes,
-                     mem_mib=mem_mib, accel=accel, cpu=machine.cpu,
+                     mem_mib=mem_mib, accel=accel,
+                     cpu=pinned(machine.cpu),
                      extra=[] if initrd is None else ["-initrd", str(initrd)])
     kvm_ok = guest.kvm_ok_for(accel)
     return qemu.qemu_argv(m, kvm_ok, kernel=str(vmlinuz),

@@ -93,6 +93,30 @@ class Plan(unittest.TestCase):
         self.assertTrue(c("qemu64,+invtsc"))
         self.assertTrue(c("EPYC,invtsc=on"))
 
+    def test_generic_models_pin_their_vendor(self):
+        # Under KVM QEMU gives a generic model the host's vendor unless
+        # vendor= names one: qemu64 on an Intel host is GenuineIntel
+        # family 15, which Linux's early_init_intel() calls constant.
+        c, pin = linuxref.constant_tsc, linuxref.pinned
+        self.assertTrue(c("qemu64,vendor=GenuineIntel"))
+        self.assertFalse(c("qemu64,vendor=AuthenticAMD"))
+        self.assertTrue(c("kvm64"))
+        self.assertFalse(c("qemu32"))
+        self.assertEqual(pin("qemu64"), "qemu64,vendor=AuthenticAMD")
+        self.assertEqual(pin("qemu64,-kvmclock"),
+                         "qemu64,vendor=AuthenticAMD,-kvmclock")
+        self.assertEqual(pin("kvm64"), "kvm64,vendor=GenuineIntel")
+        self.assertEqual(pin("qemu64,vendor=GenuineIntel"),
+                         "qemu64,vendor=GenuineIntel")
+        self.assertEqual(pin("Skylake-Client"), "Skylake-Client")
+        self.assertEqual(pin("host,-kvmclock"), "host,-kvmclock")
+
+    def test_linux_boots_the_pinned_model(self):
+        argv = linuxref.qemu_argv(sbs.Machine("qemu64,-kvmclock", 2, 1),
+                                  256, "tcg", "/nonexistent/vmlinuz")
+        self.assertEqual(argv[argv.index("-cpu") + 1],
+                         "qemu64,vendor=AuthenticAMD,-kvmclock")
+
     def test_hvprobe_cmdlines(self):
         # The matrix's base words, then the lpj and bring-up entries.
         # Per-CPU forces calibration: KVM's kvmclock would preset lpj.

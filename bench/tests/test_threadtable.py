@@ -105,14 +105,19 @@ class Rows(unittest.TestCase):
         got = [(r.name, r.cpu, r.vcpus, r.nodes, r.preset, r.thread_ms)
                for r, _ in pairs]
         self.assertEqual(got, [
-            ("calibrating-16", "qemu64", 16, 1, False, "~1300"),
-            ("preset-16", "qemu64", 16, 1, True, "~130"),
+            ("calibrating-16", "qemu64,vendor=AuthenticAMD", 16, 1, False,
+             "~1300"),
+            ("preset-16", "qemu64,vendor=AuthenticAMD", 16, 1, True, "~130"),
             ("one-node-32", "Skylake-Client", 32, 1, False, "26"),
             ("four-nodes-32", "Skylake-Client", 32, 4, False, "~210"),
             ("preset-32", "Skylake-Client", 32, 4, True, "32")])
         # HZ per row: 250 for the 16-vCPU report, 1000 for the 32.
         self.assertIn("hz=250", pairs[0][1].cmdline)
         self.assertIn("hz=1000", pairs[3][1].cmdline)
+        # Under KVM too: QEMU would give qemu64 the host's vendor.
+        kvm = tt.rows_and_specs(["calibrating-16"], "kvm")
+        self.assertEqual(kvm[0][0].cpu,
+                         "qemu64,vendor=AuthenticAMD,-kvmclock")
         quick = tt.rows_and_specs(["calibrating-16", "four-nodes-32"], "tcg",
                                   quick=True)
         self.assertEqual([(r.vcpus, r.nodes) for r, _ in quick],

@@ -12,6 +12,8 @@
 #include "kernel/lib/json.h"
 #include "kernel/lib/printf.h"
 #include "kernel/lib/string.h"
+#include "kernel/time/linux_tsc.h"
+#include "kernel/time/policy.h"
 #include "kernel/time/rates.h"
 #include "kernel/x86/cpuid.h"
 #include "kernel/x86/x86.h"
@@ -207,13 +209,36 @@ u64 tsc_to_us(u64 cycles)
 	return clock.tsc_hz ? cycles * US_PER_SECOND / clock.tsc_hz : 0;
 }
 
+/* native_calibrate_tsc()'s view of this CPU. */
+static u64 linux_native_tsc(void)
+{
+	struct linux_native_tsc c = {
+		.intel = cpu_vendor_is("GenuineIntel"),
+		.max_leaf = cpuid_max_leaf(0),
+	};
+
+	if (c.max_leaf >= CPUID_LEAF_TSC)
+		c.leaf_15 = cpuid(CPUID_LEAF_TSC);
+	if (c.max_leaf >= CPUID_LEAF_FREQUENCY)
+		c.leaf_16 = cpuid(CPUID_LEAF_FREQUENCY);
+	return linux_native_tsc_hz(&c);
+}
+
 /*
  * A TSC rate someone states, the first in rank order (rates.h): the
  * order Linux's x86_platform calibrate_tsc hooks take the paravirtual
- * interfaces' rates, then CPUID.15H.
+ * interfaces' rates, then CPUID. Under a policy that runs Linux's
+ * platform code, only what tsc_khz would start from: the hook of Linux's
+ * x86_hyper, else native_calibrate_tsc() (CPUID.15H, or 16H, on Intel);
+ * a rate another interface states is measured instead, as Linux does.
  */
 static void tsc_hz_stated(void)
 {
+	if (lpj_policy_chosen()->linux_platform) {
+		rate_cpuid.tsc_hz = linux_native_tsc();
+		clock.tsc_hz = rate_tsc_hz_linux(&clock.tsc_hz_source);
+		return;
+	}
 	rate_cpuid.tsc_hz = clock_tsc_hz_cpuid();
 	clock.tsc_hz = rate_tsc_hz(&clock.tsc_hz_source);
 }

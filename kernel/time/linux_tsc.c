@@ -97,3 +97,17 @@ void linux_tsc_calibrate(const struct linux_tsc_reads *r, struct linux_tsc_verdi
 			 r->ref, (unsigned long long)v->fastest_ref_read,
 			 LINUX_READ_REFS_THRESHOLD);
 }
+
+u64 linux_native_tsc_hz(const struct linux_native_tsc *c)
+{
+	u32 den = c->leaf_15.eax, num = c->leaf_15.ebx;
+	u64 crystal_khz;
+
+	if (!c->intel || c->max_leaf < CPUID_LEAF_TSC || !den || !num)
+		return 0;
+	crystal_khz = c->leaf_15.ecx / 1000;
+	/* "Some Intel SoCs like Skylake and Kabylake don't report the crystal clock" */
+	if (!crystal_khz && c->max_leaf >= CPUID_LEAF_FREQUENCY)
+		crystal_khz = (u64)c->leaf_16.eax * 1000 * den / num;
+	return crystal_khz * num / den * 1000;
+}

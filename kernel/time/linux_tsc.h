@@ -29,6 +29,7 @@
 #define KERNEL_TIME_LINUX_TSC_H
 
 #include "kernel/lib/types.h"
+#include "kernel/x86/cpuid.h"
 
 /* tsc_read_refs(): MAX_RETRIES, and TSC_DEFAULT_THRESHOLD since tsc_khz is still 0. */
 #define LINUX_READ_REFS_TRIES 5
@@ -79,5 +80,21 @@ struct linux_tsc_verdict {
  * result is settled.
  */
 void linux_tsc_calibrate(const struct linux_tsc_reads *r, struct linux_tsc_verdict *v);
+
+/*
+ * native_calibrate_tsc() (tsc.c v6.1 to v6.12), x86_platform.calibrate_tsc
+ * wherever Linux's x86_hyper installed no hook of its own: Intel only,
+ * CPUID.15H's crystal * EBX / EAX, with the crystal from CPUID.16H's base
+ * MHz where 15H states none. Denverton's fixed 25 MHz crystal is not
+ * modelled.
+ */
+struct linux_native_tsc {
+	bool intel;
+	u32 max_leaf; /* CPUID.0:EAX */
+	struct cpuid_regs leaf_15, leaf_16;
+};
+
+/* Its TSC rate in Hz, as Linux's kHz times 1000; 0 where it states none. */
+u64 linux_native_tsc_hz(const struct linux_native_tsc *c);
 
 #endif

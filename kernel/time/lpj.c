@@ -114,9 +114,16 @@ static u64 offered_lpj(const struct rate_source *s, u32 hz)
 static bool lpj_policy_takes(const struct lpj_policy *policy, const struct rate_source *s,
 			     const struct rate_platform *platform, bool any_platform)
 {
-	if (!(s->lpj_flags & policy->preset_flags))
+	u32 by = s->lpj_flags & policy->preset_flags;
+
+	if (!by)
 		return false;
-	return !policy->linux_platform || any_platform || !s->platform || s->platform == platform;
+	if (!policy->linux_platform || any_platform)
+		return true;
+	if (s->platform)
+		return s->platform == platform;
+	/* Taken by the patch alone: where Linux's platform code calls it. */
+	return by != RATE_LPJ_HV_PRESET || (platform && platform->runs_hv_preset);
 }
 
 const struct rate_source *lpj_preset(const struct lpj_policy *policy,

@@ -20,7 +20,7 @@ _Static_assert(sizeof(struct lpj_policy) % 8 == 0, "a table entry is a multiple 
 DEFINE_LPJ_POLICY(.name = "hvprobe", .rank = 10, .rule_prefix = "hvprobe's: fastest stated rate (",
 		  .rule_suffix = ")", .preset_flags = RATE_LPJ_HVPROBE, .copy_rule = LPJ_COPY_REUSE,
 		  .tsc_sync = LPJ_TSC_SYNC_STAMPS, .warp_mark = LPJ_WARP_MARKS_AT_ONCE,
-		  .unsync_count = LPJ_UNSYNC_POSSIBLE_CPUS);
+		  .unsync_count = LPJ_UNSYNC_POSSIBLE_CPUS, .tsc_adjust_runs = 1);
 
 /* Linux 6.1 to 6.4. */
 DEFINE_LPJ_POLICY(.name = "linux-6.1", .rank = 20, .rule_prefix = "Linux's: ",
@@ -40,7 +40,9 @@ DEFINE_LPJ_POLICY(.name = "linux-6.1", .rank = 20, .rule_prefix = "Linux's: ",
 		  /* check_tsc_sync_source(), tsc_sync.c v6.1: mark_tsc_unstable() */
 		  .warp_mark = LPJ_WARP_MARKS_AT_ONCE,
 		  /* unsynchronized_tsc(), tsc.c v6.1: num_possible_cpus() > 1 */
-		  .unsync_count = LPJ_UNSYNC_POSSIBLE_CPUS);
+		  .unsync_count = LPJ_UNSYNC_POSSIBLE_CPUS,
+		  /* check_tsc_sync_source(), tsc_sync.c v6.1: test_runs = 3 with TSC_ADJUST */
+		  .tsc_adjust_runs = 3);
 
 /* Linux 6.5.0, the first with the parallel bring-up; 6.12 is its own entry. */
 DEFINE_LPJ_POLICY(.name = "linux-6.5", .rank = 30, .rule_prefix = "Linux's: ",
@@ -61,7 +63,12 @@ DEFINE_LPJ_POLICY(.name = "linux-6.5", .rank = 30, .rule_prefix = "Linux's: ",
 		   */
 		  .warp_mark = LPJ_WARP_MARKS_AT_ONCE,
 		  /* unsynchronized_tsc(), tsc.c v6.5: num_possible_cpus() > 1 */
-		  .unsync_count = LPJ_UNSYNC_POSSIBLE_CPUS);
+		  .unsync_count = LPJ_UNSYNC_POSSIBLE_CPUS,
+		  /*
+		   * check_tsc_sync_source(), tsc_sync.c v6.5:358-361: test_runs = 3
+		   * with TSC_ADJUST; check_tsc_sync_target() 475-508 adjusts and reruns
+		   */
+		  .tsc_adjust_runs = 3);
 
 /* Linux 6.12, the referee's Debian kernel. */
 DEFINE_LPJ_POLICY(.name = "linux-6.12", .rank = 35, .rule_prefix = "Linux's: ",
@@ -82,16 +89,24 @@ DEFINE_LPJ_POLICY(.name = "linux-6.12", .rank = 35, .rule_prefix = "Linux's: ",
 		   */
 		  .warp_mark = LPJ_WARP_MARKS_DEFERRED,
 		  /* unsynchronized_tsc(), tsc.c v6.12: topology_max_packages() > 1 */
-		  .unsync_count = LPJ_UNSYNC_PACKAGES);
+		  .unsync_count = LPJ_UNSYNC_PACKAGES,
+		  /* check_tsc_sync_source(), tsc_sync.c v6.12: as v6.5 */
+		  .tsc_adjust_runs = 3);
 
 /*
- * The lpj thread's patch: linux-6.5's rules plus hv_preset_lpj(), which
- * presets Hyper-V's stated rate on every CPU; in no mainline kernel.
+ * The lpj thread's patch on the kernel it was posted against (6.2-rc,
+ * so linux-6.1's rules): hv_preset_lpj(), called from Hyper-V's platform
+ * code after hv_init_clocksource(), presets lpj on every CPU from
+ * x86_platform.calibrate_tsc: Hyper-V's frequency MSR where granted,
+ * else the native CPUID.15H (its !calibrate_tsc guard never fires). In
+ * no mainline kernel.
  */
 DEFINE_LPJ_POLICY(.name = "hv-preset", .rank = 40, .rule_prefix = "thread's hv_preset_lpj(): ",
 		  .preset_flags = RATE_LPJ_LINUX | RATE_LPJ_HV_PRESET, .linux_platform = true,
-		  .copy_rule = LPJ_COPY_BOOT_CPU, .tsc_sync = LPJ_TSC_SYNC_STAMPS,
-		  .warp_mark = LPJ_WARP_MARKS_AT_ONCE, .unsync_count = LPJ_UNSYNC_POSSIBLE_CPUS);
+		  /* the rest as linux-6.1's, the patch's base */
+		  .tsc_khz_refusal = true, .copy_rule = LPJ_COPY_PACKAGE,
+		  .tsc_sync = LPJ_TSC_SYNC_AFTER_CALIBRATION, .warp_mark = LPJ_WARP_MARKS_AT_ONCE,
+		  .unsync_count = LPJ_UNSYNC_POSSIBLE_CPUS, .tsc_adjust_runs = 3);
 
 /* Whether a comes before b: by rank, then by name so that a tie is still an order. */
 static bool before(const struct lpj_policy *a, const struct lpj_policy *b)

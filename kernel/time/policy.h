@@ -73,6 +73,12 @@ struct lpj_policy {
 	u8 tsc_sync;	 /* an enum lpj_tsc_sync */
 	u8 warp_mark;	 /* an enum lpj_warp_mark */
 	u8 unsync_count; /* an enum lpj_unsync_count */
+	/*
+	 * Runs of Linux's check before a warp marks the TSC unstable, where
+	 * the CPU has TSC_ADJUST and the target may adjust it between runs;
+	 * one run without it.
+	 */
+	u8 tsc_adjust_runs;
 };
 
 #define DEFINE_LPJ_POLICY(...)                                                                     \

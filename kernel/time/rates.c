@@ -9,9 +9,14 @@ _Static_assert(sizeof(struct rate_source) % 8 == 0, "a table entry is a multiple
 /* lpj=, filled from the command line when the preset is chosen. */
 DEFINE_RATE_SOURCE(rate_cmdline, .name = "cmdline", .listed_as = "lpj=", .rank = RATE_RANK_CMDLINE,
 		   .lpj_flags = RATE_LPJ_HVPROBE | RATE_LPJ_LINUX, .absent = "no lpj= given");
-/* CPUID.15H: the TSC's rate when nobody else states it; a preset only by name. */
+/*
+ * CPUID.15H: the TSC's rate when nobody else states it; a preset by name,
+ * and under hv-preset where the platform's code calls hv_preset_lpj()
+ * with native_calibrate_tsc() still its x86_platform.calibrate_tsc.
+ */
 DEFINE_RATE_SOURCE(rate_cpuid, .name = "cpuid", .rank = RATE_RANK_CPUID,
-		   .absent = "CPUID.15H states no TSC frequency");
+		   .lpj_flags = RATE_LPJ_HV_PRESET, .absent = "CPUID.15H states no TSC frequency",
+		   .linux_tsc = true);
 
 /* Whether a comes before b: by rank, then by name so that a tie is still an order. */
 static bool before(const struct rate_source *a, const struct rate_source *b)
@@ -71,6 +76,20 @@ u64 rate_tsc_hz(const char **source)
 	const struct rate_source *s;
 
 	rate_for_each(s) if (s->offer->tsc_hz)
+	{
+		*source = s->name;
+		return s->offer->tsc_hz;
+	}
+	return 0;
+}
+
+u64 rate_tsc_hz_linux(const char **source)
+{
+	const struct rate_platform *platform = rate_linux_platform();
+	const struct rate_source *s;
+
+	rate_for_each(s) if (s->linux_tsc && s->offer->tsc_hz &&
+			     (!s->platform || s->platform == platform))
 	{
 		*source = s->name;
 		return s->offer->tsc_hz;

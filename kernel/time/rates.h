@@ -32,6 +32,12 @@ struct rate_platform {
 	 */
 	const char *tsc_key;
 	const char *(*tsc_init)(bool *unstable, bool *reliable);
+	/*
+	 * Its platform code calls the lpj thread's hv_preset_lpj(): there
+	 * hv-preset presets from x86_platform.calibrate_tsc, its own rate or,
+	 * where it set none, the native CPUID.15H.
+	 */
+	bool runs_hv_preset;
 };
 
 /* What one source states here; 0 where it states nothing. */
@@ -51,7 +57,11 @@ enum rate_lpj_flags {
 	 * no platform, or its platform is Linux's x86_hyper.
 	 */
 	RATE_LPJ_LINUX = 1u << 1,
-	/* hv-preset alone: the lpj thread's hv_preset_lpj(), same platform rule. */
+	/*
+	 * hv-preset alone: the lpj thread's hv_preset_lpj(), same platform
+	 * rule; a source of no platform's only where Linux's platform
+	 * runs_hv_preset.
+	 */
 	RATE_LPJ_HV_PRESET = 1u << 2,
 };
 
@@ -63,6 +73,11 @@ struct rate_source {
 	const char *absent;		/* why it states nothing, by default */
 	struct rate_platform *platform; /* NULL: no paravirtual interface's */
 	struct rate_offer *offer;
+	/*
+	 * Its TSC rate is an x86_platform.calibrate_tsc hook's in Linux: its
+	 * platform's where it has one, else native_calibrate_tsc().
+	 */
+	bool linux_tsc;
 };
 
 /*
@@ -95,6 +110,12 @@ const struct rate_platform *rate_linux_platform(void);
  * its name; 0 when none is stated.
  */
 u64 rate_tsc_hz(const char **source);
+/*
+ * The TSC rate Linux's tsc_khz starts from: the first stated, in rank
+ * order, of the linux_tsc sources whose platform is Linux's x86_hyper or
+ * who have none.
+ */
+u64 rate_tsc_hz_linux(const char **source);
 u64 rate_apic_hz(const char **source);
 /* Every offer emptied and every platform absent: the host tests' fresh start. */
 void rate_offers_reset(void);

@@ -11,6 +11,7 @@
 
 /* clang-format off */
 #define MSR_IA32_APIC_BASE 0x0000001b
+#define MSR_IA32_TSC_ADJUST 0x0000003b
 #define MSR_IA32_EFER 0xc0000080
 #define  MSR_IA32_EFER_LME BIT(8)
 #define MSR_IA32_FS_BASE 0xc0000100

@@ -87,6 +87,7 @@ static inline u32 inl(u16 port)
 u64 rdmsr(u32 msr);
 void wrmsr(u32 msr, u64 val);
 u64 rdtsc(void);
+u64 rdtsc_ordered(void);
 struct cpuid_regs cpuid_count(u32 leaf, u32 subleaf);
 void cli(void);
 void sti(void);
@@ -111,6 +112,22 @@ static inline u64 rdtsc(void)
 	u32 lo, hi;
 
 	asm volatile("rdtsc" : "=a"(lo), "=d"(hi));
+	return ((u64)hi << 32) | lo;
+}
+
+/*
+ * RDTSC is not serializing: it may read the counter before earlier loads
+ * complete (SDM Vol 2B RDTSC, APM Vol 3 RDTSC), so a read meant to come
+ * after a lock's acquire can see a time from before it. LFENCE orders it
+ * on Intel, MFENCE on AMD where LFENCE is not dispatch-serializing; both
+ * serve every vendor without asking which, as Linux's rdtsc_ordered()
+ * (v6.12, arch/x86/include/asm/msr.h) picks one of them or RDTSCP.
+ */
+static inline u64 rdtsc_ordered(void)
+{
+	u32 lo, hi;
+
+	asm volatile("mfence; lfence; rdtsc" : "=a"(lo), "=d"(hi) : : "memory");
 	return ((u64)hi << 32) | lo;
 }
 

@@ -50,6 +50,8 @@ struct mcpu {
 	u64 fixed_ctrl, global_ctrl, global_status, perf_capabilities;
 	struct model_truth truth;
 	u64 stall_from, stall_until; /* model time this vCPU is descheduled */
+	u64 last_point; /* model time this CPU last came to a point, before any hand-over */
+	s64 tsc_adjust; /* IA32_TSC_ADJUST */
 };
 
 static struct {
@@ -557,6 +559,7 @@ static void kicked(struct mcpu *c)
 /* Where modelled code touches the machine: interrupts, and maybe another CPU. */
 static void point(struct mcpu *c)
 {
+	c->last_point = m.now;
 	kicked(c);
 	take_interrupts(c);
 	maybe_switch(c);
@@ -723,6 +726,10 @@ static bool msr_read(struct mcpu *c, u32 msr, u64 *val)
 	bool legacy;
 	u64 *p;
 
+	if (msr == MSR_IA32_TSC_ADJUST) {
+		*val = (u64)c->tsc_adjust;
+		return true;
+	}
 	if ((p = gp_counter(c, msr, &legacy)) || (p = evtsel(c, msr))) {
 		*val = *p;
 		return true;
@@ -767,6 +774,9 @@ static bool msr_write(struct mcpu *c, u32 msr, u64 val)
 		c->global_status &= ~val;
 	} else if (intel() && m.c.version >= 2 && msr == MSR_IA32_FIXED_CTR_CTRL) {
 		c->fixed_ctrl = val;
+	} else if (msr == MSR_IA32_TSC_ADJUST) {
+		/* The TSC moves by what the write adds to TSC_ADJUST. */
+		c->tsc_adjust = (s64)val;
 	} else {
 		return false;
 	}
@@ -873,13 +883,34 @@ int wrmsr_safe(u32 msr, u64 val)
 	return ok ? 0 : X86_TRAP_GP;
 }
 
+/*
+ * On an out-of-order host a plain RDTSC may be read before the loads
+ * ahead of it complete (SDM Vol 2B RDTSC): as early as this CPU's last
+ * point, before another CPU ran in between.
+ */
+/* This vCPU's TSC at model time t. */
+static u64 tsc_at(const struct mcpu *c, u64 t)
+{
+	return t + (u64)m.c.tsc_offset[c->index] + (u64)c->tsc_adjust;
+}
+
 u64 rdtsc(void)
+{
+	struct mcpu *c = me();
+	u64 early = c->last_point;
+
+	retire(c, 1);
+	point(c);
+	return tsc_at(c, m.c.tsc_reads_early ? early : m.now);
+}
+
+u64 rdtsc_ordered(void)
 {
 	struct mcpu *c = me();
 
 	retire(c, 1);
 	point(c);
-	return m.now;
+	return tsc_at(c, m.now);
 }
 
 void pause(void)
@@ -1182,6 +1213,7 @@ void model_start(const struct model_config *c)
 		cpu->lose_bit = -1;
 		cpu->index = i;
 		cpu->stall_from = cpu->stall_until = 0;
+		cpu->tsc_adjust = 0;
 		cpu->percpu = saved;
 		cpu->percpu.fault_vector = -1;
 		cpu->percpu.fault_resume = 0;

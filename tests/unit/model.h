@@ -121,6 +121,14 @@ struct model_config {
 	 * PMI delivered (what a second delivery of every PMI looks like).
 	 */
 	bool doubling;
+	/* Out of order: a plain rdtsc() may read the TSC before earlier loads. */
+	bool tsc_reads_early;
+	/*
+	 * The host's TSC offset of each vCPU: a vCPU's TSC is model time plus
+	 * its offset plus its IA32_TSC_ADJUST (SDM Vol 3B "Time-Stamp Counter
+	 * Adjustment"), which it may read and write.
+	 */
+	s64 tsc_offset[MODEL_CPUS];
 };
 
 /* What really happened on one CPU, since model_start(). */

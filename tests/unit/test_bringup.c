@@ -440,5 +440,71 @@ DEFINE_TEST(unit_tsc_sync_mode, "Linux's TSC-sync check where the policy's versi
 		  "hvprobe's policy: the stamps");
 	report_eq(sync_mode("parallel", "linux-6.5"), SMP_TSC_SYNC_STAMPS,
 		  "hvprobe's parallel bring-up: the stamps");
-	report_eq(sync_mode("serial", "hv-preset"), SMP_TSC_SYNC_STAMPS, "hv-preset: the stamps");
+	report_eq(sync_mode("serial", "hv-preset"), SMP_TSC_SYNC_LINUX_6_1,
+		  "hv-preset, the patch on 6.1: after calibration");
+}
+
+/*
+ * check_tsc_sync_source(), tsc_sync.c v6.5:358-361 and 475-508: with
+ * TSC_ADJUST the target adjusts its TSC and the pair runs again, up to
+ * 3 runs, before the TSC is marked unstable; without it, or when both
+ * CPUs saw warps in turn (random_warps), the first warp marks it.
+ */
+DEFINE_TEST(unit_tsc_sync_retry, "a warp with TSC_ADJUST: adjust and rerun, up to 3 runs", 0)
+{
+	const char *const linux_policies[] = { "linux-6.1", "linux-6.5", "linux-6.12" };
+
+	for (u32 i = 0; i < ARRAY_SIZE(linux_policies); i++) {
+		const struct lpj_policy *p = lpj_policy_named(linux_policies[i]);
+		u32 runs = smp_tsc_sync_runs(p, true);
+
+		report_prefix_push(p->name);
+		report_eq(runs, 3, "runs with TSC_ADJUST");
+		report_eq(smp_tsc_sync_after_run(&runs, 1, 0), SMP_TSC_SYNC_RUN_AGAIN,
+			  "first run warped: adjust and rerun");
+		report_eq(smp_tsc_sync_after_run(&runs, 1, 0), SMP_TSC_SYNC_RUN_AGAIN,
+			  "second run warped: adjust and rerun");
+		report_eq(smp_tsc_sync_after_run(&runs, 1, 0), SMP_TSC_SYNC_RUN_UNSTABLE,
+			  "third run warped: unstable");
+		report_eq(runs, 0, "no run left");
+		runs = smp_tsc_sync_runs(p, true);
+		report_eq(smp_tsc_sync_after_run(&runs, 1, 0), SMP_TSC_SYNC_RUN_AGAIN,
+			  "first run warped");
+		report_eq(smp_tsc_sync_after_run(&runs, 0, 0), SMP_TSC_SYNC_RUN_IN_STEP,
+			  "the adjusted rerun: in step");
+		report_eq(runs, 0, "no run left after a clean run");
+		runs = smp_tsc_sync_runs(p, true);
+		report_eq(smp_tsc_sync_after_run(&runs, 3, 1), SMP_TSC_SYNC_RUN_UNSTABLE,
+			  "random warps: unstable at once");
+		runs = smp_tsc_sync_runs(p, false);
+		report_eq(runs, 1, "runs without TSC_ADJUST");
+		report_eq(smp_tsc_sync_after_run(&runs, 1, 0), SMP_TSC_SYNC_RUN_UNSTABLE,
+			  "without TSC_ADJUST the first warp: unstable");
+		report_prefix_pop();
+	}
+	/* The target moves its TSC back by the warp the source saw, or on by its own. */
+	report_eq((u64)smp_tsc_adjust_step(120, 500), 120, "this CPU saw the warp: +its own");
+	report_eq((u64)smp_tsc_adjust_step(0, 500), (u64)-500, "the source saw it: -the source's");
+}
+
+/*
+ * hv-preset is the lpj thread's patch on the kernel it was posted
+ * against (6.2-rc, so 6.1's rules): every field but its presets is
+ * linux-6.1's.
+ */
+DEFINE_TEST(unit_hv_preset_is_6_1, "hv-preset: linux-6.1's rules plus hv_preset_lpj()", 0)
+{
+	const struct lpj_policy *p = lpj_policy_named("hv-preset"),
+				*base = lpj_policy_named("linux-6.1");
+
+	report_eq(p->linux_platform, base->linux_platform, "Linux's platform code");
+	report_eq(p->tsc_khz_refusal, base->tsc_khz_refusal, "tsc_init()'s refusal");
+	report_eq(p->copy_rule, base->copy_rule, "calibrate_delay_is_known()'s copy rule");
+	report_eq(p->tsc_sync, base->tsc_sync, "the TSC-sync check's place");
+	report_eq(p->warp_mark, base->warp_mark, "a warp's mark");
+	report_eq(p->unsync_count, base->unsync_count, "unsynchronized_tsc()'s count");
+	report_eq(p->tsc_adjust_runs, base->tsc_adjust_runs, "the TSC_ADJUST reruns");
+	report((p->preset_flags & base->preset_flags) == base->preset_flags &&
+		       p->preset_flags != base->preset_flags,
+	       "6.1's presets, and the patch's besides");
 }

@@ -202,6 +202,28 @@ DEFINE_TEST(unit_hv_lpj_preset_linux, "lpj presets under Linux's policies: lpj= 
 	report_eq(lpj, 9600000, "2.4 GHz at HZ=250");
 	report_str_eq(name_of(lpj_preset(lpj_policy_named("hvprobe"), NULL, 250, &lpj)), "hyperv",
 		      "hvprobe's: Hyper-V's MSR, the fastest");
+	/*
+	 * The patch's hv_preset_lpj() asks x86_platform.calibrate_tsc, which
+	 * without Hyper-V's frequency MSRs is still native_calibrate_tsc():
+	 * CPUID.15H's rate (its !calibrate_tsc guard never fires).
+	 */
+	hyperv_rate.tsc_hz = 0;
+	rate_cpuid.tsc_hz = 2000000000ULL;
+	report_str_eq(name_of(lpj_preset(lpj_policy_named("hv-preset"), NULL, 250, &lpj)), "cpuid",
+		      "hv-preset on Hyper-V without frequency MSRs: CPUID.15H, the native hook");
+	report_eq(lpj, 8000000, "2.0 GHz at HZ=250");
+	report_str_eq(name_of(lpj_preset(lpj_policy_named("linux-6.1"), NULL, 250, &lpj)), "none",
+		      "linux-6.1 there: CPUID.15H is no preset");
+	rate_offers_reset();
+	rate_cpuid.tsc_hz = 2000000000ULL;
+	report_str_eq(name_of(lpj_preset(lpj_policy_named("hv-preset"), NULL, 250, &lpj)), "none",
+		      "hv-preset off Hyper-V: no hv_preset_lpj(), so no CPUID.15H preset");
+	offer_kvm_and_hyperv();
+	hyperv_rate.tsc_hz = kvmclock_rate.tsc_hz = 0;
+	rate_cpuid.tsc_hz = 2000000000ULL;
+	report_str_eq(name_of(lpj_preset(lpj_policy_named("hv-preset"), NULL, 250, &lpj)), "none",
+		      "hv-preset with KVM the platform: Hyper-V's code, and the patch, never run");
+	offer_hyperv_only();
 
 	offer_kvm_and_hyperv();
 	report_str_eq(name_of(lpj_preset(lpj_policy_named("linux-6.5"), NULL, 250, &lpj)),
@@ -272,8 +294,17 @@ DEFINE_TEST(unit_hv_tsc_invariant, "Hyper-V's TSC-invariant control under each p
 		      "running on Hyper-V: TSC marked unstable",
 		      "hv-preset: the same platform code");
 	hyperv_tsc_control = (struct hyperv_tsc_control){ .access = true, .expose = write_faults };
-	report_str_eq(platform_tsc(lpj_policy_named("linux-6.5"), &unstable),
-		      "running on Hyper-V: TSC marked unstable", "a failed write: unstable too");
+	/*
+	 * ms_hyperv_init_platform() (mshyperv.c v6.1 to v6.12) writes with a
+	 * plain wrmsrl(), whose fault is only warned about, and forces
+	 * X86_FEATURE_TSC_RELIABLE whatever the write did.
+	 */
+	report_str_eq(
+		platform_tsc(lpj_policy_named("linux-6.5"), &unstable),
+		"HV_X64_MSR_TSC_INVARIANT_CONTROL: the write faulted, TSC reliable all the same",
+		"a faulting write: reliable, as Linux forces it");
+	report(!unstable, "a faulting write leaves the TSC stable");
+	report(tsc_reliable, "a faulting write still sets X86_FEATURE_TSC_RELIABLE");
 	offer_kvm_and_hyperv();
 	report_str_eq(platform_tsc(lpj_policy_named("linux-6.5"), &unstable), "nothing",
 		      "KVM with Hyper-V's leaves: KVM's platform code, not Hyper-V's");
@@ -291,4 +322,66 @@ DEFINE_TEST(unit_kvm_system_time_msr, "kvmclock through the MSR Linux's kvmclock
 	report_eq(kvm_system_time_msr(BIT(KVM_FEATURE_CLOCKSOURCE)), MSR_KVM_SYSTEM_TIME,
 		  "legacy CLOCKSOURCE alone: the legacy MSR, still a kvmclock and a preset");
 	report_eq(kvm_system_time_msr(0), 0, "neither: no kvmclock");
+}
+
+/* Hyper-V's leaves with vendor at 0x40000000, Hv#1 and the features EAX given. */
+static void hyperv_leaves(const char *vendor, u32 max, u32 features)
+{
+	add(0x40000000, max, vendor);
+	add(0x40000001, HV_INTERFACE_HV1, NULL);
+	add(0x40000003, features, NULL);
+}
+
+/* The platform Linux's detect_hypervisor_vendor() keeps, by name; "none" for none. */
+static const char *linux_platform(bool present, u32 *detect)
+{
+	enum hv_kind k = hv_linux_platform(present, fake_leaf, detect);
+
+	return k == HV_KIND_COUNT ? "none" : hv_kind_names[k];
+}
+
+DEFINE_TEST(unit_hv_linux_platform, "the platform Linux picks, whatever vendor is at 0x40000000", 0)
+{
+	const u32 mandatory = HV_MSR_HYPERCALL_AVAILABLE | HV_MSR_VP_INDEX_AVAILABLE;
+	struct hv_info info;
+	u32 detect;
+
+	/* -cpu host,hv-passthrough: KVM's own Hyper-V vendor, KVM behind it. */
+	fake_count = 0;
+	hyperv_leaves("Linux KVM Hv", 0x4000000b, mandatory);
+	add(0x40000100, 0x40000101, "KVMKVMKVM\0\0\0");
+	report_str_eq(linux_platform(true, &detect), "kvm", "Linux KVM Hv: passed over, KVM found");
+	report_eq(detect, 0x40000100, "kvm_cpuid_base() in the next block");
+	hv_scan(&info, true, fake_leaf);
+	report_str_eq(info.blocks[0].signature, "Linux KVM Hv", "the vendor string is kept");
+	report_str_eq(hv_kind_names[info.linux_platform], "kvm", "hv_scan() records Linux's pick");
+
+	/* QEMU's hv-* enlightenments: Microsoft Hv, and KVM outranks it. */
+	fake_count = 0;
+	hyperv_leaves("Microsoft Hv", 0x4000000a, mandatory);
+	report_str_eq(linux_platform(true, &detect), "hyperv", "Microsoft Hv alone (kvm=off)");
+	report_eq(detect, 0x40000000, "ms_hyperv_platform() answers 0x40000000");
+	add(0x40000100, 0x40000101, "KVMKVMKVM\0\0\0");
+	report_str_eq(linux_platform(true, &detect), "kvm",
+		      "with KVM's leaves: KVM's 0x40000100 wins");
+
+	fake_count = 0;
+	hyperv_leaves("Microsoft Hv", 0x40000004, mandatory);
+	report_str_eq(linux_platform(true, &detect), "none",
+		      "a max leaf below HYPERV_CPUID_MIN: not Hyper-V");
+	fake_count = 0;
+	hyperv_leaves("Microsoft Hv", 0x4000000a, HV_MSR_HYPERCALL_AVAILABLE);
+	report_str_eq(linux_platform(true, &detect), "none", "no VP index MSR: not Hyper-V");
+	fake_count = 0;
+	hyperv_leaves("Microsoft Hv", 0x4000000a, HV_MSR_VP_INDEX_AVAILABLE);
+	report_str_eq(linux_platform(true, &detect), "none", "no hypercall MSR: not Hyper-V");
+
+	/* hypervisor_cpuid_base(sig, 0) asks nothing of the max leaf. */
+	fake_count = 0;
+	add(0x40000000, 0, "KVMKVMKVM\0\0\0");
+	report_str_eq(linux_platform(true, &detect), "kvm", "KVM with max leaf 0: still KVM");
+	report_str_eq(linux_platform(false, &detect), "none", "no hypervisor bit: none");
+	fake_count = 0;
+	add(0x40000000, 0x40000001, "SomethingNew");
+	report_str_eq(linux_platform(true, &detect), "none", "an unknown vendor alone: none");
 }

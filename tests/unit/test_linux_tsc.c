@@ -149,3 +149,34 @@ DEFINE_TEST(unit_linux_tsc_pit, "a passing PIT window gives tsc_khz whatever the
 	report(strstr(v.why, "no HPET or PM timer") != NULL, "%s", v.why);
 	report_eq(f.read_calls, 0, "no reference is read");
 }
+
+/* A CPUID.15H leaf: EAX denominator, EBX numerator, ECX crystal Hz. */
+static struct linux_native_tsc native(bool intel, u32 max_leaf, u32 den, u32 num, u32 crystal_hz,
+				      u32 base_mhz)
+{
+	return (struct linux_native_tsc){
+		.intel = intel,
+		.max_leaf = max_leaf,
+		.leaf_15 = { .eax = den, .ebx = num, .ecx = crystal_hz },
+		.leaf_16 = { .eax = base_mhz },
+	};
+}
+
+/* native_calibrate_tsc(), tsc.c v6.1 to v6.12. */
+DEFINE_TEST(unit_linux_native_tsc, "native_calibrate_tsc(): CPUID.15H, 16H where no crystal", 0)
+{
+	struct linux_native_tsc c = native(true, 0x16, 2, 200, 24000000, 2400);
+
+	report_eq(linux_native_tsc_hz(&c), 2400000000ULL, "24 MHz crystal * 200 / 2");
+	c = native(true, 0x16, 2, 176, 0, 2200);
+	report_eq(linux_native_tsc_hz(&c), 2200000000ULL,
+		  "no crystal: from CPUID.16H's base MHz (Skylake, Kabylake)");
+	c = native(true, 0x15, 2, 176, 0, 2200);
+	report_eq(linux_native_tsc_hz(&c), 0, "no crystal and no 16H: none");
+	c = native(false, 0x16, 2, 200, 24000000, 2400);
+	report_eq(linux_native_tsc_hz(&c), 0, "not Intel: none");
+	c = native(true, 0x14, 2, 200, 24000000, 2400);
+	report_eq(linux_native_tsc_hz(&c), 0, "below leaf 15H: none");
+	c = native(true, 0x16, 0, 200, 24000000, 2400);
+	report_eq(linux_native_tsc_hz(&c), 0, "no ratio: none");
+}

@@ -96,6 +96,40 @@ DEFINE_TEST(unit_rates_stated, "the first stated TSC and APIC rates in rank orde
 	rate_offers_reset();
 }
 
+/*
+ * Linux's tsc_khz comes from x86_platform.calibrate_tsc: the hook Linux's
+ * x86_hyper installed (Hyper-V's hv_get_tsc_khz() from its frequency
+ * MSRs, KVM's kvm_get_tsc_khz() from kvmclock), else
+ * native_calibrate_tsc(), CPUID.15H/16H. Another interface's rate, or
+ * KVM's timing leaf, which no Linux hook reads, is none of Linux's.
+ */
+DEFINE_TEST(unit_rates_stated_linux, "Linux's stated TSC rate: its platform's hook, else CPUID", 0)
+{
+	const char *source = "unset";
+
+	rate_offers_reset();
+	report_eq(rate_tsc_hz_linux(&source), 0, "nothing stated: none");
+	/* -cpu host,-kvmclock,hv-frequencies under KVM: KVM is x86_hyper. */
+	hyperv_platform.present = kvm_platform.present = true;
+	kvm_platform.detect = 0x40000100;
+	hyperv_rate.tsc_hz = 2400000000ULL;
+	kvm_timing_rate.tsc_hz = 2400000000ULL;
+	report_eq(
+		rate_tsc_hz_linux(&source), 0,
+		"KVM the platform without kvmclock: Hyper-V's MSR and the timing leaf are not its");
+	report_eq(rate_tsc_hz(&source), 2400000000ULL, "where hvprobe's own rule takes the MSR");
+	rate_cpuid.tsc_hz = 2300000000ULL;
+	report_eq(rate_tsc_hz_linux(&source), 2300000000ULL, "then native_calibrate_tsc()");
+	report_str_eq(source, "cpuid", "named cpuid");
+	kvmclock_rate.tsc_hz = 2500000000ULL;
+	report_eq(rate_tsc_hz_linux(&source), 2500000000ULL, "kvmclock, KVM's own hook");
+	report_str_eq(source, "kvmclock", "named kvmclock");
+	kvm_platform.present = false;
+	report_eq(rate_tsc_hz_linux(&source), 2400000000ULL, "Hyper-V alone: hv_get_tsc_khz()");
+	report_str_eq(source, "hyperv", "named hyperv");
+	rate_offers_reset();
+}
+
 DEFINE_TEST(unit_rates_preset_rule, "each lpj policy's preset_rule, from the table", 0)
 {
 	char rule[128];
@@ -104,7 +138,7 @@ DEFINE_TEST(unit_rates_preset_rule, "each lpj policy's preset_rule, from the tab
 	report_str_eq(rule, "hvprobe's: fastest stated rate (lpj=, hyperv, kvmclock, kvm)",
 		      "hvprobe");
 	lpj_preset_rule(lpj_policy_named("hv-preset"), rule, sizeof(rule));
-	report_str_eq(rule, "thread's hv_preset_lpj(): lpj=, hyperv, kvmclock", "hv-preset");
+	report_str_eq(rule, "thread's hv_preset_lpj(): lpj=, hyperv, kvmclock, cpuid", "hv-preset");
 	lpj_preset_rule(lpj_policy_named("linux-6.1"), rule, sizeof(rule));
 	report_str_eq(rule, "Linux's: lpj=, kvmclock", "linux-6.1");
 	lpj_preset_rule(lpj_policy_named("linux-6.5"), rule, sizeof(rule));

@@ -14,8 +14,8 @@ fetched as --host-kernel fetches it: never installed.
 (tools/lib/refmatrix.py): TCG on one node and on four, and inside each
 --host-kernel as L1 (one L1 boot for all of its scenarios, as tools/run
 --host-kernel boots one) plain KVM, -kvmclock, Hyper-V emulation with and
-without hv-frequencies, and Hyper-V alone (kvm=off) with and without
-them, each on one node and on four; --only narrows them by name. It
+without hv-frequencies, Hyper-V alone (kvm=off) with and without
+them, and hv-frequencies without kvmclock, each on one node and on four; --only narrows them by name. It
 prints one table of what Linux and hvprobe did in each.
 
 Exit status: 0 hvprobe and Linux agree on every kernel, 1 they disagree

@@ -37,7 +37,7 @@ def referee_doc(linux61=(2, "lpj_fine", None), hv61=(2, "lpj_fine"),
 class Scenarios(unittest.TestCase):
     def test_every_scenario_of_the_issue(self):
         all_ = rm.scenarios()
-        self.assertEqual(len(all_), 2 + 2 * 6 * 2)
+        self.assertEqual(len(all_), 2 + 2 * 7 * 2)
         self.assertEqual([(s.name, s.vcpus, s.nodes, s.cpu)
                           for s in all_[:2]],
                          [("tcg-1node", 8, 1, None), ("tcg-4node", 8, 4, None)])
@@ -51,6 +51,9 @@ class Scenarios(unittest.TestCase):
         self.assertIn("hv-frequencies",
                       by_name["l1-6.1-hv-freq-1node"].cpu)
         self.assertIn("-kvmclock", by_name["l1-6.1-no-kvmclock-4node"].cpu)
+        self.assertEqual(by_name["l1-6.12-hv-freq-no-kvmclock-4node"].cpu,
+                         "host,-arch-capabilities,-kvmclock,hv-relaxed,"
+                         "hv-vpindex,hv-time,hv-frequencies")
         self.assertEqual(s.argv("/r"), [
             "--no-build", "--results", "/r", "--name",
             "l1-6.12-hv-alone-4node", "--smp", "4", "--numa", "4", "--accel",
@@ -62,7 +65,7 @@ class Scenarios(unittest.TestCase):
                                          ["tcg-*", "*hv-alone-4node"])]
         self.assertEqual(names, ["tcg-1node", "tcg-4node",
                                  "l1-6.12-hv-alone-4node"])
-        self.assertEqual(len(rm.pick(rm.scenarios(("6.1",)), None)), 14)
+        self.assertEqual(len(rm.pick(rm.scenarios(("6.1",)), None)), 16)
 
 
 class Table(unittest.TestCase):
