@@ -7,6 +7,8 @@ counting and the clean-up all happen as on a host."""
 import json
 import os
 import socket
+import subprocess
+import sys
 import tempfile
 import threading
 import unittest
@@ -15,7 +17,7 @@ from unittest import mock
 
 from tools.lib.launch import qemu
 from tools.lib.probe import hostprobe, probedrun
-from tools.tests.fakehost import guest_host
+from tools.tests.fakehost import alive, guest_host
 
 
 class QMP(unittest.TestCase):
@@ -116,3 +118,20 @@ class ProbedRun(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class EndQemu(unittest.TestCase):
+    """end_qemu() returns once QEMU has ended: one that is on its way out
+    (its command line already gone, so no longer recognisably ours) is
+    waited for, not left behind by a tool that exits next."""
+
+    def test_an_exiting_qemu_is_waited_for(self):
+        qemu = subprocess.Popen([sys.executable, "-c",
+                                 "import time; time.sleep(1)"])
+        self.addCleanup(qemu.kill)
+        guest = threading.Thread(target=qemu.wait, daemon=True)
+        guest.start()
+        with mock.patch.object(probedrun, "KILL_WAIT_S", 0.1), \
+                mock.patch.object(probedrun, "ours", return_value=False):
+            probedrun.end_qemu("/nonexistent/qmp.sock", qemu.pid, guest)
+        self.assertEqual(alive([qemu.pid]), [])

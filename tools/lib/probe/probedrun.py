@@ -25,6 +25,9 @@ from . import hostprobe
 
 QMP_WAIT_S = 20
 KILL_WAIT_S = 5             # for QEMU to go after quit, then SIGTERM
+# For a QEMU that is already on its way out (its threads ending, its
+# memory being freed) to be gone.
+EXIT_WAIT_S = 30
 
 
 def find_qemu(marker, alive, wait_s=QMP_WAIT_S) -> int | None:
@@ -130,6 +133,22 @@ def end_qemu(sock, pid, thread) -> None:
         except ProcessLookupError:
             break
         thread.join(KILL_WAIT_S)
+    # An exiting process has an empty command line (proc(5)), so ours()
+    # says no while it still runs; it is our child, unreaped, so its pid
+    # is still its own: wait for it to end, or the tool that exits next
+    # leaves it behind.
+    deadline = time.monotonic() + EXIT_WAIT_S
+    while running(pid) and time.monotonic() < deadline:
+        time.sleep(0.05)
+
+
+def running(pid) -> bool:
+    """Whether pid runs (a zombie has ended: it only waits to be reaped)."""
+    try:
+        stat = (hostprobe.PROC / str(pid) / "stat").read_text()
+    except OSError:
+        return False
+    return stat.rsplit(")", 1)[1].split()[0] != "Z"
 
 
 class _quiet:
