@@ -61,7 +61,7 @@ void smp_ap_json(struct json *j, u32 index)
 		json_string(j, "cal_method", delay_cal_method(c));
 	if (d->cal_stall)
 		json_u64(j, "cal_stall_us", tsc_to_us(d->cal_stall));
-	if (smp_in_probe(c))
+	if (smp_in_probe(s))
 		json_u64(j, "probe_loops", s->probe_loops);
 	/* Linux's TSC-sync check: its timeout (0: none ran) and its cost here. */
 	json_u64(j, "tsc_sync_ms", s->tsc_sync_ms);
