@@ -118,6 +118,7 @@ MODELED := \
 KERNEL := \
 	$(MODELED) \
 	apic/apic.c \
+	apic/smp/ap.c \
 	apic/smp/parallel.c \
 	apic/smp/smp.c \
 	apic/smp/smp_json.c \

@@ -152,12 +152,64 @@ static void mb2_mmap(struct boot_info *bi, const struct mb2_tag_mmap *t)
 	}
 }
 
+/* What the walk over the tags remembers from one tag to the next. */
+struct mb2_seen {
+	bool mmap, new_rsdp;
+	const u32 *meminfo; /* the basic meminfo tag's lower and upper KiB */
+};
+
+static void mb2_rsdp(struct boot_info *bi, const struct mb2_tag *tag, const char *body,
+		     u32 body_len, struct mb2_seen *seen)
+{
+	bool is_new = tag->type == MB2_TAG_ACPI_NEW;
+	u32 n = MIN(body_len, (u32)ACPI_RSDP_V2_SIZE);
+
+	/* Prefer the 2.0 copy: it carries the XSDT address. */
+	if (seen->new_rsdp && !is_new)
+		return;
+	memcpy(bi->rsdp, body, n);
+	bi->rsdp_size = n;
+	bi->rsdp_source = is_new ? "multiboot2 tag 15" : "multiboot2 tag 14";
+	seen->new_rsdp = is_new;
+}
+
+/* One tag whose size is known to fit the information structure. */
+static void mb2_tag(struct boot_info *bi, const struct mb2_tag *tag, struct mb2_seen *seen)
+{
+	const char *body = (const char *)(tag + 1);
+	u32 body_len = tag->size - sizeof(*tag);
+	char line[BOOT_CMDLINE_MAX];
+
+	switch (tag->type) {
+	case MB2_TAG_CMDLINE:
+		if (copy_string(body, body_len, line, sizeof(line)))
+			set_cmdline(bi, line);
+		else
+			note(bi->problems, "command line tag unterminated or too long");
+		break;
+	case MB2_TAG_LOADER_NAME:
+		if (!copy_string(body, body_len, bi->loader, sizeof(bi->loader)))
+			note(bi->problems, "loader name tag unterminated");
+		break;
+	case MB2_TAG_MMAP:
+		mb2_mmap(bi, (const void *)tag);
+		seen->mmap = true;
+		break;
+	case MB2_TAG_BASIC_MEMINFO:
+		if (body_len >= 2 * sizeof(u32))
+			seen->meminfo = (const u32 *)body;
+		break;
+	case MB2_TAG_ACPI_OLD:
+	case MB2_TAG_ACPI_NEW: mb2_rsdp(bi, tag, body, body_len, seen); break;
+	default: break;
+	}
+}
+
 bool boot_info_from_mb2(u64 mbi, phys_reader phys, struct boot_info *bi)
 {
 	const struct mb2_info_header *hdr = phys(mbi, sizeof(*hdr));
+	struct mb2_seen seen = { 0 };
 	const u8 *base;
-	bool have_mmap = false, have_new_rsdp = false;
-	const u32 *meminfo = NULL;
 	u32 off;
 
 	init(bi, "multiboot2");
@@ -174,8 +226,6 @@ bool boot_info_from_mb2(u64 mbi, phys_reader phys, struct boot_info *bi)
 	for (off = sizeof(*hdr); off + sizeof(struct mb2_tag) <= hdr->total_size;
 	     off = ALIGN_UP(off + ((const struct mb2_tag *)(base + off))->size, MB2_TAG_ALIGN)) {
 		const struct mb2_tag *tag = (const void *)(base + off);
-		const char *body = (const char *)(tag + 1);
-		u32 body_len = tag->size - sizeof(*tag);
 
 		if (tag->type == MB2_TAG_END)
 			break;
@@ -184,49 +234,12 @@ bool boot_info_from_mb2(u64 mbi, phys_reader phys, struct boot_info *bi)
 			     off, tag->size);
 			break;
 		}
-		switch (tag->type) {
-		case MB2_TAG_CMDLINE: {
-			char line[BOOT_CMDLINE_MAX];
-
-			if (copy_string(body, body_len, line, sizeof(line)))
-				set_cmdline(bi, line);
-			else
-				note(bi->problems, "command line tag unterminated or too long");
-			break;
-		}
-		case MB2_TAG_LOADER_NAME:
-			if (!copy_string(body, body_len, bi->loader, sizeof(bi->loader)))
-				note(bi->problems, "loader name tag unterminated");
-			break;
-		case MB2_TAG_MMAP:
-			mb2_mmap(bi, (const void *)tag);
-			have_mmap = true;
-			break;
-		case MB2_TAG_BASIC_MEMINFO:
-			if (body_len >= 2 * sizeof(u32))
-				meminfo = (const u32 *)body;
-			break;
-		case MB2_TAG_ACPI_OLD:
-		case MB2_TAG_ACPI_NEW: {
-			bool is_new = tag->type == MB2_TAG_ACPI_NEW;
-			u32 n = MIN(body_len, (u32)ACPI_RSDP_V2_SIZE);
-
-			/* Prefer the 2.0 copy: it carries the XSDT address. */
-			if (have_new_rsdp && !is_new)
-				break;
-			memcpy(bi->rsdp, body, n);
-			bi->rsdp_size = n;
-			bi->rsdp_source = is_new ? "multiboot2 tag 15" : "multiboot2 tag 14";
-			have_new_rsdp = is_new;
-			break;
-		}
-		default: break;
-		}
+		mb2_tag(bi, tag, &seen);
 	}
 	/* The basic meminfo tag is a fallback: the map, when present, wins. */
-	if (!have_mmap && meminfo) {
-		add_region(bi, 0, (u64)meminfo[0] * KiB, MEM_RAM);
-		add_region(bi, 1 * MiB, (u64)meminfo[1] * KiB, MEM_RAM);
+	if (!seen.mmap && seen.meminfo) {
+		add_region(bi, 0, (u64)seen.meminfo[0] * KiB, MEM_RAM);
+		add_region(bi, 1 * MiB, (u64)seen.meminfo[1] * KiB, MEM_RAM);
 	}
 	return true;
 }

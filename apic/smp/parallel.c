@@ -2,10 +2,12 @@
 /*
  * Parallel bring-up's calibration line: the host-parallelism probe, the
  * APs parked for a source's lpj or their turn to calibrate, and the
- * BSP's kick, grants and wait. See smp.h.
+ * BSP's kick, grants and wait, on the floor ap.c lays. Each AP's own
+ * path hands its record (struct smp_cpu) down. See smp.h.
  */
 #include "apic/bringup.h"
 #include "apic/options.h"
+#include "apic/smp/ap.h"
 #include "apic/smp/rules.h"
 #include "apic/smp/smp.h"
 #include "apic/smp/smp_internal.h"
@@ -54,7 +56,7 @@ static struct calibration_line {
 	volatile u32 probe_round, probe_arrived;
 	volatile u64 probe_start, probe_end;
 	u64 solo_loops, yardstick_us;
-	struct percpu *ranked[MAX_CPUS];
+	struct smp_cpu *ranked[MAX_CPUS];
 	/* APs given up on: never alive within AP_ONLINE_TIMEOUT_US of their kick. */
 	u8 given_up[MAX_CPUS];
 } cal_line;
@@ -73,18 +75,16 @@ static u64 __attribute__((noinline)) spin_until(u64 end)
 }
 
 /* The probe runs on the calibrating APs after the first, which is calibrating meanwhile. */
-bool smp_in_probe(const struct percpu *cpu)
+bool smp_in_probe(const struct smp_cpu *ap)
 {
-	u32 rank = smp_cpu(cpu->index)->cal_rank;
-
-	return delay_cpu(cpu->index)->lpj_plan == LPJ_PLAN_CALIBRATE && rank >= 1 &&
-	       rank <= cal_line.probed;
+	return delay_cpu(ap->cpu->index)->lpj_plan == LPJ_PLAN_CALIBRATE && ap->cal_rank >= 1 &&
+	       ap->cal_rank <= cal_line.probed;
 }
 
 /* On a parked AP: run the probe's window once per round it is asked to. */
-static bool probe_wanted(const struct percpu *cpu)
+static bool probe_wanted(const struct smp_cpu *ap)
 {
-	return smp_in_probe(cpu) && smp_cpu(cpu->index)->probe_round != cal_line.probe_round;
+	return smp_in_probe(ap) && ap->probe_round != cal_line.probe_round;
 }
 
 /*
@@ -93,12 +93,12 @@ static bool probe_wanted(const struct percpu *cpu)
  * late is not counted as slow, only one that the host cannot run beside
  * the others. An AP that waits PROBE_ARRIVE_US for the rest counts 0.
  */
-static void probe_run(struct smp_cpu *cpu)
+static void probe_run(struct smp_cpu *ap)
 {
 	u32 round = cal_line.probe_round;
 	u64 per_us = clock.tsc_hz / 1000000, t0 = rdtsc();
 
-	cpu->probe_loops = 0;
+	ap->probe_loops = 0;
 	if (__atomic_add_fetch(&cal_line.probe_arrived, 1, __ATOMIC_ACQ_REL) == cal_line.probed) {
 		u64 start = rdtsc() + PROBE_LEAD_US * per_us;
 
@@ -112,32 +112,31 @@ static void probe_run(struct smp_cpu *cpu)
 	if (cal_line.probe_start) {
 		while (rdtsc() < cal_line.probe_start)
 			pause();
-		cpu->probe_loops = spin_until(cal_line.probe_end);
+		ap->probe_loops = spin_until(cal_line.probe_end);
 	}
-	__atomic_store_n(&cpu->probe_round, round, __ATOMIC_RELEASE);
+	__atomic_store_n(&ap->probe_round, round, __ATOMIC_RELEASE);
 	/* The BSP waits for the answers in HLT: without a wake, until its next tick. */
 	smp_wake(cpu_at(0));
 }
 
 /*
- * Park the calling AP until ready(cpu) or timeout_us: PAUSE a little, then
+ * Park the calling AP until ready(ap) or timeout_us: PAUSE a little, then
  * HLT, woken by whoever makes it ready (a fixed IPI), or by the BSP's
  * nudges once a wait runs long (wait_parallel()). A spinning vCPU takes
  * host time its siblings need; a halted one gives it back. False on
  * timeout.
  */
-static bool ap_park(struct percpu *cpu, bool (*ready)(const struct percpu *), const char *what,
+static bool ap_park(struct smp_cpu *ap, bool (*ready)(const struct smp_cpu *), const char *what,
 		    u64 timeout_us)
 {
 	u64 start = rdtsc(), limit = timeout_us * (clock.tsc_hz / 1000000);
-	struct smp_cpu *s = smp_cpu(cpu->index);
 	bool ok = true;
 
-	s->waited_for = what;
-	s->tsc_wait_start = start;
-	for (u32 spins = 0; !ready(cpu); spins++) {
-		if (probe_wanted(cpu)) {
-			probe_run(s);
+	ap->waited_for = what;
+	ap->tsc_wait_start = start;
+	for (u32 spins = 0; !ready(ap); spins++) {
+		if (probe_wanted(ap)) {
+			probe_run(ap);
 			continue;
 		}
 		if (rdtsc() - start > limit) {
@@ -149,33 +148,33 @@ static bool ap_park(struct percpu *cpu, bool (*ready)(const struct percpu *), co
 			continue;
 		}
 		cli();
-		if (ready(cpu) || probe_wanted(cpu)) {
+		if (ready(ap) || probe_wanted(ap)) {
 			sti();
 			continue;
 		}
 		/* STI's shadow covers HLT: a wake-up between check and HLT ends it. */
 		asm volatile("sti; hlt" ::: "memory");
 	}
-	s->tsc_wait_end = rdtsc();
+	ap->tsc_wait_end = rdtsc();
 	return ok;
 }
 
-static bool source_ready(const struct percpu *cpu)
+static bool source_ready(const struct smp_cpu *ap)
 {
-	const struct percpu *from = delay_cpu(cpu->index)->lpj_from;
+	const struct percpu *from = delay_cpu(ap->cpu->index)->lpj_from;
 
 	return __atomic_load_n(&delay_cpu(from->index)->lpj_ready, __ATOMIC_ACQUIRE);
 }
 
-static bool my_turn(const struct percpu *cpu)
+static bool my_turn(const struct smp_cpu *ap)
 {
-	return turns_mine(&cal_line.turns, smp_cpu(cpu->index)->cal_rank);
+	return turns_mine(&cal_line.turns, ap->cal_rank);
 }
 
 static void wake_rank(void *ctx, u32 rank)
 {
 	(void)ctx;
-	smp_wake(cal_line.ranked[rank]);
+	smp_wake(cal_line.ranked[rank]->cpu);
 }
 
 static u64 parallel_timeout_us(void)
@@ -189,14 +188,14 @@ static u64 parallel_timeout_us(void)
  * turn is granted and the CPUs waiting on this one are woken. Serially
  * every source is online before its copiers start, and nobody waits.
  */
-void smp_ap_lpj(struct percpu *cpu)
+void smp_ap_lpj(struct smp_cpu *ap)
 {
 	bool parallel = bringup_mode_chosen()->calibration_line;
-	u32 plan = delay_cpu(cpu->index)->lpj_plan;
+	u32 plan = delay_cpu(ap->cpu->index)->lpj_plan;
 	bool turn = parallel && plan == LPJ_PLAN_CALIBRATE;
 
-	if (parallel && plan == LPJ_PLAN_COPY && !source_ready(cpu))
-		ap_park(cpu, source_ready, "source", parallel_timeout_us());
+	if (parallel && plan == LPJ_PLAN_COPY && !source_ready(ap))
+		ap_park(ap, source_ready, "source", parallel_timeout_us());
 	/*
 	 * A copier that must calibrate after all (its source is out of
 	 * reach after a TSC warp) takes a turn at the end of the line
@@ -206,30 +205,29 @@ void smp_ap_lpj(struct percpu *cpu)
 		u32 rank = turns_join(&cal_line.turns);
 
 		if (rank < TURNS_MAX) {
-			smp_cpu(cpu->index)->cal_rank = rank;
-			cal_line.ranked[rank] = cpu;
+			ap->cal_rank = rank;
+			cal_line.ranked[rank] = ap;
 			turn = true;
 		}
 	}
-	if (turn && !my_turn(cpu))
-		ap_park(cpu, my_turn, "turn", parallel_timeout_us());
+	if (turn && !my_turn(ap))
+		ap_park(ap, my_turn, "turn", parallel_timeout_us());
 	delay_calibrate_ap();
 	if (!parallel)
 		return;
 	if (turn)
 		turns_grant(&cal_line.turns, wake_rank, NULL);
-	for (u32 i = cpu->index + 1; i < cpu_count(); i++) {
+	for (u32 i = ap->cpu->index + 1; i < cpu_count(); i++) {
 		const struct delay_cpu *other = delay_cpu(i);
 
-		if (other->lpj_from == cpu && other->lpj_plan == LPJ_PLAN_COPY)
+		if (other->lpj_from == ap->cpu && other->lpj_plan == LPJ_PLAN_COPY)
 			smp_wake(cpu_at(i));
 	}
 }
 
-static bool answered(const struct percpu *cpu)
+static bool answered(const struct smp_cpu *ap)
 {
-	return __atomic_load_n(&smp_cpu(cpu->index)->probe_round, __ATOMIC_ACQUIRE) ==
-	       cal_line.probe_round;
+	return __atomic_load_n(&ap->probe_round, __ATOMIC_ACQUIRE) == cal_line.probe_round;
 }
 
 /* Each AP in the probe answered, or has left its park to calibrate and never will. */
@@ -237,10 +235,9 @@ static bool probe_done(void *arg)
 {
 	(void)arg;
 	for (u32 r = 1; r <= cal_line.probed; r++) {
-		const struct percpu *cpu = cal_line.ranked[r];
+		const struct smp_cpu *ap = cal_line.ranked[r];
 
-		if (!answered(cpu) && !smp_cpu(cpu->index)->tsc_wait_end &&
-		    cpu->state != CPU_ONLINE)
+		if (!answered(ap) && !ap->tsc_wait_end && ap->cpu->state != CPU_ONLINE)
 			return false;
 	}
 	return true;
@@ -250,7 +247,7 @@ static bool probed_alive(void *arg)
 {
 	(void)arg;
 	for (u32 r = 1; r <= cal_line.probed; r++)
-		if (cal_line.ranked[r]->state < CPU_ALIVE)
+		if (cal_line.ranked[r]->cpu->state < CPU_ALIVE)
 			return false;
 	return true;
 }
@@ -302,7 +299,7 @@ static void choose_concurrency(void)
 	cal_line.probe_arrived = 0;
 	__atomic_store_n(&cal_line.probe_round, 1, __ATOMIC_RELEASE);
 	for (u32 r = 1; r <= n; r++)
-		smp_wake(cal_line.ranked[r]);
+		smp_wake(cal_line.ranked[r]->cpu);
 	if (!smp_wait(probe_done, NULL, PROBE_ALIVE_TIMEOUT_US)) {
 		snprintf(cal_line.why, sizeof(cal_line.why),
 			 "auto: the probe's APs did not answer: one at a time");
@@ -310,9 +307,9 @@ static void choose_concurrency(void)
 	}
 	/* An AP whose turn came before the probe reached it ran nothing: 0. */
 	for (u32 r = 1; r <= n; r++) {
-		const struct percpu *cpu = cal_line.ranked[r];
+		const struct smp_cpu *ap = cal_line.ranked[r];
 
-		together[r - 1] = answered(cpu) ? smp_cpu(cpu->index)->probe_loops : 0;
+		together[r - 1] = answered(ap) ? ap->probe_loops : 0;
 	}
 	cal_line.concurrency =
 		smp_concurrency_rule(cal_line.solo_loops, together, n, &cal_line.parallelism_x100);
@@ -327,14 +324,16 @@ static void choose_concurrency(void)
  * An AP that never came alive holds no turn and offers no value: its turn
  * goes to the next in line and its copiers are woken to calibrate.
  */
-static void give_up_on(struct percpu *dead)
+static void give_up_on(struct smp_cpu *dead)
 {
-	cal_line.given_up[dead->index] = 1;
-	if (delay_cpu(dead->index)->lpj_plan == LPJ_PLAN_CALIBRATE)
-		turns_give_up(&cal_line.turns, smp_cpu(dead->index)->cal_rank, wake_rank, NULL);
-	__atomic_store_n(&delay_cpu(dead->index)->lpj_ready, 1, __ATOMIC_RELEASE);
-	for (u32 i = dead->index + 1; i < cpu_count(); i++)
-		if (delay_cpu(i)->lpj_from == dead)
+	u32 index = dead->cpu->index;
+
+	cal_line.given_up[index] = 1;
+	if (delay_cpu(index)->lpj_plan == LPJ_PLAN_CALIBRATE)
+		turns_give_up(&cal_line.turns, dead->cal_rank, wake_rank, NULL);
+	__atomic_store_n(&delay_cpu(index)->lpj_ready, 1, __ATOMIC_RELEASE);
+	for (u32 i = index + 1; i < cpu_count(); i++)
+		if (delay_cpu(i)->lpj_from == dead->cpu)
 			smp_wake(cpu_at(i));
 }
 
@@ -347,16 +346,16 @@ static bool all_online(void *arg)
 
 	(void)arg;
 	for (u32 i = 1; i < cpu_count(); i++)
-		all &= smp_seen_online(cpu_at(i)) || cal_line.given_up[i];
+		all &= smp_seen_online(smp_cpu(i)) || cal_line.given_up[i];
 	return all;
 }
 
 /* Not alive AP_ONLINE_TIMEOUT_US after its own kick, or its kick failed. */
-static bool silent(const struct percpu *cpu, u64 per_us)
+static bool silent(const struct smp_cpu *ap, u64 per_us)
 {
-	return cpu->state == CPU_OFFLINE &&
-	       (smp_kick_failure(cpu->index) ||
-		(rdtsc() - smp_cpu(cpu->index)->tsc_init) / per_us >= AP_ONLINE_TIMEOUT_US);
+	return ap->cpu->state == CPU_OFFLINE &&
+	       (smp_kick_failure(ap->cpu->index) ||
+		(rdtsc() - ap->tsc_init) / per_us >= AP_ONLINE_TIMEOUT_US);
 }
 
 /*
@@ -375,8 +374,8 @@ static void wait_parallel(void)
 		if ((rdtsc() - start) / per_us > parallel_timeout_us())
 			return;
 		for (u32 i = 1; i < cpu_count(); i++) {
-			if (!cal_line.given_up[i] && silent(cpu_at(i), per_us)) {
-				give_up_on(cpu_at(i));
+			if (!cal_line.given_up[i] && silent(smp_cpu(i), per_us)) {
+				give_up_on(smp_cpu(i));
 				gave_up = true;
 			}
 		}
@@ -396,11 +395,11 @@ void smp_parallel_prepare(void)
 
 	cal_line.calibrators = 0;
 	for (u32 i = 1; i < cpu_count(); i++) {
-		struct percpu *cpu = cpu_at(i);
+		struct smp_cpu *ap = smp_cpu(i);
 
-		if (delay_cpu(cpu->index)->lpj_plan == LPJ_PLAN_CALIBRATE) {
-			smp_cpu(cpu->index)->cal_rank = cal_line.calibrators;
-			cal_line.ranked[cal_line.calibrators++] = cpu;
+		if (delay_cpu(i)->lpj_plan == LPJ_PLAN_CALIBRATE) {
+			ap->cal_rank = cal_line.calibrators;
+			cal_line.ranked[cal_line.calibrators++] = ap;
 		}
 	}
 	/*
@@ -433,7 +432,7 @@ void smp_parallel_prepare(void)
 void smp_parallel_boot(void)
 {
 	turns_init(&cal_line.turns, cal_line.calibrators, 1);
-	smp_kick_all(cal_line.calibrators ? cal_line.ranked[0]->index : 0);
+	smp_kick_all(cal_line.calibrators ? cal_line.ranked[0] : NULL);
 	choose_concurrency();
 	for (u32 k = 1; k < cal_line.concurrency; k++)
 		turns_grant(&cal_line.turns, wake_rank, NULL);

@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: MIT
 /*
  * SMP bring-up: the CPUs the MADT and SRAT give, the trampoline, the
- * INIT-SIPI-SIPI kicks, serial bring-up and the AP's life (parallel.c
- * orders parallel bring-up's calibrations). See smp.h, and the
- * trampoline's contract in trampoline.S.
+ * serial and linux-6.5 bring-ups and the AP's life, on the floor ap.c
+ * lays (the kicks, the wait, each AP's record); parallel.c orders
+ * parallel bring-up's calibrations. See smp.h, and the trampoline's
+ * contract in trampoline.S.
  */
 #include "apic/smp/smp.h"
 #include "apic/apic.h"
 #include "apic/bringup.h"
-#include "apic/icr.h"
 #include "apic/options.h"
+#include "apic/smp/ap.h"
 #include "apic/smp/rules.h"
 #include "apic/smp/smp_internal.h"
 #include "apic/smp/tsc_sync.h"
@@ -20,9 +21,7 @@
 #include "kernel/lib/option.h"
 #include "kernel/lib/printf.h"
 #include "kernel/lib/string.h"
-#include "kernel/options.h"
 #include "kernel/test/ktap.h"
-#include "kernel/time/clock.h"
 #include "kernel/time/delay.h"
 #include "kernel/time/options.h"
 #include "kernel/time/policy.h"
@@ -32,10 +31,6 @@
 #include "kernel/x86/x86.h"
 
 #define AP_STACK_SIZE (16 * KiB)
-/* Linux wakeup_secondary_cpu_via_init(): SIPI settle times. */
-#define SIPI_DELAY_MODERN_US 10
-#define SIPI_DELAY_LEGACY_US 300
-#define SIPI_SETTLE_LEGACY_US 200
 /* Levels of CPUID.0BH to look at: SMT, core and the few SDM Vol 2A adds. */
 #define TOPOLOGY_MAX_LEVELS 8
 
@@ -51,15 +46,6 @@ struct {
 	struct ap_table_entry entries[MAX_CPUS];
 } smp_ap_table;
 
-struct smp_state smp;
-
-static struct smp_cpu smp_cpus[MAX_CPUS];
-
-struct smp_cpu *smp_cpu(u32 index)
-{
-	return &smp_cpus[index];
-}
-
 /*
  * A mode that holds APs at the alive point: set by the control CPU to let
  * one past (Linux's cpuhp_bp_sync_alive() and cpuhp_ap_sync_alive()).
@@ -67,9 +53,6 @@ struct smp_cpu *smp_cpu(u32 index)
 static u8 released[MAX_CPUS];
 /* CPUID.0BH:ECX[15:8] level type 1, SMT (SDM Vol 2A "CPUID", leaf 0BH). */
 #define TOPOLOGY_TYPE_SMT 1
-
-/* Why an AP's INIT-SIPI-SIPI failed (icr_kick_failure()), by CPU index; NULL when it did not. */
-static const char *kick_failure[MAX_CPUS];
 
 extern const u8 smp_trampoline_start[], smp_trampoline_end[];
 extern const u8 smp_tr_gdt[], smp_tr_gdt_ptr[], smp_tr_far32[], smp_tr_cr3[], smp_tr_protected[];
@@ -151,6 +134,7 @@ bool smp_init(char *why, size_t whylen)
 	describe(bsp, bsp->apic_id);
 	bsp->state = CPU_ONLINE;
 	cpu_add(bsp);
+	smp_cpu_bind(bsp);
 	if (!smp.have_madt) {
 		note(smp.problems, "no usable MADT: only the BSP runs");
 		return true;
@@ -180,188 +164,9 @@ bool smp_init(char *why, size_t whylen)
 			break;
 		}
 		cpu_add(cpu);
+		smp_cpu_bind(cpu);
 	}
 	return cpu_count() == 1 || place_trampoline(why, whylen);
-}
-
-static bool withheld(const struct percpu *cpu)
-{
-	return kernel_options.fault == FAULT_AP_SILENT && cpu->index == cpu_count() - 1;
-}
-
-/*
- * INIT, INIT de-assert, SIPI, SIPI: Linux's wakeup_secondary_cpu_via_init().
- * False, with the reason kept for the smp test, when a send was never
- * delivered or the ESR latched an error: Linux then gives the AP up
- * (do_boot_cpu()) rather than wait for it.
- */
-static bool kick(struct percpu *cpu)
-{
-	u32 sipi = APIC_ICR_DM_STARTUP | APIC_ICR_VECTOR(smp.trampoline >> 12);
-	bool modern = !smp.init_udelay, delivered = true;
-	struct smp_cpu *s = smp_cpu(cpu->index);
-
-	apic_esr();
-	s->tsc_init = rdtsc();
-	delivered &= apic_send_ipi(cpu->apic_id, APIC_ICR_DM_INIT | APIC_ICR_LEVEL_ASSERT |
-							 APIC_ICR_TRIGGER_LEVEL);
-	udelay(smp.init_udelay);
-	delivered &= apic_send_ipi(cpu->apic_id, APIC_ICR_DM_INIT | APIC_ICR_TRIGGER_LEVEL);
-	s->tsc_sipi = rdtsc();
-	/* fault=ap_silent: the last AP gets no SIPI, so it never answers. */
-	if (withheld(cpu)) {
-		smp.started++;
-		return true;
-	}
-	for (int i = 0; i < 2 && delivered; i++) {
-		delivered &= apic_send_ipi(cpu->apic_id, sipi);
-		udelay(modern ? SIPI_DELAY_MODERN_US : SIPI_DELAY_LEGACY_US);
-		udelay(modern ? SIPI_DELAY_MODERN_US : SIPI_SETTLE_LEGACY_US);
-	}
-	s->esr = apic_esr();
-	kick_failure[cpu->index] = icr_kick_failure(delivered, s->esr);
-	smp.started++;
-	return !kick_failure[cpu->index];
-}
-
-const char *smp_kick_failure(u32 index)
-{
-	return index < MAX_CPUS ? kick_failure[index] : NULL;
-}
-
-/*
- * Parallel bring-up's kick of APs [first, end): the same sequence to each,
- * every step sent to all of them before the wait that follows it is taken
- * once, as the SDM's MP initialization example broadcasts INIT-SIPI-SIPI
- * (Vol 3A 9.4.4.1), but addressed AP by AP so that cpus= and fault= still
- * hold. Linux 6.5 kicks AP by AP with every wait each time, which costs
- * as much per AP as bringing one up: under TCG an AP is up 20 us after
- * its SIPI, well inside the 40 us of waits that follow it.
- */
-static void kick_batch(const u32 *idx, u32 n)
-{
-	u32 sipi = APIC_ICR_DM_STARTUP | APIC_ICR_VECTOR(smp.trampoline >> 12);
-	bool modern = !smp.init_udelay, delivered[KICK_BATCH];
-	u32 esr;
-
-	apic_esr();
-	for (u32 k = 0; k < n; k++) {
-		smp_cpu(idx[k])->tsc_init = rdtsc();
-		delivered[k] = apic_send_ipi(cpu_at(idx[k])->apic_id,
-					     APIC_ICR_DM_INIT | APIC_ICR_LEVEL_ASSERT |
-						     APIC_ICR_TRIGGER_LEVEL);
-	}
-	udelay(smp.init_udelay);
-	for (u32 k = 0; k < n; k++) {
-		delivered[k] &= apic_send_ipi(cpu_at(idx[k])->apic_id,
-					      APIC_ICR_DM_INIT | APIC_ICR_TRIGGER_LEVEL);
-		smp_cpu(idx[k])->tsc_sipi = rdtsc();
-	}
-	for (int round = 0; round < 2; round++) {
-		for (u32 k = 0; k < n; k++)
-			if (!withheld(cpu_at(idx[k])) && delivered[k])
-				delivered[k] &= apic_send_ipi(cpu_at(idx[k])->apic_id, sipi);
-		udelay(modern ? SIPI_DELAY_MODERN_US : SIPI_DELAY_LEGACY_US);
-		udelay(modern ? SIPI_DELAY_MODERN_US : SIPI_SETTLE_LEGACY_US);
-	}
-	/* One ESR for the batch: an error fails every AP of it, as it cannot say whose. */
-	esr = apic_esr();
-	for (u32 k = 0; k < n; k++) {
-		smp_cpu(idx[k])->esr = esr;
-		kick_failure[idx[k]] = icr_kick_failure(delivered[k], esr);
-	}
-	smp.started += n;
-}
-
-struct batch {
-	u32 idx[KICK_BATCH];
-	u32 n;
-};
-
-static bool batch_alive(void *arg)
-{
-	const struct batch *b = arg;
-
-	for (u32 k = 0; k < b->n; k++)
-		if (cpu_at(b->idx[k])->state == CPU_OFFLINE && !kick_failure[b->idx[k]])
-			return false;
-	return true;
-}
-
-static void kick_and_wait(struct batch *b)
-{
-	kick_batch(b->idx, b->n);
-	smp_wait(batch_alive, b, AP_ONLINE_TIMEOUT_US);
-	b->n = 0;
-}
-
-/*
- * Every AP, in batches; `first` (an index, 0 for none) alone before the
- * rest: the first calibrating AP then starts its calibration when it
- * would serially, on the same tick, and a chain of calibrations, each
- * ending on a tick edge, ends no later than the serial one.
- */
-void smp_kick_all(u32 first)
-{
-	struct batch b = { .n = 0 };
-
-	if (first) {
-		b.idx[b.n++] = first;
-		kick_and_wait(&b);
-	}
-	for (u32 i = 1; i < cpu_count(); i++) {
-		if (i == first)
-			continue;
-		b.idx[b.n++] = i;
-		if (b.n == KICK_BATCH)
-			kick_and_wait(&b);
-	}
-	if (b.n)
-		kick_and_wait(&b);
-}
-
-bool smp_seen_online(struct percpu *cpu)
-{
-	if (__atomic_load_n(&cpu->state, __ATOMIC_ACQUIRE) != CPU_ONLINE)
-		return false;
-	if (!smp.tsc_seen[cpu->index]) {
-		smp.tsc_seen[cpu->index] = rdtsc();
-		/* The control CPU runs the deferred mark's work item now. */
-		if (smp_cpu(cpu->index)->warp_pending)
-			delay_tsc_sync(false);
-	}
-	return true;
-}
-
-/* Serving, meanwhile, the TSC-sync check the AP may ask for. */
-static bool is_online(void *arg)
-{
-	smp_tsc_sync_serve();
-	return smp_seen_online(arg);
-}
-
-bool smp_wait(bool (*done)(void *arg), void *arg, u64 timeout_us)
-{
-	u64 start = rdtsc(), limit = timeout_us * (clock.tsc_hz / 1000000);
-
-	for (;;) {
-		cli();
-		if (done(arg)) {
-			sti();
-			return true;
-		}
-		if (rdtsc() - start > limit) {
-			sti();
-			return false;
-		}
-		/* STI's shadow covers HLT: a wake-up between check and HLT ends it. */
-		asm volatile("sti; hlt" ::: "memory");
-	}
-}
-
-void smp_wake(const struct percpu *cpu)
-{
-	apic_send_ipi(cpu->apic_id, APIC_ICR_DM_FIXED | APIC_ICR_VECTOR(APIC_VECTOR_WAKE));
 }
 
 /* init_udelay=: a number given wins; auto is Linux's smp_quirk_init_udelay(). */
@@ -381,7 +186,16 @@ static void choose_init_udelay(void)
 
 static bool is_alive(void *arg)
 {
-	return __atomic_load_n(&((struct percpu *)arg)->state, __ATOMIC_ACQUIRE) >= CPU_ALIVE;
+	const struct smp_cpu *ap = arg;
+
+	return __atomic_load_n(&ap->cpu->state, __ATOMIC_ACQUIRE) >= CPU_ALIVE;
+}
+
+/* Serving, meanwhile, the TSC-sync check the AP may ask for. */
+static bool is_online(void *arg)
+{
+	smp_tsc_sync_serve();
+	return smp_seen_online(arg);
 }
 
 /* APIC ID bits below the core: the SMT level's shift, 0 without one. */
@@ -411,14 +225,14 @@ static void boot_held_at_alive(void)
 		ids[i] = cpu_at(i)->apic_id;
 	smp_bringup_order(ids, n, smt_shift(), order);
 	for (u32 k = 0; k + 1 < n; k++)
-		kick(cpu_at(order[k]));
+		smp_kick(smp_cpu(order[k]));
 	for (u32 k = 0; k + 1 < n; k++) {
-		struct percpu *cpu = cpu_at(order[k]);
+		struct smp_cpu *ap = smp_cpu(order[k]);
 
-		if (smp_kick_failure(cpu->index) || !smp_wait(is_alive, cpu, AP_ONLINE_TIMEOUT_US))
+		if (smp_kick_failure(order[k]) || !smp_wait(is_alive, ap, AP_ONLINE_TIMEOUT_US))
 			continue;
-		__atomic_store_n(&released[cpu->index], 1, __ATOMIC_RELEASE);
-		smp_wait(is_online, cpu, AP_ONLINE_TIMEOUT_US);
+		__atomic_store_n(&released[order[k]], 1, __ATOMIC_RELEASE);
+		smp_wait(is_online, ap, AP_ONLINE_TIMEOUT_US);
 	}
 }
 
@@ -426,8 +240,8 @@ static void boot_held_at_alive(void)
 static void boot_serial(void)
 {
 	for (u32 i = 1; i < cpu_count(); i++)
-		if (kick(cpu_at(i)))
-			smp_wait(is_online, cpu_at(i), AP_ONLINE_TIMEOUT_US);
+		if (smp_kick(smp_cpu(i)))
+			smp_wait(is_online, smp_cpu(i), AP_ONLINE_TIMEOUT_US);
 }
 
 void smp_boot(void)
@@ -516,7 +330,7 @@ static void tsc_sync_verdict(struct smp_cpu *s, bool in_step)
 void smp_ap_main(struct percpu *cpu)
 {
 	const struct bringup_mode *mode = bringup_mode_chosen();
-	struct smp_cpu *s = smp_cpu(cpu->index);
+	struct smp_cpu *s = smp_cpu_of(cpu);
 	u32 sync = smp_tsc_sync_mode(mode, lpj_policy_chosen());
 
 	cpu_tables_init(cpu, cpu->index);
@@ -539,7 +353,7 @@ void smp_ap_main(struct percpu *cpu)
 		delay_tsc_sync(s->tsc_alive >= s->tsc_sipi);
 	else if (sync == SMP_TSC_SYNC_LINUX_6_5)
 		tsc_sync_verdict(s, smp_tsc_sync_ap(cpu));
-	smp_ap_lpj(cpu);
+	smp_ap_lpj(s);
 	s->tsc_calibrated = rdtsc();
 	if (sync == SMP_TSC_SYNC_LINUX_6_1)
 		tsc_sync_verdict(s, smp_tsc_sync_ap(cpu));

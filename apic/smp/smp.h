@@ -26,6 +26,7 @@ struct json;
  * it has run since.
  */
 struct smp_cpu {
+	struct percpu *cpu; /* whose record it is */
 	u64 tsc_init, tsc_sipi, tsc_alive, tsc_calibrated, tsc_online;
 	u32 esr;
 	/* Parallel bring-up: place among the calibrating APs, and its waits. */

@@ -1,9 +1,10 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the pieces of SMP bring-up share, and nothing outside apic/smp/
- * should use: smp.c's tables and record of the bring-up, which
- * smp_json.c reads for the smp DATA, and the calls between smp.c and
- * parallel.c (the calibration line stays parallel.c's own).
+ * should use: the tables and record of the bring-up (ap.c keeps them,
+ * smp.c fills the tables, smp_json.c reads them for the smp DATA), and
+ * what smp.c calls of parallel.c (the calibration line stays
+ * parallel.c's own).
  */
 #ifndef APIC_SMP_SMP_INTERNAL_H
 #define APIC_SMP_SMP_INTERNAL_H
@@ -49,17 +50,13 @@ struct smp_state {
 };
 extern struct smp_state smp;
 
-/* smp.c: stamp, on the BSP, each AP it sees online for the first time. */
-bool smp_seen_online(struct percpu *cpu);
-/* smp.c: kick every AP, in batches, first (an index, 0 for none) alone before the rest. */
-void smp_kick_all(u32 first);
-
 /* parallel.c: parallel bring-up, and each AP's lpj in either bring-up. */
 void smp_parallel_prepare(void);
 void smp_parallel_boot(void);
-void smp_ap_lpj(struct percpu *cpu);
-/* Whether cpu is one of the APs the host-parallelism probe runs on. */
-bool smp_in_probe(const struct percpu *cpu);
+struct smp_cpu;
+void smp_ap_lpj(struct smp_cpu *ap);
+/* Whether ap is one of the APs the host-parallelism probe runs on. */
+bool smp_in_probe(const struct smp_cpu *ap);
 /* The calibration line's settings and what its probe found, for the smp DATA. */
 void smp_parallel_json(struct json *j);
 

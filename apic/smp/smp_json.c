@@ -61,7 +61,7 @@ void smp_ap_json(struct json *j, u32 index)
 		json_string(j, "cal_method", delay_cal_method(c));
 	if (d->cal_stall)
 		json_u64(j, "cal_stall_us", tsc_to_us(d->cal_stall));
-	if (smp_in_probe(c))
+	if (smp_in_probe(s))
 		json_u64(j, "probe_loops", s->probe_loops);
 	/* Linux's TSC-sync check: its timeout (0: none ran) and its cost here. */
 	json_u64(j, "tsc_sync_ms", s->tsc_sync_ms);
@@ -85,37 +85,43 @@ static void spread_json(struct json *j, const char *key, u64 *v, u32 n)
 	json_object_end(j);
 }
 
-void smp_json(struct json *j)
-{
-	const struct bringup_mode *mode = bringup_mode_chosen();
-	static u64 per_ap[MAX_CPUS], waits[MAX_CPUS], cal_us[MAX_CPUS], cal_ticks[MAX_CPUS],
+/* What the smp DATA summarizes over the CPUs: counts, and the values it gives the spread of. */
+struct spreads {
+	u64 per_ap[MAX_CPUS], waits[MAX_CPUS], cal_us[MAX_CPUS], cal_ticks[MAX_CPUS],
 		cal_jiffies[MAX_CPUS];
-	u32 n = 0, calibrations = 0, waited = 0, cals = 0, offset_aps = 0;
+	u32 n, calibrations, waited, cals, offset_aps;
+};
 
+static void gather(struct spreads *sp)
+{
 	for (u32 i = 0; i < cpu_count(); i++) {
 		const struct percpu *c = cpu_at(i);
 		const struct smp_cpu *s = smp_cpu(i);
 		const struct delay_cpu *d = delay_cpu(i);
 
-		calibrations += d->calibrated;
+		sp->calibrations += d->calibrated;
 		if (d->cal_tsc) {
-			cal_us[cals] = tsc_to_us(d->cal_tsc);
-			cal_jiffies[cals] = d->cal_jiffies;
-			cal_ticks[cals++] = d->cal_edges;
+			sp->cal_us[sp->cals] = tsc_to_us(d->cal_tsc);
+			sp->cal_jiffies[sp->cals] = d->cal_jiffies;
+			sp->cal_ticks[sp->cals++] = d->cal_edges;
 		}
 		if (i && s->waited_for)
-			waits[waited++] = wait_us(s);
+			sp->waits[sp->waited++] = wait_us(s);
 		if (i && c->state == CPU_ONLINE) {
 			bool offset;
 
-			per_ap[n++] = tsc_to_us(smp_ap_bringup_cycles(s->tsc_init, s->tsc_sipi,
-								      s->tsc_alive, s->tsc_online,
-								      smp.tsc_seen[i], &offset));
-			offset_aps += offset;
+			sp->per_ap[sp->n++] = tsc_to_us(
+				smp_ap_bringup_cycles(s->tsc_init, s->tsc_sipi, s->tsc_alive,
+						      s->tsc_online, smp.tsc_seen[i], &offset));
+			sp->offset_aps += offset;
 		}
 	}
-	sort_u64(per_ap, n);
+	sort_u64(sp->per_ap, sp->n);
+}
 
+/* The bring-up's settings: the mode, the INIT wait, where lpj comes from. */
+static void settings_json(struct json *j, const struct bringup_mode *mode)
+{
 	json_u64(j, "cpus", cpu_online_count());
 	json_u64(j, "nodes", smp.nodes);
 	json_string(j, "apic", apic_mode_name());
@@ -128,38 +134,53 @@ void smp_json(struct json *j)
 	json_string(j, "lpj_source", delay_cpu(0)->lpj_source);
 	json_string(j, "lpj_reuse", lpj_reuse_names[time_options.lpj_reuse]);
 	json_string(j, "lpj_policy", lpj_policy_chosen()->name);
-	json_u64(j, "calibrations", calibrations);
-	json_u64(j, "total_us",
-		 smp.tsc_end > smp.tsc_start ? tsc_to_us(smp.tsc_end - smp.tsc_start) : 0);
-	json_object_begin(j, "per_ap_us");
-	json_u64(j, "min", percentile_u64(per_ap, n, 0));
-	json_u64(j, "median", percentile_u64(per_ap, n, 50));
-	json_u64(j, "max", percentile_u64(per_ap, n, 100));
-	json_object_end(j);
-	/* APs whose TSC stamps were out of step with the BSP's: timed by the BSP alone. */
-	json_u64(j, "per_ap_tsc_offset", offset_aps);
-	/*
-	 * The TSC-sync check: which, how many ran, how many saw a warp, and
-	 * the control CPU's time in them, all inside total_us as in Linux.
-	 */
+}
+
+/*
+ * The TSC-sync check: which, how many ran, how many saw a warp, and the
+ * control CPU's time in them, all inside total_us as in Linux.
+ */
+static void tsc_sync_json(struct json *j, const struct bringup_mode *mode)
+{
 	json_string(j, "tsc_sync",
 		    smp_tsc_sync_mode_names[smp_tsc_sync_mode(mode, lpj_policy_chosen())]);
 	json_u64(j, "tsc_sync_checks", smp_tsc_sync_checks());
 	json_u64(j, "tsc_warps", smp_tsc_sync_warps());
 	json_u64(j, "tsc_sync_us", tsc_to_us(smp_tsc_sync_source_cycles()));
+}
+
+void smp_json(struct json *j)
+{
+	const struct bringup_mode *mode = bringup_mode_chosen();
+	static struct spreads sp;
+
+	sp = (struct spreads){ 0 };
+	gather(&sp);
+	settings_json(j, mode);
+	json_u64(j, "calibrations", sp.calibrations);
+	json_u64(j, "total_us",
+		 smp.tsc_end > smp.tsc_start ? tsc_to_us(smp.tsc_end - smp.tsc_start) : 0);
+	json_object_begin(j, "per_ap_us");
+	json_u64(j, "min", percentile_u64(sp.per_ap, sp.n, 0));
+	json_u64(j, "median", percentile_u64(sp.per_ap, sp.n, 50));
+	json_u64(j, "max", percentile_u64(sp.per_ap, sp.n, 100));
+	json_object_end(j);
+	/* APs whose TSC stamps were out of step with the BSP's: timed by the BSP alone. */
+	json_u64(j, "per_ap_tsc_offset", sp.offset_aps);
+	tsc_sync_json(j, mode);
 	/*
 	 * Each calibration's cost in µs, in jiffies elapsed, and in ticks:
 	 * the edges it waited through, which is what Linux's count for the
 	 * method counts (linux_direct_ticks).
 	 */
-	spread_json(j, "cal_us", cal_us, cals);
-	spread_json(j, "cal_jiffies", cal_jiffies, cals);
-	spread_json(j, "cal_ticks", cal_ticks, cals);
+	spread_json(j, "cal_us", sp.cal_us, sp.cals);
+	spread_json(j, "cal_jiffies", sp.cal_jiffies, sp.cals);
+	spread_json(j, "cal_ticks", sp.cal_ticks, sp.cals);
 	json_u64(j, "hz", clock.hz);
 	json_u64(j, "linux_direct_ticks", lpj_direct_ticks(clock.hz));
 	if (mode->calibration_line) {
 		smp_parallel_json(j);
 		/* n: the APs that parked for a source's value or their turn. */
-		spread_json(j, "wait_us", waits, waited);
+		spread_json(j, "wait_us", sp.waits, sp.waited);
 	}
 }

@@ -443,7 +443,21 @@ class Bench:
             failed = cli.build(ROOT)
             if failed:
                 raise CannotRun(failed)
+        self.plan_rows()
+        self.meta = self.describe()
+        for why in args.skipped:
+            print(f"skipped: {why}")
+        hv = 0 if args.no_hvprobe else len(self.rows)
+        self.total = args.runs * (hv + len(self.linux_rows))
+        print(f"{self.total} boots: {len(self.machines)} machines x "
+              f"{args.runs} run{'s' if args.runs > 1 else ''} x "
+              f"({hv} hvprobe + {len(self.linux_rows)} Linux configurations)"
+              f"; raw timings to {shown(args.output)}", flush=True)
 
+    def plan_rows(self):
+        """The rows, the machines, and the Linux runs they carry (none
+        for a variant whose image could not be had)."""
+        args = self.args
         self.rows = sidebyside.rows_for(args.specs)
         self.machines = list(dict.fromkeys(r.machine for r in self.rows))
         wants_backport = any(r.linux in linuxref.BACKPORT_VARIANTS
@@ -464,6 +478,11 @@ class Bench:
         if not self.rows or (args.no_hvprobe and not self.linux_rows):
             raise Fatal("nothing to run with these options"
                         + "".join(f"; skipped {why}" for why in args.skipped))
+
+    def describe(self):
+        """The output's meta block: the method, the host, the options,
+        the Linux images."""
+        args = self.args
         lx = None
         if self.vmlinuz is not None:
             lx = {"vmlinuz": str(self.vmlinuz), "package": linuxref.PACKAGE,
@@ -471,7 +490,7 @@ class Bench:
                   "backport": None if self.backport is None
                   else str(self.backport),
                   "backport_why_not": self.backport_why}
-        self.meta = {
+        return {
             "schema": SCHEMA, "benchmark": "smp-bringup",
             "started": datetime.datetime.now().isoformat(timespec="seconds"),
             "method": "hvprobe: total_us of its smp DATA line (from the "
@@ -492,14 +511,6 @@ class Bench:
             "lpj_modes": args.lpj_modes, "bringups": args.bringup,
             "skipped": args.skipped, "linux": lx,
         }
-        for why in args.skipped:
-            print(f"skipped: {why}")
-        hv = 0 if args.no_hvprobe else len(self.rows)
-        self.total = args.runs * (hv + len(self.linux_rows))
-        print(f"{self.total} boots: {len(self.machines)} machines x "
-              f"{args.runs} run{'s' if args.runs > 1 else ''} x "
-              f"({hv} hvprobe + {len(self.linux_rows)} Linux configurations)"
-              f"; raw timings to {shown(args.output)}", flush=True)
 
     def boot_hvprobe(self, spec):
         """(record for the JSON, results document or {}) of one boot,

@@ -202,15 +202,7 @@ def main(argv):
 
 
 def probe_main(args):
-    pid = args.pid
-    if pid is None:
-        found = qemu_processes()
-        if len(found) != 1:
-            what = ", ".join(f"{p} ({n} vCPUs)" for p, n in
-                             sorted(found.items())) or "none"
-            raise hostprobe.CannotProbe(
-                f"pass -p: QEMU processes with named vCPU threads: {what}")
-        pid = next(iter(found))
+    pid = target_pid(args)
     out = Path(args.out) if args.out else None
     if out:
         out.mkdir(parents=True, exist_ok=True)
@@ -229,16 +221,50 @@ def probe_main(args):
             except KeyboardInterrupt:
                 interrupted = True
             result = probe.finish()
-        serial, objects = (None, [])
-        if args.guest:
-            serial, objects = guest_doc(args.guest)
-            names = probecount.window_names(serial or "")
-            # The windows the recording saw whole are the last ones named.
-            marked = [w for w in result.windows if w.begin is not None]
-            for w, name in zip(marked, names[len(names) - len(marked):]
-                               if len(names) >= len(marked) else names):
-                w.name = name
+        objects = name_windows(result, args.guest) if args.guest else []
     facts["throttle_messages"] = result.throttle_messages
+    show(facts, result, objects)
+    if out and not write_doc(out, {"host": facts, "pid": pid,
+                                   "probe": result.to_json()}):
+        return EXIT_FAILED
+    if interrupted:
+        return 130
+    if not result.perf_ok:
+        print("host-cancel-probe: perf failed while counting",
+              file=sys.stderr)
+        return EXIT_FAILED
+    return EXIT_OK
+
+
+def target_pid(args):
+    """-p's process, else the one QEMU with named vCPU threads."""
+    if args.pid is not None:
+        return args.pid
+    found = qemu_processes()
+    if len(found) != 1:
+        what = ", ".join(f"{p} ({n} vCPUs)" for p, n in
+                         sorted(found.items())) or "none"
+        raise hostprobe.CannotProbe(
+            f"pass -p: QEMU processes with named vCPU threads: {what}")
+    return next(iter(found))
+
+
+def name_windows(result, guest):
+    """Name result's windows after the guest's marks; the guest's
+    objects (guest_doc())."""
+    serial, objects = guest_doc(guest)
+    names = probecount.window_names(serial or "")
+    # The windows the recording saw whole are the last ones named.
+    marked = [w for w in result.windows if w.begin is not None]
+    for w, name in zip(marked, names[len(names) - len(marked):]
+                       if len(names) >= len(marked) else names):
+        w.name = name
+    return objects
+
+
+def show(facts, result, objects) -> None:
+    """Print the host's facts, the recording's notes and each window's
+    counts."""
     print("\n".join(hostprobe.facts_lines(facts)))
     print(f"vCPU threads: {len(result.vcpus)}, by {result.vcpu_method}")
     for note in result.notes:
@@ -256,21 +282,17 @@ def probe_main(args):
     for left in result.leftovers:
         print(f"host-cancel-probe: tracing state left behind: {left}",
               file=sys.stderr)
-    if out:
-        doc = {"host": facts, "pid": pid, "probe": result.to_json()}
-        try:
-            jsonfile.write(out / "host-probe.json", doc)
-        except OSError as err:
-            print(f"host-cancel-probe: cannot write {out}/host-probe.json: "
-                  f"{err.strerror or err}", file=sys.stderr)
-            return EXIT_FAILED
-    if interrupted:
-        return 130
-    if not result.perf_ok:
-        print("host-cancel-probe: perf failed while counting",
-              file=sys.stderr)
-        return EXIT_FAILED
-    return EXIT_OK
+
+
+def write_doc(out, doc) -> bool:
+    """Write out/host-probe.json; False, said, when it cannot be."""
+    try:
+        jsonfile.write(out / "host-probe.json", doc)
+    except OSError as err:
+        print(f"host-cancel-probe: cannot write {out}/host-probe.json: "
+              f"{err.strerror or err}", file=sys.stderr)
+        return False
+    return True
 
 
 # How tools/entry.py names this command in messages, and what it turns

@@ -179,18 +179,7 @@ def run_job(boot, folder, device, job_id, args):
             "--output-dir", str(job_dir / "output"), "--device",
             str(device), str(folder / f"job-{boot}.yaml")]
     start = time.monotonic()
-    with open(log_path, "wb") as log:
-        try:
-            # lava-run logs its records on stderr and prints nothing on
-            # stdout; both go to one file so that nothing is lost.
-            done = subprocess.run(argv, cwd=ROOT, stdin=subprocess.DEVNULL,
-                                  stdout=log, stderr=subprocess.STDOUT,
-                                  timeout=3 * args.timeout * 60 + GRACE_S)
-            status = done.returncode
-        except subprocess.TimeoutExpired:
-            status = None
-        except OSError as err:
-            raise CannotRun(f"cannot start lava-run: {err}") from None
+    status = lava_run(argv, log_path, 3 * args.timeout * 60 + GRACE_S)
     wall = time.monotonic() - start
 
     lines = log_path.read_bytes().decode("utf-8", "replace").splitlines()
@@ -200,7 +189,41 @@ def run_job(boot, folder, device, job_id, args):
     report = ktap.parse(lava.serial)
     expected = lavalog.ktap_cases(report)
     counts = lavalog.tally(lava.cases)
+    why = job_problems(status, lava, report, expected)
 
+    guest = " ".join(f"{k}:{v}" for k, v in (report.totals or {}).items())
+    head = (f"{boot}: {len(lava.cases)} LAVA cases, {len(expected)} KTAP "
+            f"lines (pass {counts['pass']}, fail {counts['fail']}, "
+            f"skip {counts['skip']}); guest totals {guest or 'none'}; "
+            f"lava-run {wall:.1f} s")
+    out = [head]
+    if why:
+        out += [f"  {line}" for line in why]
+        if status:
+            out += [f"  | {line[:160]}" for line in lines[-TAIL_LINES:]]
+        out.append(f"  FAIL  {shown(job_dir)}")
+    return out, not why, len(lava.cases)
+
+
+def lava_run(argv, log_path, timeout):
+    """lava-run's exit status, None when it ran past timeout; its output
+    in log_path."""
+    with open(log_path, "wb") as log:
+        try:
+            # lava-run logs its records on stderr and prints nothing on
+            # stdout; both go to one file so that nothing is lost.
+            return subprocess.run(argv, cwd=ROOT, stdin=subprocess.DEVNULL,
+                                  stdout=log, stderr=subprocess.STDOUT,
+                                  timeout=timeout).returncode
+        except subprocess.TimeoutExpired:
+            return None
+        except OSError as err:
+            raise CannotRun(f"cannot start lava-run: {err}") from None
+
+
+def job_problems(status, lava, report, expected):
+    """Why a LAVA job failed, a line each: lava-run's end, LAVA's
+    verdicts, the KTAP it captured and its cases against KTAP's."""
     why = []
     if status is None:
         why.append("lava-run did not finish in time")
@@ -217,21 +240,7 @@ def run_job(boot, folder, device, job_id, args):
                    f"run: {report.crash_reason}")
     if not lava.cases:
         why.append("LAVA recorded no test case")
-    why += lava.problems
-    why += lavalog.compare(lava.cases, expected)
-
-    guest = " ".join(f"{k}:{v}" for k, v in (report.totals or {}).items())
-    head = (f"{boot}: {len(lava.cases)} LAVA cases, {len(expected)} KTAP "
-            f"lines (pass {counts['pass']}, fail {counts['fail']}, "
-            f"skip {counts['skip']}); guest totals {guest or 'none'}; "
-            f"lava-run {wall:.1f} s")
-    out = [head]
-    if why:
-        out += [f"  {line}" for line in why]
-        if status:
-            out += [f"  | {line[:160]}" for line in lines[-TAIL_LINES:]]
-        out.append(f"  FAIL  {shown(job_dir)}")
-    return out, not why, len(lava.cases)
+    return why + lava.problems + lavalog.compare(lava.cases, expected)
 
 
 def shown(path):

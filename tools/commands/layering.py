@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: MIT
 """Check that includes and imports follow the house plan
 (tools/lib/layering.py): print every include or import the plan forbids
-and every cycle among folders and packages, or with --graph what each
-folder includes and each package imports.
+and every cycle among folders, packages and apic/smp's files, or with
+--graph what each folder includes, each package imports and each of
+apic/smp's files calls.
 
 Exit status: 0 the plan holds, 1 it does not, 2 bad usage.
 """
@@ -16,8 +17,8 @@ PROG = "tools/layering"
 def main(argv):
     p = cli.parser(PROG, __doc__)
     p.add_argument("--graph", action="store_true",
-                   help="print what each folder includes and each package "
-                   "imports, then check")
+                   help="print what each folder includes, each package "
+                   "imports and each of apic/smp's files calls, then check")
     args = p.parse_args(argv)
     if args.graph:
         for src, dsts in layering.graph(ROOT).items():
@@ -29,6 +30,6 @@ def main(argv):
         print(f"cycle: {loop}")
     if bad or loops:
         return 1
-    print("includes and imports follow the plan; no cycle among folders "
-          "or packages")
+    print("includes and imports follow the plan; no cycle among folders, "
+          "packages or apic/smp's files")
     return 0

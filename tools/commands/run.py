@@ -187,11 +187,7 @@ def one_args(args):
     if args.repeat is not None or args.format != "text" or args.resume:
         p.error("--repeat, --format and --resume go with --scenario or "
                 "--matrix")
-    if args.accel is None:
-        args.accel = os.environ.get("HVPROBE_ACCEL", "auto")
-        if args.accel not in qemu.ACCELS:
-            p.error(f"HVPROBE_ACCEL={args.accel!r} is not one of "
-                    f"{', '.join(qemu.ACCELS)}")
+    args.accel = cli.accel(p, args.accel, qemu.ACCELS, "auto")
     args.boot = args.boot or "kernel"
     if args.iso_entry is not None:
         if args.boot == "kernel":
@@ -235,13 +231,9 @@ def many_args(args):
                 "--matrix (the scenario names its machine)")
     if args.jobs < 1:
         p.error("-j needs at least 1")
-    if args.accel is None and os.environ.get("HVPROBE_ACCEL"):
-        # As for one run: the environment's accelerator overrides the
-        # scenarios' as --accel would.
-        args.accel = os.environ["HVPROBE_ACCEL"]
-        if args.accel not in qemu.ACCELS:
-            p.error(f"HVPROBE_ACCEL={args.accel!r} is not one of "
-                    f"{', '.join(qemu.ACCELS)}")
+    # As for one run: the environment's accelerator overrides the
+    # scenarios' as --accel would.
+    args.accel = cli.accel(p, args.accel, qemu.ACCELS)
     if args.repeat is not None and not 1 <= args.repeat <= 100:
         p.error("--repeat must be 1..100")
     try:

@@ -19,7 +19,6 @@ import concurrent.futures
 import contextlib
 import datetime
 import functools
-import os
 import random
 import re
 import shlex
@@ -267,8 +266,7 @@ def parse_args(argv):
                    help="boot each drawn run K times (default: 1)")
     p.add_argument("-j", "--jobs", type=int, default=2, metavar="N",
                    help="boots at a time (default: 2)")
-    p.add_argument("--accel", choices=("auto", "kvm", "tcg"),
-                   default=os.environ.get("HVPROBE_ACCEL", "auto"),
+    p.add_argument("--accel", choices=qemu.ACCELS,
                    help="auto draws KVM for some boots where it works; "
                         "kvm or tcg for all (default: $HVPROBE_ACCEL or "
                         "auto)")
@@ -284,10 +282,7 @@ def parse_args(argv):
     cli.qemu_option(p)
     cli.results_option(p, ROOT, "parent of the soak-* folder")
     args = p.parse_args(argv)
-    if args.accel not in ("auto", "kvm", "tcg"):
-        # A default is not checked against choices.
-        p.error(f"HVPROBE_ACCEL={args.accel!r} is not one of auto, kvm, "
-                "tcg")
+    args.accel = cli.accel(p, args.accel, qemu.ACCELS, "auto")
     cli.use_qemu(args)
     if args.runs < 1 or args.jobs < 1 or args.repeat < 1:
         p.error("--runs, --jobs and --repeat need at least 1")

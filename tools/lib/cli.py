@@ -83,6 +83,23 @@ def qemu_option(p) -> None:
                         "qemu-system-x86_64 on the PATH)")
 
 
+# The accelerator every command takes when no --accel says one.
+ACCEL_ENV = "HVPROBE_ACCEL"
+
+
+def accel(p, given, accels, default=None) -> str | None:
+    """The accelerator: given (--accel), else $HVPROBE_ACCEL (empty is
+    unset), else default; p.error() when the environment's is not one of
+    accels, as argparse checks an option against its choices but never a
+    default."""
+    if given is not None:
+        return given
+    env = os.environ.get(ACCEL_ENV) or None
+    if env is not None and env not in accels:
+        p.error(f"{ACCEL_ENV}={env!r} is not one of {', '.join(accels)}")
+    return env or default
+
+
 def use_qemu(args) -> None:
     if getattr(args, "qemu", None):
         os.environ["QEMU"] = args.qemu

@@ -19,10 +19,16 @@ bench/, then the tests. A module may import its own floor and the floors
 below, never one above, and the packages a floor holds form no cycle, a
 function-level import included.
 
+Inside apic/smp the files call one way as well (ONE_WAY_CALLS): the
+bring-up modes stand on the floor they share (kick, wait, wake, the
+per-CPU record) and nothing calls back up, so no .c file calls a function
+of another that calls, directly or round others, back into it.
+
 check(root) reads every #include "..." of the C, header and assembly
-sources and every import of the Python ones, and returns the includes and
-imports the plan forbids and the cycles among folders and packages, each
-as text a user can act on.
+sources, every import of the Python ones and the calls between the files
+of ONE_WAY_CALLS, and returns the includes and imports the plan forbids
+and the cycles among folders, packages and those files, each as text a
+user can act on.
 """
 
 import ast
@@ -111,6 +117,127 @@ def forbidden(found) -> list[str]:
         may = ", ".join(sorted(allowed)) or "nothing outside itself"
         out.append(f'{inc.path}:{inc.line}: includes "{inc.target}": '
                    f"{src} may include {may}")
+    return out
+
+
+# Parts whose .c files call one another one way: no circle of calls
+# between files, a function passed by name counted as a call.
+ONE_WAY_CALLS = (APIC_SMP,)
+
+_C_NOISE = re.compile(r'/\*.*?\*/|//[^\n]*|"(?:\\.|[^"\\\n])*"'
+                      r"|'(?:\\.|[^'\\\n])*'|^[ \t]*#(?:\\\n|[^\n])*",
+                      re.S | re.M)
+_IDENT = re.compile(r"[A-Za-z_]\w*")
+_DEF_NAME = re.compile(r"([A-Za-z_]\w*)\s*$")
+
+
+def _blank(m) -> str:
+    """A match of comment, literal or directive, as its newlines alone."""
+    return "\n" * m.group(0).count("\n")
+
+
+def _function_name(head) -> str | None:
+    """The function a top-level "...(...)" before a "{" defines, or None
+    for anything else (a struct, an initializer)."""
+    head = head.rstrip()
+    if not head.endswith(")"):
+        return None
+    depth = 0
+    for i in range(len(head) - 1, -1, -1):
+        depth += {")": 1, "(": -1}.get(head[i], 0)
+        if depth == 0:
+            m = _DEF_NAME.search(head[:i])
+            return m.group(1) if m else None
+    return None
+
+
+@dataclass
+class CFile:
+    path: str
+    # Functions it defines for other files: {name: line}.
+    exported: dict[str, int]
+    # Names used inside its braces, each with its first line.
+    used: dict[str, int]
+
+
+def read_c(path, text) -> CFile:
+    """What a C file defines without static and what its bodies name."""
+    text = _C_NOISE.sub(_blank, text)
+    exported: dict[str, int] = {}
+    used: dict[str, int] = {}
+    depth, head_start, line = 0, 0, 1
+    for i, ch in enumerate(text):
+        if ch == "\n":
+            line += 1
+        elif ch == "{":
+            if depth == 0:
+                head = text[head_start:i]
+                name = _function_name(head)
+                if name and not re.search(r"\bstatic\b", head):
+                    exported.setdefault(name, line)
+                body_start, body_line = i, line
+            depth += 1
+        elif ch == "}":
+            depth -= 1
+            if depth == 0:
+                for m in _IDENT.finditer(text, body_start, i):
+                    used.setdefault(m.group(0), body_line +
+                                    text.count("\n", body_start, m.start()))
+                head_start = i + 1
+        elif ch == ";" and depth == 0:
+            head_start = i + 1
+    return CFile(path, exported, used)
+
+
+@dataclass
+class Call:
+    path: str
+    line: int
+    name: str
+    target: str     # the file that defines name
+
+
+def calls(root) -> list[Call]:
+    """The calls between the .c files of each part of ONE_WAY_CALLS: a
+    name one file uses that another defines (defined by one file only)."""
+    root = Path(root)
+    found = []
+    for part in ONE_WAY_CALLS:
+        files = [read_c(p.relative_to(root).as_posix(),
+                        p.read_text(errors="replace"))
+                 for p in sorted((root / part).glob("*.c"))]
+        owners: dict[str, list[str]] = {}
+        for f in files:
+            for name in f.exported:
+                owners.setdefault(name, []).append(f.path)
+        for f in files:
+            for name, line in sorted(f.used.items(), key=lambda x: x[1]):
+                where = owners.get(name, [])
+                if len(where) == 1 and where[0] != f.path:
+                    found.append(Call(f.path, line, name, where[0]))
+    return found
+
+
+def call_edges(found) -> dict[str, set[str]]:
+    """Which file of ONE_WAY_CALLS calls which."""
+    edges: dict[str, set[str]] = {}
+    for c in found:
+        edges.setdefault(c.path, set()).add(c.target)
+    return edges
+
+
+def call_cycles(found) -> list[str]:
+    """The circles of calls among files, each as "a.c -> b.c -> a.c",
+    with the call that makes each step."""
+    first: dict[tuple[str, str], Call] = {}
+    for c in found:
+        first.setdefault((c.path, c.target), c)
+    out = []
+    for loop in _loops(call_edges(found)):
+        steps = loop.split(" -> ")
+        why = [first[(a, b)] for a, b in zip(steps, steps[1:])]
+        out.append(loop + " (" + "; ".join(
+            f"{c.path}:{c.line} calls {c.name}" for c in why) + ")")
     return out
 
 
@@ -274,12 +401,14 @@ def check(root) -> tuple[list[str], list[str]]:
     found = includes(root)
     py = imports(root)
     return (forbidden(found) + forbidden_imports(py),
-            cycles(found) + _loops(import_edges(py)))
+            cycles(found) + _loops(import_edges(py)) +
+            call_cycles(calls(root)))
 
 
 def graph(root) -> dict[str, list[str]]:
-    """Each part and the parts it includes, then each package and the
-    packages it imports, for a reader."""
+    """Each part and the parts it includes, each package and the
+    packages it imports, then each file of ONE_WAY_CALLS and the files it
+    calls, for a reader."""
     edges: dict[str, set[str]] = {}
     for inc in includes(root):
         if inc.source_part != inc.target_part:
@@ -287,4 +416,6 @@ def graph(root) -> dict[str, list[str]]:
     c = {src: sorted(dst) for src, dst in sorted(edges.items())}
     py = {src: sorted(dst)
           for src, dst in sorted(import_edges(imports(root)).items())}
-    return {**c, **py}
+    files = {src: sorted(dst)
+             for src, dst in sorted(call_edges(calls(root)).items())}
+    return {**c, **py, **files}

@@ -65,6 +65,57 @@ class Plan(unittest.TestCase):
         self.assertTrue(bad)
 
 
+# Three bring-up files: the modes (smp.c, parallel.c) above the floor
+# they share (ap.c), which calls neither.
+SMP = {"apic/smp/ap.c": "void smp_wake(int cpu)\n{\n}\n"
+                        "static void kick(int cpu)\n{\n\tsmp_wake(cpu);\n}\n"
+                        "void smp_kick_all(void)\n{\n\tkick(1);\n}\n",
+       "apic/smp/parallel.c": "void smp_parallel_boot(void)\n{\n"
+                              "\tsmp_kick_all();\n}\n",
+       "apic/smp/smp.c": "/* smp_wake() alone calls nothing */\n"
+                         "static void kick(int cpu)\n{\n}\n"
+                         "void smp_boot(void)\n{\n\tsmp_parallel_boot();\n"
+                         "\tsmp_wait(smp_wake, \"smp_kick_all\");\n}\n"}
+
+
+class OneWayCalls(unittest.TestCase):
+    def test_modes_above_their_floor_pass(self):
+        with tree(SMP) as root:
+            self.assertEqual(layering.check(root), ([], []))
+            edges = layering.graph(root)
+        self.assertEqual(edges["apic/smp/smp.c"],
+                         ["apic/smp/ap.c", "apic/smp/parallel.c"])
+        self.assertEqual(edges["apic/smp/parallel.c"], ["apic/smp/ap.c"])
+        self.assertNotIn("apic/smp/ap.c", edges)
+
+    def test_a_call_back_up_is_a_circle_named_by_its_calls(self):
+        # The floor asks a mode for something: parallel.c -> ap.c -> parallel.c.
+        with tree({**SMP, "apic/smp/ap.c": SMP["apic/smp/ap.c"] +
+                   "void smp_wait(void)\n{\n\tsmp_parallel_boot();\n}\n"}) as root:
+            bad, loops = layering.check(root)
+        self.assertEqual(bad, [])
+        self.assertEqual(loops, [
+            "apic/smp/ap.c -> apic/smp/parallel.c -> apic/smp/ap.c "
+            "(apic/smp/ap.c:14 calls smp_parallel_boot; "
+            "apic/smp/parallel.c:3 calls smp_kick_all)"])
+
+    def test_a_function_passed_by_name_counts_as_a_call(self):
+        with tree({**SMP, "apic/smp/ap.c": SMP["apic/smp/ap.c"] +
+                   "void smp_wait(void)\n{\n\trun(smp_boot);\n}\n"}) as root:
+            _, loops = layering.check(root)
+        # smp.c calls ap.c itself, and round parallel.c.
+        self.assertEqual([loop.split(" (")[0] for loop in loops], [
+            "apic/smp/ap.c -> apic/smp/smp.c -> apic/smp/ap.c",
+            "apic/smp/ap.c -> apic/smp/smp.c -> apic/smp/parallel.c -> "
+            "apic/smp/ap.c"])
+        self.assertIn("apic/smp/ap.c:14 calls smp_boot", loops[0])
+
+    def test_the_bring_up_files_call_one_way(self):
+        found = layering.calls(ROOT)
+        self.assertTrue(found)
+        self.assertEqual(layering.call_cycles(found), [])
+
+
 # The smallest package on three floors: base, launch above it, the
 # host's description (hostinfo) between them.
 PACKAGE = {"tools/__init__.py": "ROOT = None\n",

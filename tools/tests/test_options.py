@@ -12,7 +12,7 @@ from pathlib import Path
 from unittest import mock
 
 from tools.commands import check, run, soak
-from tools.lib import hostinfo
+from tools.lib import cli, hostinfo
 from tools.lib.launch import qemu
 
 
@@ -40,6 +40,45 @@ class Accel(unittest.TestCase):
             with mock.patch.dict(os.environ, {"HVPROBE_ACCEL": "tcg"}):
                 args = run.parse_args(["--scenario", str(path)])
         self.assertEqual([s.accel for s in args.specs], ["tcg"])
+
+
+def refusal(parse, argv):
+    """parse(argv)'s error line, with its usage and program left off."""
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), \
+            contextlib.suppress(SystemExit):
+        parse(argv)
+    return err.getvalue().splitlines()[-1].split(": error: ")[-1]
+
+
+class OneAccelRule(unittest.TestCase):
+    """tools/run's runs and scenarios and tools/soak take the accelerator
+    by one rule (cli.accel): --accel, else $HVPROBE_ACCEL, checked, else
+    the command's default."""
+
+    def accel(self, env, given=None, default=None):
+        p = cli.parser("t", "doc")
+        with mock.patch.dict(os.environ, {}, clear=False):
+            os.environ.pop("HVPROBE_ACCEL", None)
+            os.environ.update(env)
+            return cli.accel(p, given, qemu.ACCELS, default)
+
+    def test_the_option_then_the_environment_then_the_default(self):
+        self.assertEqual(self.accel({"HVPROBE_ACCEL": "kvm"}, "tcg"), "tcg")
+        self.assertEqual(self.accel({"HVPROBE_ACCEL": "kvm"}), "kvm")
+        self.assertEqual(self.accel({}, default="auto"), "auto")
+        self.assertIsNone(self.accel({}))
+        self.assertIsNone(self.accel({"HVPROBE_ACCEL": ""}))
+
+    def test_a_bogus_environment_is_refused_alike_everywhere(self):
+        with mock.patch.dict(os.environ, {"HVPROBE_ACCEL": "bogus"}):
+            said = {refusal(run.parse_args, []),
+                    refusal(run.parse_args, ["--matrix", "check"]),
+                    refusal(soak.parse_args, ["--list"]),
+                    refusal(lambda argv: self.accel(
+                        {"HVPROBE_ACCEL": "bogus"}), [])}
+        self.assertEqual(said, {"HVPROBE_ACCEL='bogus' is not one of "
+                                "auto, kvm, tcg"})
 
 
 class CheckMatrix(unittest.TestCase):

@@ -100,7 +100,16 @@ def rows_for(docs, extra=(), per_run=False
         if not hits:
             notes.append(f"no figure matches {pattern!r}")
         wanted += [h for h in hits if h not in wanted]
+    cols = columns(all_figs, wanted, have_smp,
+                   any(len(g) > 1 for _, g in groups))
+    rows = [row_of(name, group, cols, have_smp) for name, group in groups]
+    return cols, rows, notes
 
+
+def columns(all_figs, wanted, have_smp, repeats) -> list[Column]:
+    """The report's columns: the run's, the bring-up's where there is an
+    smp DATA (with its range where there are repeats), the optional
+    figures present, then those asked for."""
     cols = [Column("scenario", "scenario"),
             Column("runs", "runs", numeric=True),
             Column("verdict", "verdict")]
@@ -110,8 +119,7 @@ def rows_for(docs, extra=(), per_run=False
                  Column("lpj", "lpj on APs"),
                  Column("calibrations", "calibrations", numeric=True),
                  Column("bringup_ms", "bring-up", "ms", ms, True)]
-        if any(len(g) > 1 for _, g in groups):
-            # The range of the repeats, where there are repeats.
+        if repeats:
             cols += [Column("bringup_min_ms", "min", "ms", ms, True),
                      Column("bringup_max_ms", "max", "ms", ms, True)]
         cols += [Column("per_ap_ms", "per AP", "ms", ms, True)]
@@ -119,27 +127,28 @@ def rows_for(docs, extra=(), per_run=False
              for key, header, unit in OPTIONAL_COLUMNS if key in all_figs]
     cols += [Column(name, name, figures.unit_of(name), numeric=True)
              for name in wanted]
+    return cols
 
-    rows = []
-    for name, group in groups:
-        row = {"scenario": name, "runs": len(group),
-               "verdict": _verdicts(group)}
-        if have_smp:
-            first = group[0]
-            smp = figures.data(first, "smp") or {}
-            row["vcpus"] = _vcpus(first)
-            row["nodes"] = smp.get("nodes")
-            row["lpj"] = ap_sources(first)
-            row["calibrations"] = _median(group, "smp.calibrations")[0]
-            (row["bringup_ms"], row["bringup_min_ms"],
-             row["bringup_max_ms"]) = _median(group, "smp.total_us", 1000)
-            row["per_ap_ms"] = _median(group, "smp.per_ap_us.median",
-                                       1000)[0]
-        for col in cols:
-            if col.key not in row:
-                row[col.key] = _median(group, col.key)[0]
-        rows.append(row)
-    return cols, rows, notes
+
+def row_of(name, group, cols, have_smp) -> dict[str, Any]:
+    """One group's row: its bring-up from the first run's smp DATA and
+    the medians over its runs."""
+    row = {"scenario": name, "runs": len(group),
+           "verdict": _verdicts(group)}
+    if have_smp:
+        first = group[0]
+        smp = figures.data(first, "smp") or {}
+        row["vcpus"] = _vcpus(first)
+        row["nodes"] = smp.get("nodes")
+        row["lpj"] = ap_sources(first)
+        row["calibrations"] = _median(group, "smp.calibrations")[0]
+        (row["bringup_ms"], row["bringup_min_ms"],
+         row["bringup_max_ms"]) = _median(group, "smp.total_us", 1000)
+        row["per_ap_ms"] = _median(group, "smp.per_ap_us.median", 1000)[0]
+    for col in cols:
+        if col.key not in row:
+            row[col.key] = _median(group, col.key)[0]
+    return row
 
 
 def render(docs, fmt="text", extra=(), per_run=False) -> str:

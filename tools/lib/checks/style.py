@@ -105,8 +105,8 @@ def types_row(log_dir: Path,
 def layering_row(log_dir: Path,
                  root: Path = ROOT) -> tuple[results.Counts, Status, str]:
     """The house plan (tools/lib/layering.py): one case for includes and
-    imports that point one way, one for no cycle among folders and
-    packages."""
+    imports that point one way, one for no cycle among folders,
+    packages and apic/smp's files."""
     bad, loops = layering.check(root)
     text = "".join(f"{line}\n" for line in bad)
     text += "".join(f"cycle: {loop}\n" for loop in loops)

@@ -177,6 +177,37 @@ def kvm_state(works=None) -> kvm_lib.Availability:
     return kvm_lib.Availability(ROOT, hostinfo.qemu_version(), works)
 
 
+def finished_line(record) -> str:
+    """The progress line of a finished run: verdict, name, time, why."""
+    took = f" ({record['wall_s']:.1f} s)" if record["wall_s"] else ""
+    line = f"{record['verdict'].upper():7} {record['run']}{took}"
+    if record["reason"]:
+        line += f": {record['reason']}"
+    if record.get("resumed"):
+        line += " (from an earlier pass)"
+    return text.escaped(line)
+
+
+def show_finished(progress, record, outcome) -> None:
+    """Count a finished run in progress, with, for one that failed, the
+    lines that say why, as a single run prints them."""
+    bad = record["verdict"] not in (Status.PASS, Status.SKIP) \
+        and not record.get("expected")
+    progress.finished(finished_line(record), failed=bad,
+                      skipped=record["verdict"] == Status.SKIP)
+    if bad and outcome is not None:
+        detail = [f"    {text.escaped(x)}" for x in outcome.lines
+                  if not x.startswith(("PASS", "SKIP"))]
+        progress.note("\n".join(detail))
+
+
+def cancelled(spec) -> dict[str, Any]:
+    """The record of a run that Ctrl-C stopped before it started."""
+    return {"name": spec.name, "run": spec.run_name, "repeat": spec.repeat,
+            "verdict": INTERRUPTED, "reason": "cancelled before it started",
+            "wall_s": None}
+
+
 def run_all(specs, batch_dir, jobs, about, stream=None, live=None,
             resume=False) -> dict[str, Any]:
     """Run every spec; returns the index document (also written to
@@ -217,21 +248,7 @@ def run_all(specs, batch_dir, jobs, about, stream=None, live=None,
             progress.started()
             record, outcome = run_one(spec, batch_dir, kvm,
                                       listed if resume else False)
-            bad = record["verdict"] not in (Status.PASS, Status.SKIP) \
-                and not record.get("expected")
-            took = f" ({record['wall_s']:.1f} s)" if record["wall_s"] else ""
-            line = f"{record['verdict'].upper():7} {record['run']}{took}"
-            if record["reason"]:
-                line += f": {record['reason']}"
-            if record.get("resumed"):
-                line += " (from an earlier pass)"
-            progress.finished(text.escaped(line), failed=bad,
-                              skipped=record["verdict"] == Status.SKIP)
-            if bad and outcome is not None:
-                # The lines that say why, as a single run prints them.
-                detail = [f"    {text.escaped(x)}" for x in outcome.lines
-                          if not x.startswith(("PASS", "SKIP"))]
-                progress.note("\n".join(detail))
+            show_finished(progress, record, outcome)
             with lock:
                 records[i] = record
                 write()
@@ -248,13 +265,7 @@ def run_all(specs, batch_dir, jobs, about, stream=None, live=None,
             with lock:
                 for i, spec in enumerate(specs):
                     if records[i] is None:
-                        records[i] = {"name": spec.name,
-                                      "run": spec.run_name,
-                                      "repeat": spec.repeat,
-                                      "verdict": INTERRUPTED,
-                                      "reason": "cancelled before it "
-                                                "started",
-                                      "wall_s": None}
+                        records[i] = cancelled(spec)
                 index["interrupted"] = True
                 if isinstance(err, CannotWrite):
                     index["stopped"] = str(err)

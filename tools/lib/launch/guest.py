@@ -180,6 +180,43 @@ def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
     by a disk as a Hyper-V user picks one. Raises CannotRun (or
     media.MediaError, or qemu.ConfigError) when no guest could be
     started."""
+    machine, words = resolved(machine, words, run_dir, iso_entry)
+    if kvm_ok is None:
+        kvm_ok = kvm_ok_for(machine.accel, machine.boot, machine.cpu)
+    accel, _ = qemu.resolve_accel(machine.accel, kvm_ok)
+    host = host_block(accel, kvm_ok, probe=machine.accel == "auto")
+    words, not_runnable, notes = kvm_fitted(accel, host, machine, words)
+    cmdline = " ".join(words)
+    started = datetime.datetime.now(datetime.timezone.utc)
+    argv, accel = qemu.qemu_argv(machine, kvm_ok, cmdline=cmdline,
+                                 **boot_media(machine.boot, words, run_dir,
+                                              iso_entry))
+    guest = Run(run_dir, quiet)
+    guest.boot(argv, timeout)
+    crash = guest.crash_reason(timeout)
+    doc = {
+        "schema": results.SCHEMA, "source": "qemu", "run": run_dir.name,
+        "started_at": started.isoformat(timespec="seconds"),
+        "scenario": scenario if scenario is not None
+        else adhoc_scenario(machine, cmdline, timeout),
+        "boot": machine.boot, "iso_entry": iso_entry,
+        "cmdline": cmdline, "qemu": argv, "accel": accel,
+        "host": host, "not_runnable": not_runnable, "host_notes": notes,
+        **guest_block(guest, timeout, crash),
+        "expect_fail": expect_fail, "expected": None,
+    }
+    doc["host_checks"] = host_checks(doc, guest, machine, expect_lines,
+                                     expect_status)
+    doc["verdict"] = results.verdict(doc)
+    ok, verdict, lines = judged(doc, guest, crash, expect_fail)
+    keep(run_dir, doc, ok)
+    lines.append(f"{verdict}  {shown(run_dir)}")
+    return Outcome(doc, lines, ok)
+
+
+def resolved(machine, words, run_dir, iso_entry):
+    """(machine, words) with the ISO entry's disk and words, and what
+    lpj=host and --cpu host-model stand for on this host."""
     if iso_entry is not None:
         words = iso_entry_words(iso_entry)
         choice = media.choice_disk(run_dir, iso_entry)
@@ -192,43 +229,35 @@ def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
             machine, cpu=hostinfo.resolve_host_cpu(machine.cpu))
     except hostinfo.HostUnknown as err:
         raise CannotRun(str(err)) from None
-    if kvm_ok is None:
-        kvm_ok = kvm_ok_for(machine.accel, machine.boot, machine.cpu)
-    accel, _ = qemu.resolve_accel(machine.accel, kvm_ok)
-    host = host_block(accel, kvm_ok, probe=machine.accel == "auto")
-    not_runnable: list[dict[str, str]] = []
-    notes: dict[str, str] = {}
-    if accel == "kvm":
-        flavour = host["kvm"]
-        limit = kvm.boot_limit(flavour["module"], machine.boot, machine.cpu)
-        if limit:
-            raise CannotRun(f"--boot {machine.boot} --cpu {machine.cpu or qemu.KVM_CPU} "
-                            f"under KVM ({flavour['module']}): {limit}; use "
-                            "--accel tcg")
-        words, not_runnable = kvm.leave_out(words, flavour["module"])
-        notes = kvm.host_notes(flavour["module"], flavour["enable_pmu"])
-    cmdline = " ".join(words)
-    started = datetime.datetime.now(datetime.timezone.utc)
-    argv, accel = qemu.qemu_argv(machine, kvm_ok, cmdline=cmdline,
-                                 **boot_media(machine.boot, words, run_dir,
-                                              iso_entry))
-    guest = Run(run_dir, quiet)
-    guest.boot(argv, timeout)
-    crash = guest.crash_reason(timeout)
+    return machine, words
+
+
+def kvm_fitted(accel, host, machine, words):
+    """(words, not_runnable, notes): under KVM, the words less what this
+    host's KVM cannot run, and its notes; CannotRun for a boot path it
+    cannot boot at all."""
+    if accel != "kvm":
+        return words, [], {}
+    flavour = host["kvm"]
+    limit = kvm.boot_limit(flavour["module"], machine.boot, machine.cpu)
+    if limit:
+        raise CannotRun(f"--boot {machine.boot} --cpu {machine.cpu or qemu.KVM_CPU} "
+                        f"under KVM ({flavour['module']}): {limit}; use "
+                        "--accel tcg")
+    words, not_runnable = kvm.leave_out(words, flavour["module"])
+    return words, not_runnable, kvm.host_notes(flavour["module"],
+                                               flavour["enable_pmu"])
+
+
+def guest_block(guest, timeout, crash) -> dict[str, Any]:
+    """What the guest's boot gives results.json: its version, exit
+    status, timing, crash, totals, tests and problems."""
     report = guest.parser.report
     problems = list(report.problems)
     if guest.lingered:
         problems.append(f"QEMU still ran {GRACE_S} s after the totals "
                         "line and was killed")
-    if scenario is None:
-        scenario = adhoc_scenario(machine, cmdline, timeout)
-
-    doc = {
-        "schema": results.SCHEMA, "source": "qemu", "run": run_dir.name,
-        "started_at": started.isoformat(timespec="seconds"),
-        "scenario": scenario, "boot": machine.boot, "iso_entry": iso_entry,
-        "cmdline": cmdline, "qemu": argv, "accel": accel,
-        "host": host, "not_runnable": not_runnable, "host_notes": notes,
+    return {
         "hvprobe": {"version": hostinfo.hvprobe_version(),
                     "banner": guest.banner},
         "exit_status": guest.exit_status,
@@ -239,26 +268,35 @@ def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
         "verdict": None, "crash": crash, "totals": report.totals,
         "tests": [t.to_json() for t in report.tests],
         "host_checks": [], "problems": problems,
-        "expect_fail": expect_fail, "expected": None,
     }
-    doc["host_checks"] = results.ktap_checks(report) + results.host_checks(
+
+
+def host_checks(doc, guest, machine, expect_lines, expect_status):
+    """The host's checks of a run: KTAP's shape, the figures the command
+    line and machine fix, the lines and exit status asked for."""
+    report, cmdline = guest.parser.report, doc["cmdline"]
+    checks = results.ktap_checks(report) + results.host_checks(
         doc["tests"], cmdline, machine.mem_mib * 1024, machine.boot)
-    doc["host_checks"] += results.smp_checks(
+    checks += results.smp_checks(
         doc["tests"], cmdline, machine.smp, machine.numa)
     if expect_lines:
-        log = (run_dir / "serial.log").read_text(errors="replace")
-        doc["host_checks"] += results.line_checks(log, expect_lines)
+        log = (guest.run_dir / "serial.log").read_text(errors="replace")
+        checks += results.line_checks(log, expect_lines)
     if report.totals is not None:
-        doc["host_checks"] += results.exit_check(
+        checks += results.exit_check(
             guest.exit_status, results.ktap_verdict(doc["tests"]),
             expect_status)
-    doc["verdict"] = results.verdict(doc)
+    return checks
 
+
+def judged(doc, guest, crash, expect_fail):
+    """(ok, the verdict's word, the summary lines) of a run, an expected
+    failure's match included (doc["expected"] is set)."""
     ok = doc["verdict"] == Status.PASS
     verdict = doc["verdict"].upper()
     lines = results.summary(doc, guest.tail if crash else ())
     if expect_fail is not None:
-        matched = results.expect_fail_match(report, expect_fail)
+        matched = results.expect_fail_match(guest.parser.report, expect_fail)
         # What the run was also asked for (its exit status, its lines)
         # holds for an expected failure too.
         asked = [c for c in doc["host_checks"]
@@ -270,8 +308,13 @@ def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
                      f"UNEXPECTED: wanted a complete run with a not-ok "
                      f"line matching {expect_fail!r}")
         verdict += " (as expected)" if ok else " (not as expected)"
-    stderr = (run_dir / "qemu.stderr").read_text(errors="replace").strip()
+    stderr = (guest.run_dir / "qemu.stderr").read_text(errors="replace").strip()
     lines += [f"qemu: {line}" for line in stderr.splitlines()[-TAIL_LINES:]]
+    return ok, verdict, lines
+
+
+def keep(run_dir, doc, ok) -> None:
+    """Write results.json; a passing run's ISO goes."""
     try:
         jsonfile.write(run_dir / "results.json", doc)
     except OSError as err:
@@ -281,8 +324,6 @@ def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
         # A 5 MB ISO per passing run adds up over a matrix; one that
         # failed keeps its own, to boot again by hand.
         (run_dir / "hvprobe.iso").unlink(missing_ok=True)
-    lines.append(f"{verdict}  {shown(run_dir)}")
-    return Outcome(doc, lines, ok)
 
 
 def adhoc_scenario(machine, cmdline, timeout) -> dict[str, Any]:

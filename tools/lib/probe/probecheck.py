@@ -72,81 +72,100 @@ def nmi_cancel_counts(result, name=WINDOW) -> dict[str, Any] | None:
                ("cancels", "after_nmi", "nmi_injections")}}
 
 
+class Cases(list[tuple[Status, str]]):
+    """[(status, line)], each added by its check."""
+
+    def case(self, ok, text, skip=None) -> None:
+        status = Status.SKIP if skip else Status.PASS if ok else Status.FAIL
+        self.append((status, f"{text}" + (f" # SKIP {skip}" if skip else
+                                          "")))
+
+
 def judge(outcome, result) -> list[tuple[Status, str]]:
     """[(status, line)] for one probed nmi_storm run."""
-    cases = []
-
-    def case(ok, text, skip=None) -> None:
-        status = Status.SKIP if skip else Status.PASS if ok else Status.FAIL
-        cases.append((status, f"{text}" + (f" # SKIP {skip}" if skip else
-                                           "")))
-
-    storm = probedrun.guest_test(outcome.doc, WINDOW)
+    cases = Cases()
     data = probedrun.guest_data(outcome.doc, WINDOW) or {}
-    case(outcome.doc["verdict"] == Status.PASS and storm is not None
-         and storm["status"] == Status.PASS,
-         "guest run passed, nmi_storm "
-         f"{storm['status'] if storm else 'missing'}")
+    w = run_cases(cases, outcome, result, data)
+    vcpu_cases(cases, result, w)
+    nmi_cases(cases, result, w, data.get("sent"))
+    cases.case(result.perf_ok and result.lost == 0,
+               f"perf ended cleanly and lost nothing (lost {result.lost})")
+    cases.case(not result.leftovers,
+               "no tracing state left behind" +
+               ("".join(f"; {x}" for x in result.leftovers)))
+    return cases
+
+
+def run_cases(cases, outcome, result, data) -> probecount.Window:
+    """The guest's run, its vCPU threads and its window as the host saw
+    them; the window (an empty one when the host saw none)."""
+    storm = probedrun.guest_test(outcome.doc, WINDOW)
+    cases.case(outcome.doc["verdict"] == Status.PASS and storm is not None
+               and storm["status"] == Status.PASS,
+               "guest run passed, nmi_storm "
+               f"{storm['status'] if storm else 'missing'}")
     named = sorted(i for i in result.vcpus.values() if i >= 0)
-    case(named == list(range(SMP)) and
-         result.vcpu_method.startswith("thread names"),
-         f"vCPU threads found by name: {named} ({result.vcpu_method})")
+    cases.case(named == list(range(SMP)) and
+               result.vcpu_method.startswith("thread names"),
+               f"vCPU threads found by name: {named} ({result.vcpu_method})")
     w = result.window(WINDOW)
-    case(w is not None and w.complete and
-         0.5 <= w.seconds <= data.get("seconds", 1) + 10,
-         "the guest's window marks seen on the host: "
-         + (f"{w.seconds:.3f} s" if w else "none"))
-    if w is None:
-        w = probecount.Window()
+    cases.case(w is not None and w.complete and
+               0.5 <= w.seconds <= data.get("seconds", 1) + 10,
+               "the guest's window marks seen on the host: "
+               + (f"{w.seconds:.3f} s" if w else "none"))
+    return w if w is not None else probecount.Window()
+
+
+def vcpu_cases(cases, result, w) -> None:
+    """VM-entries and NMI IPIs on every vCPU thread over the window."""
     rows = probecount.per_vcpu(result, w)
     entries = [c["entry"] for _, _, c in rows]
     if result.fires("kvm:kvm_entry"):
-        case(len(entries) == SMP and all(entries),
-             f"VM-entries per vCPU thread over the window: {entries}")
+        cases.case(len(entries) == SMP and all(entries),
+                   f"VM-entries per vCPU thread over the window: {entries}")
     else:
-        case(True, "VM-entries per vCPU thread",
-             skip="kvm:kvm_entry never fired during the run (vendor module "
-                  f"{hostprobe.vendor_module()}): VM-entries cannot be "
-                  "counted on this host")
+        cases.case(True, "VM-entries per vCPU thread",
+                   skip="kvm:kvm_entry never fired during the run (vendor "
+                        f"module {hostprobe.vendor_module()}): VM-entries "
+                        "cannot be counted on this host")
     ipis = [c["nmi_ipi"] for _, _, c in rows]
-    case(len(ipis) == SMP and all(ipis),
-         f"host events per vCPU thread over the window: NMI IPIs {ipis}")
-    sent = data.get("sent")
+    cases.case(len(ipis) == SMP and all(ipis),
+               f"host events per vCPU thread over the window: NMI IPIs {ipis}")
+
+
+def nmi_cases(cases, result, w, sent) -> None:
+    """The guest's NMIs against the host's IPIs, accepts, injections and
+    the VM-entries cancelled after them."""
     vcpus = len(result.vcpus) or SMP
     check = probecount.edge_check(sent, w.total("nmi_ipi", set(result.vcpus)),
                                   vcpus)
-    case(check["ok"], check["line"])
+    cases.case(check["ok"], check["line"])
     accepted = w.total("accept_nmi", set(result.vcpus))
     if accepted:
         check = probecount.edge_check(sent, accepted, vcpus, "NMIs",
                                       "kvm:kvm_apic_accept_irq")
-        case(check["ok"], check["line"])
+        cases.case(check["ok"], check["line"])
     else:
         # KVM traces kvm_apic_accept_irq for fixed and lowest-priority
         # delivery only; an NMI goes straight to kvm_inject_nmi.
-        case(True, "NMIs the local APICs accepted (kvm:kvm_apic_accept_irq)",
-             skip="this KVM traces no NMI delivery there (it traces fixed "
-                  "and lowest-priority interrupts only)")
+        cases.case(True, "NMIs the local APICs accepted "
+                   "(kvm:kvm_apic_accept_irq)",
+                   skip="this KVM traces no NMI delivery there (it traces "
+                        "fixed and lowest-priority interrupts only)")
     counts = nmi_cancel_counts(result)
     if counts is not None:
         check = probecount.edge_check(sent, counts["nmi_injections"], vcpus,
                                       "NMIs", "kprobe on kvm_inject_nmi")
-        case(check["ok"], check["line"])
-        case(counts["cancels"] > 0,
-             "cancelled VM-entries per vCPU thread, and those after an NMI "
-             "injected into that vCPU with no VM-entry between: " +
-             ", ".join(f"CPU {r['vcpu']} {r['after_nmi']} of {r['cancels']}"
-                       for r in counts["vcpus"]))
+        cases.case(check["ok"], check["line"])
+        cases.case(counts["cancels"] > 0,
+                   "cancelled VM-entries per vCPU thread, and those after an "
+                   "NMI injected into that vCPU with no VM-entry between: " +
+                   ", ".join(f"CPU {r['vcpu']} {r['after_nmi']} of "
+                             f"{r['cancels']}" for r in counts["vcpus"]))
     elif result.mode == "kprobe":
-        case(False, "cancels after NMI injections per vCPU thread: not "
-             "counted (" + ("; ".join(result.notes) or "no kprobe on "
-                            "kvm_inject_nmi") + ")")
-    case(result.perf_ok and result.lost == 0,
-         f"perf ended cleanly and lost nothing (lost {result.lost})")
-    case(not result.leftovers,
-         "no tracing state left behind" +
-         ("".join(f"; {x}" for x in result.leftovers)))
-    return cases
+        cases.case(False, "cancels after NMI injections per vCPU thread: not "
+                   "counted (" + ("; ".join(result.notes) or "no kprobe on "
+                                  "kvm_inject_nmi") + ")")
 
 
 def row(log_dir, perf="perf",
