@@ -25,7 +25,7 @@ from tools import ROOT
 from tools.commands import pmi_verdict as pv
 from tools.lib.launch import guest
 from tools.lib.probe import hostprobe, probecount
-from tools.tests.fakehost import alive, make_guest_host
+from tools.tests.fakehost import KIND, alive, make_guest_host, tool_argv
 from tools.tests.test_jsonfile import full_disk
 
 A, B = 4242, 4243
@@ -318,6 +318,114 @@ class Course(unittest.TestCase):
         self.assertFalse(pv.ipi_check(None, 8391, 2)["ok"])
 
 
+def expect_run(model, expect, *argv, enable_pmu="Y"):
+    """(exit status under --expect, what it printed, stderr): the course
+    as verdict_run() runs it, judged as main() judges it."""
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        rc, out, saved = verdict_run(model, "--expect", expect, *argv,
+                                     enable_pmu=enable_pmu)
+        doc = json.loads(saved)
+        judged = {"status": doc["verdict_status"],
+                  "failed": rc == pv.EXIT_FAILED,
+                  "why": doc.get("verdict") or doc.get("no_verdict")}
+        status = pv.bisect_exit(expect, judged)
+    return status, out, err.getvalue()
+
+
+class Bisect(unittest.TestCase):
+    """--expect: what git bisect run reads: 0 good, 1 bad, 125 skip."""
+
+    def test_the_expected_verdict_is_0_the_other_1(self):
+        for model, expect, rc in ((Model(late=0.97), "late", 0),
+                                  (Model(late=0.97), "on-time", 1),
+                                  (Model(late=0.0), "on-time", 0),
+                                  (Model(late=0.0), "late", 1)):
+            with self.subTest(late=model.late, expect=expect):
+                status, out, err = expect_run(model, expect, "--quick")
+                self.assertEqual(status, rc, out + err)
+        _, _, err = expect_run(Model(late=0.97), "on-time", "--quick")
+        self.assertIn("the verdict is late, not on time", err)
+
+    def test_no_verdict_is_125_with_the_reason(self):
+        for model, pmu, why in (
+                (Model(vpmu=False), "N", "no vPMU: guest: no architectural "
+                 "PMU"),
+                (Model(lost=12), "Y", "perf lost 12 records"),
+                (Model(late=0.3, cause=1.0), "Y", "between the thresholds"),
+                (Model(kprobes=False), "Y", "they need kprobes"),
+                (Model(ipis_seen=19000), "Y", "a run or the probe check "
+                 "failed")):
+            with self.subTest(why=why):
+                status, out, err = expect_run(model, "late", "--quick",
+                                              enable_pmu=pmu)
+                self.assertEqual(status, pv.EXIT_SKIP, out + err)
+                self.assertIn("no verdict (125, git bisect's skip)", err)
+                self.assertIn(why, err)
+
+    def test_quick_is_the_comparison_alone(self):
+        model = Model(late=0.97)
+        rc, out, _ = verdict_run(model, "--quick")
+        self.assertEqual(rc, pv.EXIT_VERDICT, out)
+        self.assertEqual([n for n, _ in model.boots],
+                         ["probe-check", "lvtpc-nmi", "lvtpc-fixed"])
+        for name, words in model.boots[1:]:
+            self.assertIn(f"pmu.period={pv.QUICK_PERIOD}", words, name)
+        self.assertNotIn("calibration", out)
+        self.assertNotIn("rate sweep", out)
+        model = Model(late=0.97)
+        verdict_run(model, "--quick", "--period", "4000000")
+        self.assertIn("pmu.period=4000000", model.boots[1][1])
+
+    def test_quick_without_a_vpmu_says_so(self):
+        model = Model(vpmu=False, kprobes=False)
+        rc, out, saved = verdict_run(model, "--quick", enable_pmu="N")
+        self.assertEqual(rc, pv.EXIT_NO_VERDICT, out)
+        self.assertEqual([n for n, _ in model.boots],
+                         ["probe-check", "lvtpc-nmi"])
+        self.assertIn("verdict: none: no vPMU: guest: no architectural PMU "
+                      "(CPUID.0AH:EAX[7:0]=0); host: kvm.enable_pmu=N", out)
+
+    def test_a_host_kernel_without_a_vpmu_in_l1_is_125(self):
+        # The fake host's kinds: no KVM at all, and a KVM (kvm_pvm) that
+        # cannot boot a stock kernel: L1 would run under TCG, with no
+        # vPMU, before anything is built or fetched.
+        for kind in ("no-kvm", "kvm-works"):
+            with self.subTest(kind=kind), \
+                    tempfile.TemporaryDirectory() as tmp:
+                results = Path(tmp) / "results"
+                proc = subprocess.run(
+                    tool_argv(KIND[kind], tmp, "tools/pmi-verdict",
+                              "--quick", "--expect", "late",
+                              "--host-kernel", "6.1", "--results", results),
+                    cwd=ROOT, capture_output=True, text=True, timeout=60)
+                self.assertEqual(proc.returncode, 125,
+                                 proc.stdout + proc.stderr)
+                self.assertIn("pmi-verdict: no verdict (125, git bisect's "
+                              "skip): no vPMU in L1", proc.stderr)
+                self.assertIn("TCG", proc.stderr)
+                self.assertNotIn("Traceback", proc.stderr)
+                self.assertFalse(results.exists(), "no folder made")
+
+    def test_cannot_run_is_125(self):
+        err = io.StringIO()
+        with mock.patch.object(pv.kvm, "works",
+                               lambda *a: (False, "no /dev/kvm")), \
+                mock.patch.object(pv.hostprobe, "geteuid", lambda: 0), \
+                contextlib.redirect_stderr(err):
+            rc = pv.main(["--no-build", "--quick", "--expect", "on-time"])
+        self.assertEqual(rc, pv.EXIT_SKIP)
+        self.assertIn("needs KVM: no /dev/kvm", err.getvalue())
+
+    def test_expect_with_several_kernels_is_a_usage_error(self):
+        with contextlib.redirect_stderr(io.StringIO()) as err, \
+                self.assertRaises(SystemExit) as cm:
+            pv.parse_args(["--expect", "late", "--host-kernel", "6.1",
+                           "--host-kernel", "6.12"])
+        self.assertEqual(cm.exception.code, 2)
+        self.assertIn("--expect judges one host kernel", err.getvalue())
+
+
 class FullDisk(unittest.TestCase):
     def test_verdict_json_whole_or_not_at_all(self):
         with mock.patch("json.dump", full_disk), \
@@ -482,12 +590,25 @@ class Signals(unittest.TestCase):
 class Refusals(unittest.TestCase):
     def test_usage(self):
         for argv in (["--smp", "1"], ["--seconds", "0"], ["--period", "5"],
-                     ["--rate", "0"], ["--name", "a b"], ["--bogus"]):
+                     ["--rate", "0"], ["--name", "a b"], ["--bogus"],
+                     ["--timeout", "inf"], ["--timeout", "nan"],
+                     ["--timeout", "-1"], ["--timeout", "soon"],
+                     ["--expect", "early"]):
             with self.subTest(argv=argv), \
                     contextlib.redirect_stderr(io.StringIO()), \
                     self.assertRaises(SystemExit) as cm:
                 pv.parse_args(argv)
             self.assertEqual(cm.exception.code, 2)
+
+    def test_a_duration_says_what_it_takes(self):
+        for text in ("inf", "nan", "-inf", "0"):
+            with self.subTest(text=text), \
+                    contextlib.redirect_stderr(io.StringIO()) as err, \
+                    self.assertRaises(SystemExit):
+                pv.parse_args([f"--timeout={text}"])
+            self.assertIn("--timeout: a positive, finite number of seconds",
+                          err.getvalue())
+            self.assertNotIn("Traceback", err.getvalue())
 
     def test_cannot_run(self):
         with mock.patch.object(pv.kvm, "works",
