@@ -49,8 +49,8 @@ from typing import Any
 from ..launch import kvm
 from .probecount import (KPROBES, KEYS, KPROBE_KEYS, MARK_EVENT, MARK_FILTER,
                          NMI_SYMBOL, PMI_SYMBOL, PROBE_GROUP, SEP, Result,
-                         Tally, event_keys, parse_lost, parse_stat, tally,
-                         window_names)
+                         Tally, fired_from, name_windows, parse_lost,
+                         parse_stat, tally)
 
 # Tests point these elsewhere.
 PROC = Path("/proc")
@@ -770,17 +770,9 @@ class Probe:
         assert self.tmp is not None     # open() made it
         fired = parse_stat(read(Path(self.tmp) / "kvm-events.csv", "") or "")
         tl, lost = self._script()
-        # What was recorded fired (or not) whatever the discovery says.
-        for event, _ in self.recorded_events():
-            keys = event_keys(event)
-            if keys:
-                fired[event] = sum(n for c in tl.totals.values()
-                                   for k, n in c.items()
-                                   if k.startswith(keys))
-        names = window_names(serial_text)
-        for w, name in zip([w for w in tl.windows if w.begin is not None],
-                           names):
-            w.name = name
+        fired = fired_from(tl, [e for e, _ in self.recorded_events()],
+                           fired)
+        name_windows(tl.windows, serial_text)
         seq, lines = kmsg(self.kmsg_seq) if self.kmsg_seq is not None \
             else (None, [])
         self.result = Result(

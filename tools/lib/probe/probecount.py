@@ -260,6 +260,27 @@ def window_names(serial_text) -> list[str]:
             if int(m.group(1), 16) == MARK_BEGIN]
 
 
+def name_windows(windows, serial_text) -> None:
+    """Each window the recording saw begin takes, in order, the name the
+    serial log announces for it."""
+    for w, name in zip([w for w in windows if w.begin is not None],
+                       window_names(serial_text)):
+        w.name = name
+
+
+def fired_from(tl, recorded, fired) -> dict[str, int]:
+    """fired ({event: count}, perf stat's) with each recorded event's
+    count over the whole recording: what was recorded fired, or not,
+    whatever the discovery says."""
+    fired = dict(fired)
+    for event in recorded:
+        keys = event_keys(event)
+        if keys:
+            fired[event] = sum(n for c in tl.totals.values()
+                               for k, n in c.items() if k.startswith(keys))
+    return fired
+
+
 @dataclass
 class Result:
     """One probed guest run, as the host saw it."""
