@@ -1242,6 +1242,39 @@ u64 model_record(void *out, u32 lose_every)
 	return lost;
 }
 
+void *model_record_file(const char *name)
+{
+	const char *dir = getenv("HVPROBE_MODEL_PROBE");
+	char path[512];
+
+	if (!dir || !*dir)
+		return tmpfile();
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
+		return NULL;
+	return fopen(path, "w");
+}
+
+void model_record_note(void *out, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("# ", out);
+	va_start(ap, fmt);
+	vfprintf(out, fmt, ap);
+	va_end(ap);
+	fputc('\n', out);
+}
+
+u64 model_record_close(void *out)
+{
+	long size;
+
+	fflush(out);
+	size = ftell(out);
+	fclose(out);
+	return size > 0 ? (u64)size : 0;
+}
+
 void model_mark(u8 what)
 {
 	record(&m.cpu[0], "kvm:kvm_pio", "pio_write at 0x80 size 1 count 1 val 0x%x ", what);
