@@ -86,10 +86,7 @@ static __thread struct mcpu *self;
 #define CANCEL_CYCLES 15
 
 const struct model_host model_hosts[MODEL_HOSTS] = {
-	[MODEL_HOST_6_1_0] = { .name = "6.1.0",
-			       .commits = "none of a16eb25b09c0 73554b29bd70 fad505b2cb83 "
-					  "49ff3b4aec51",
-			       .exit_cycles = 20 },
+	[MODEL_HOST_6_1_0] = { .name = "6.1.0", .commits = "none", .exit_cycles = 20 },
 	[MODEL_HOST_6_1_141] = { .name = "6.1.141",
 				 .commits = "a16eb25b09c0 49ff3b4aec51",
 				 .mask_intel = true,

@@ -1032,6 +1032,27 @@ DEFINE_TEST(unit_pmi_model_reprogram, "emulated counts reprogram where the profi
  * verdict; here, each recording must hold the window and, with
  * lose_every, lose records.
  */
+/*
+ * The profile, in docs/pmi.md's words for each column of its table, for
+ * the end-to-end test to hold that table against what the model ran.
+ */
+static void model_record_header(void *out, const struct model_host *host)
+{
+	model_record_note(out, "model host: %s", host->name);
+	model_record_note(out, "model commits: %s", host->commits);
+	model_record_note(out, "model LVTPC masked on a PMI: %s",
+			  host->mask_amd     ? "every vendor"
+			  : host->mask_intel ? "Intel-compatible only"
+					     : "never");
+	model_record_note(out, "model PMIs per VM exit: %s",
+			  host->one_pmi_per_exit ? "one" : "two");
+	model_record_note(out, "model NMI vs PMI request: %s",
+			  host->pmi_before_nmi ? "PMI first" : "NMI first");
+	model_record_note(out, "model counter reprogramming: %s",
+			  host->deferred_reprogram ? "at VM-entry" : "in the exit");
+	model_record_note(out, "model PMU model: %s", host->mediated ? "mediated" : "emulated");
+}
+
 static void record_window(enum model_pmu k, u32 h, bool nmi, u32 lose_every)
 {
 	struct model_config m = model_pmu(k, h, 2, 500 + 8 * h + k);
@@ -1056,7 +1077,7 @@ static void record_window(enum model_pmu k, u32 h, bool nmi, u32 lose_every)
 		model_record_close(out);
 		return;
 	}
-	model_record_note(out, "model host: %s", model_hosts[h].name);
+	model_record_header(out, &model_hosts[h]);
 	model_record_note(out, "model pmu: %s", model_pmu_names[k]);
 	model_record_note(out, "model lvtpc: %s", nmi ? "nmi" : "fixed");
 	model_record(out, lose_every);

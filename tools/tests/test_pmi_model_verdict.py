@@ -7,10 +7,13 @@ perf's LOST count); the recording goes through the tool's own parsing
 (probecount.tally, name_windows, fired_from), cause count and verdict,
 with --quick --expect as git bisect run would call it.
 
-What each profile must come out as is stated here, from the Linux
-history, not read from the model: before fad505b2cb83 (first in 6.7)
-"late", from it "on time". So flipping a profile's request order in
-the model fails test_each_profile."""
+docs/pmi.md's profile table is what the model runs: each column is
+held against the profile each recording states, and its verdict column
+against the verdict. What the verdict must be follows the Linux
+history, checked on the table, not read from the model: before
+fad505b2cb83 (first in 6.7) "late", from it "on time". So flipping a
+profile's request order in the model fails test_the_table_is_the_model
+and test_each_profile."""
 
 import json
 import subprocess
@@ -28,11 +31,39 @@ from tools.tests.test_pmi_verdict import KPROBE_EVENTS, Model, expect_run
 UNIT = ROOT / "build" / "unit" / "hvprobe-unit"
 # The model's vCPU threads (model.c's PROBE_TID + i).
 VCPUS = {5000: 0, 5001: 1}
-# By profile name (docs/pmi.md's table): what the verdict must be.
-EXPECTED = {"6.1.0": "late", "6.1.141": "late", "6.6": "late",
-            "6.6.y": "late", "6.7": "on time", "6.9": "on time",
-            "mediated": "on time"}
 PMUS = ("Intel v2", "AMD PerfMonV2")
+DOC = ROOT / "docs" / "pmi.md"
+COLUMNS = ("profile", "commits", "LVTPC masked on a PMI",
+           "PMIs per VM exit", "NMI vs PMI request",
+           "counter reprogramming", "PMU model", "verdict")
+
+
+def profile_table(text):
+    """docs/pmi.md's profile table: {profile: {column: cell}}, the
+    profile being the first `name` of its first cell."""
+    lines = text.splitlines()
+    head = next(i for i, line in enumerate(lines)
+                if line.startswith("| profile |"))
+    columns = tuple(c.strip() for c in lines[head].strip("|").split("|"))
+    if columns != COLUMNS:
+        raise AssertionError(f"{DOC}: the table's columns are {columns}")
+    rows = {}
+    for line in lines[head + 2:]:
+        if not line.startswith("|"):
+            break
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        rows[cells[0].split("`")[1]] = dict(zip(COLUMNS, cells))
+    return rows
+
+
+def commits(text):
+    """The commits a cell or the model names, as a set."""
+    return set(text.replace(",", " ").split()) - {"none"}
+
+
+TABLE = profile_table(DOC.read_text())
+# By profile name: what the verdict must be.
+EXPECTED = {name: row["verdict"] for name, row in TABLE.items()}
 
 
 def read_back(path):
@@ -117,6 +148,29 @@ class EndToEnd(unittest.TestCase):
             for pmu in PMUS:
                 self.assertEqual(set(self.runs[(host, pmu, False)]),
                                  {"nmi", "fixed"}, (host, pmu))
+
+    def test_the_verdict_follows_fad505b2cb83(self):
+        for name, row in TABLE.items():
+            with self.subTest(profile=name):
+                fixed = "fad505b2cb83" in commits(row["commits"])
+                self.assertEqual(row["verdict"],
+                                 "on time" if fixed else "late")
+                self.assertEqual(row["NMI vs PMI request"],
+                                 "PMI first" if fixed else "NMI first")
+
+    def test_the_table_is_the_model(self):
+        seen = set()
+        for (host, pmu, _), recordings in sorted(self.runs.items()):
+            for lvtpc, (header, _, _) in recordings.items():
+                with self.subTest(host=host, pmu=pmu, lvtpc=lvtpc):
+                    row = TABLE[host]
+                    self.assertEqual(commits(header["commits"]),
+                                     commits(row["commits"]))
+                    for column in COLUMNS[2:-1]:
+                        self.assertEqual(header[column], row[column],
+                                         column)
+                    seen.add(host)
+        self.assertEqual(seen, set(TABLE))
 
     def test_each_profile(self):
         for (host, pmu, lost), recordings in sorted(self.runs.items()):
