@@ -172,6 +172,10 @@ def parse_args(argv):
                         "--host-kernel); repeat to put several side by "
                         "side. The verdict needs a vPMU in L1, which only "
                         "an L0 KVM with a PMU can give")
+    p.add_argument("--host-modules", metavar="DIR",
+                   help="with a --host-kernel image of your own: its "
+                        "modules (lib/modules/RELEASE, or a folder "
+                        "holding lib/modules/), unless KVM is built in")
     cli.results_option(p, ROOT, "where the folder goes")
     cli.no_build(p)
     args = p.parse_args(argv)
@@ -184,6 +188,8 @@ def parse_args(argv):
     if args.period is not None and not PERIOD_MIN <= args.period <= \
             PERIOD_MAX:
         p.error(f"--period must be {PERIOD_MIN}..{PERIOD_MAX}")
+    if args.host_modules and not args.host_kernel:
+        p.error("--host-modules goes with --host-kernel")
     if args.expect and len(args.host_kernel or ()) > 1:
         p.error("--expect judges one host kernel: give --host-kernel once")
     if args.name is not None and not re.fullmatch(r"[\w.+-]+", args.name):
@@ -846,12 +852,13 @@ def host_kernels_main(args, argv):
     build(args)
     folder = results_folder(args)
     inner = cli.without_options(
-        argv, ("--host-kernel", "--results", "--name"), ("--no-build",))
+        argv, ("--host-kernel", "--host-modules", "--results", "--name"),
+        ("--no-build",))
     print(f"L0: {l0.accel} ({l0.why})", flush=True)
     summaries = []
     for spec in args.host_kernel:
         try:
-            kernel = hostkernel.resolve(spec)
+            kernel = hostkernel.resolve(spec, args.host_modules)
         except hostkernel.HostKernelError as err:
             summaries.append(kernel_summary(spec, error=str(err)))
             continue

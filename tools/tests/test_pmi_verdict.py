@@ -417,6 +417,51 @@ class Bisect(unittest.TestCase):
         self.assertEqual(rc, pv.EXIT_SKIP)
         self.assertIn("needs KVM: no /dev/kvm", err.getvalue())
 
+    def test_own_build_with_its_modules(self):
+        # git bisect run's form: a bzImage and its modules, judged in L1;
+        # a kernel that cannot be booted is a skip, not a bad commit.
+        asked = []
+
+        def resolve(spec, modules=None):
+            asked.append((spec, modules))
+            raise pv.hostkernel.HostKernelError(f"{spec}: no such file")
+        err = io.StringIO()
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.object(pv.kvm, "flavour_works",
+                                  lambda *a: ("kvm_intel", True)), \
+                mock.patch.object(pv.kvm, "flavour",
+                                  lambda: {"enable_pmu": True}), \
+                mock.patch.object(pv.hostinfo, "qemu_version",
+                                  lambda: "10.0.2"), \
+                mock.patch.object(pv.hostkernel, "resolve", resolve), \
+                contextlib.redirect_stdout(io.StringIO()), \
+                contextlib.redirect_stderr(err):
+            rc = pv.main(["--no-build", "--quick", "--expect", "on-time",
+                          "--results", tmp, "--host-kernel",
+                          "arch/x86/boot/bzImage", "--host-modules",
+                          "/tmp/mods"])
+        self.assertEqual(asked, [("arch/x86/boot/bzImage", "/tmp/mods")])
+        self.assertEqual(rc, pv.EXIT_SKIP)
+        self.assertIn("no verdict (125, git bisect's skip): "
+                      "arch/x86/boot/bzImage: no such file", err.getvalue())
+        with contextlib.redirect_stderr(io.StringIO()) as err, \
+                self.assertRaises(SystemExit) as cm:
+            pv.parse_args(["--host-modules", "/tmp/mods"])
+        self.assertEqual(cm.exception.code, 2)
+        self.assertIn("--host-modules goes with --host-kernel",
+                      err.getvalue())
+
+    def test_the_readme_recipe_parses(self):
+        # README's git bisect run recipe, as pmi-verdict takes it.
+        text = (ROOT / "README.md").read_text().replace("\\\n", " ")
+        line = re.search(r"exec \S*tools/pmi-verdict ([^'\n]*)", text)
+        self.assertIsNotNone(line, "README has the recipe")
+        args = pv.parse_args(line.group(1).split())
+        self.assertEqual((args.quick, args.expect, args.host_kernel,
+                          args.host_modules),
+                         (True, "on-time", ["arch/x86/boot/bzImage"],
+                          "/tmp/mods"))
+
     def test_expect_with_several_kernels_is_a_usage_error(self):
         with contextlib.redirect_stderr(io.StringIO()) as err, \
                 self.assertRaises(SystemExit) as cm:
