@@ -1097,6 +1097,10 @@ static void record_window(enum model_pmu k, u32 h, bool nmi, u32 lose_every)
 	model_record_note(out, "host mark 0xb1 (pmi_stress ends)");
 	model_record_note(out, "DATA %s", doc ? doc : "{}");
 	model_record_note(out, "stats:            LOST events: %llu", lost);
+	for (u32 cpu = 0; cpu < m.cpus; cpu++)
+		model_record_note(out, "model cpu %u PMI to entry: %llu us over %llu PMIs", cpu,
+				  model_truth(cpu)->pmi_to_entry * 1000000 / m.tsc_hz,
+				  model_truth(cpu)->pmi_nmis);
 	report(finished && doc && model_record_close(out) > 10000 && !lose_every == !lost,
 	       "%s: %llu PMIs, %llu records lost", name, t.pmis, lost);
 }

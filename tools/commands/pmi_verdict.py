@@ -94,6 +94,9 @@ what the figures mean:
   caused/PMI     cancels that followed a PMI delivery and an NMI injection
                  into the same vCPU with no VM-entry between (kprobes on
                  kvm_pmu_deliver_pmi and kvm_inject_nmi), / PMIs
+  PMI-entry us   per VM-entry that followed a PMI delivery on its vCPU
+                 thread, the mean time from that delivery to it: what
+                 fad505b2cb83 shortens by the cancelled entry
 The verdict needs both windows seen whole, no perf records lost, at
 least %d PMIs per mode, a fixed-vector baseline of at most %.2f
 cancels per PMI, and the cause counted; "late" needs NMI minus fixed
@@ -256,7 +259,9 @@ def mode_figures(result, data, lvtpc):
                "cancels_per_s": cause["cancels"] / secs
                if cause["cancels"] is not None and secs else None,
                "cancels": cause["cancels"],
-               "caused": cause["after_pmi_nmi"]}
+               "caused": cause["after_pmi_nmi"],
+               "pmi_entries": cause["pmi_entries"],
+               "pmi_to_entry_us": cause["pmi_to_entry_us"]}
         row["cancels_per_pmi"] = row["cancels"] / each \
             if row["cancels"] is not None and each else None
         row["caused_per_pmi"] = row["caused"] / each \
@@ -265,6 +270,10 @@ def mode_figures(result, data, lvtpc):
     for key in ("host_pmis_per_s", "entries_per_s", "cancels_per_s"):
         vals = [r[key] for r in out["vcpus"] if r[key] is not None]
         out[key] = sum(vals) / len(vals) if vals else None
+    timed = [r for r in out["vcpus"] if r["pmi_to_entry_us"] is not None]
+    out["pmi_to_entry_us"] = sum(
+        r["pmi_to_entry_us"] * r["pmi_entries"] for r in timed) / \
+        sum(r["pmi_entries"] for r in timed) if timed else None
     for key in ("cancels", "caused"):
         vals = [r[key] for r in out["vcpus"]]
         if vals and None not in vals:
@@ -287,7 +296,8 @@ def mode_lines(fig):
              + ("" if fig["complete"] else " (marks not both seen)")]
     lines.append(f"    {'vCPU':6} {'tid':>8} {'guest PMIs/s':>13} "
                  f"{'host PMIs/s':>12} {'entries/s':>10} {'cancels/s':>10} "
-                 f"{'cancels/PMI':>12} {'caused/PMI':>11}")
+                 f"{'cancels/PMI':>12} {'caused/PMI':>11} "
+                 f"{'PMI-entry us':>12}")
     for r in fig["vcpus"]:
         lines.append(f"    {'CPU ' + str(r['vcpu']):6} {r['tid']:8} "
                      f"{fmt(fig['guest_pmis_per_s']):>13} "
@@ -295,13 +305,16 @@ def mode_lines(fig):
                      f"{fmt(r['entries_per_s']):>10} "
                      f"{fmt(r['cancels_per_s']):>10} "
                      f"{fmt(r['cancels_per_pmi'], 3):>12} "
-                     f"{fmt(r['caused_per_pmi'], 3):>11}")
+                     f"{fmt(r['caused_per_pmi'], 3):>11} "
+                     f"{fmt(r['pmi_to_entry_us'], 1):>12}")
     if fig["vcpus"]:
         lines.append(f"    all vCPUs: {count(fig['pmis'])} PMIs, "
                      f"{count(fig['cancels'])} cancels "
                      f"({fmt(fig['cancels_per_pmi'], 3)}/PMI), "
                      f"{count(fig['caused'])} after the PMI's own NMI "
-                     f"({fmt(fig['caused_per_pmi'], 3)}/PMI)")
+                     f"({fmt(fig['caused_per_pmi'], 3)}/PMI), "
+                     f"{fmt(fig['pmi_to_entry_us'], 1)} us from a PMI's "
+                     "delivery to the VM-entry after it")
         lines.append(f"    (PMIs are {PMIS_ARE}, shared equally among the "
                      f"vCPUs; guest PMIs/s is their mean; host PMIs/s: "
                      f"{fig['vcpus'][0]['pmis_how']}, shown, never divided "
