@@ -39,6 +39,7 @@ struct mcpu {
 	bool pmu_overflow; /* an emulated overflow kvm_pmu_handle_event() will find */
 	bool in_nmi, irq_pending, in_irq, in_workload;
 	bool in_exit;
+	u32 exit_deliveries; /* PMI deliveries since the last VM exit */
 	/* The PMI whose NMI no VM-entry has injected yet: since, and cancels since. */
 	bool pmi_waiting;
 	u64 pmi_at, pmi_cancels;
@@ -313,6 +314,7 @@ static void injections_after_pmi(struct mcpu *c)
 static void deliver_pmi(struct mcpu *c)
 {
 	record(c, "hvprobe:pmi", "(kvm_pmu_deliver_pmi+0x0/0x60) vcpu=0x%llx", VCPU_PTR(c));
+	c->exit_deliveries++;
 	if (c->lvtpc & APIC_LVT_MASKED) {
 		c->truth.pmis_dropped++;
 		return;
@@ -383,6 +385,9 @@ static void vcpu_enter_guest(struct mcpu *c)
 		record(c, "hvprobe:cancel", "(vmx_cancel_injection+0x0/0x50) vcpu=0x%llx",
 		       VCPU_PTR(c));
 	}
+	if (c->exit_deliveries >= 2)
+		c->truth.exits_delivering_twice++;
+	c->exit_deliveries = 0;
 	injects = c->nmis_pending && !c->in_nmi;
 	if (injects && c->pmi_waiting) {
 		c->truth.pmi_nmis++;
@@ -1176,6 +1181,7 @@ void model_start(const struct model_config *c)
 		cpu->nmis_pending = cpu->nmi_queued = cpu->requests = 0;
 		cpu->in_nmi = cpu->irq_pending = cpu->in_irq = cpu->in_exit = false;
 		cpu->pmu_overflow = cpu->pmi_waiting = false;
+		cpu->exit_deliveries = 0;
 		cpu->lose_bit = -1;
 		cpu->index = i;
 		cpu->stall_from = cpu->stall_until = 0;

@@ -133,6 +133,7 @@ struct model_truth {
 	u64 nmis_nested; /* taken inside the handler: NMI blocking ended early */
 	u64 injected;
 	u64 exits;
+	u64 exits_delivering_twice; /* exits whose VM-entry saw two PMI deliveries */
 	/* KVM's side: VM-entries, and those cancelled at the last check. */
 	u64 entries, cancels;
 	/*

@@ -769,6 +769,34 @@ DEFINE_TEST(unit_pmi_model_hosts, "the model's KVM profiles behave as their comm
 }
 
 /*
+ * Before 73554b29bd70 an overflow of an instruction KVM emulates is
+ * delivered by the irq_work (kvm_pmi_trigger_fn()) in the exit and
+ * again by KVM_REQ_PMI at the VM-entry: some exit must deliver two PMIs
+ * on 6.1.y, none from 6.6. AMD without PerfMonV2 counts its handler's
+ * own MSR accesses, so overflows land in exits there. Stated here, not
+ * read from the profiles, so that dropping either delivery fails.
+ */
+DEFINE_TEST(unit_pmi_model_two_deliveries, "an emulated overflow is delivered twice before 6.6", 0)
+{
+	static const bool twice[MODEL_HOSTS] = {
+		[MODEL_HOST_6_1_0] = true, [MODEL_HOST_6_1_141] = true
+	};
+
+	for (u32 h = 0; h < MODEL_HOSTS; h++) {
+		struct model_config m = model_pmu(MODEL_AMD_LEGACY, h, 1, 83);
+		struct stress_config c = config(PERIOD, 0);
+		struct stress_totals t;
+
+		if (!stress(&m, &c, &t, NULL))
+			return;
+		report(twice[h] ? model_truth(0)->exits_delivering_twice > 10
+				: !model_truth(0)->exits_delivering_twice,
+		       "%s: %llu exits delivered two PMIs", model_hosts[h].name,
+		       model_truth(0)->exits_delivering_twice);
+	}
+}
+
+/*
  * Finding 15, and what the guest makes of it: an overflow the host
  * loses racing a counter's reprogramming (kvm_perf_overflow() ignores
  * the PMI) leaves the counter wrapped with no status bit, counting on
