@@ -367,6 +367,36 @@ def verdict(nmi, fixed):
         "a partial fix, or noise: rerun with a longer --seconds"
 
 
+KVM_COMMITS = ("a16eb25b09c0", "49ff3b4aec51", "73554b29bd70",
+               "fad505b2cb83")
+
+
+def guest_kvm(doc):
+    """pmi_stress's kvm record in a results.json document: what the
+    guest infers of the four KVM commits (pmu/stress.c), or None."""
+    for t in doc.get("tests", []):
+        for d in t.get("data", []):
+            if isinstance(d, dict) and d.get("test") == "pmi_stress" and \
+                    d.get("record") == "kvm":
+                return d
+    return None
+
+
+def fixes_lines(guest, host):
+    """The guest's inference of the KVM commits beside what the host's
+    own symbols say (hostprobe.fixes()), a disagreement said outright."""
+    lines = []
+    if guest:
+        lines.append("guest infers (LVTPC=nmi): " + ", ".join(
+            f"{c} {guest.get(c, 'unseen')}" for c in KVM_COMMITS))
+    for commit, said in sorted((host or {}).items()):
+        seen = (guest or {}).get(commit, "unseen")
+        if said in ("yes", "no") and seen in ("yes", "no") and seen != said:
+            lines.append(f"{commit}: the guest says {seen}, the host's "
+                         f"kallsyms {said}: they disagree")
+    return lines
+
+
 def ipi_check(sent, host, vcpus, lost=0, complete=True):
     """The probe check: the guest's NMI IPIs sent against the host's
     kvm:kvm_apic_ipi NMIs over the window, to within the window's edges
@@ -489,6 +519,8 @@ class Verdict:
         data = probedrun.guest_data(outcome.doc, "pmi_stress")
         record["guest_test"] = test and {"status": test["status"],
                                          "reason": test["reason"]}
+        if name == "lvtpc-nmi" and guest_kvm(outcome.doc):
+            self.doc["guest_kvm"] = guest_kvm(outcome.doc)
         return test, data, (result, record)
 
     def main(self):
@@ -642,7 +674,9 @@ class Verdict:
         self.doc["host"]["throttle_messages"] = self.throttle
         self.doc["host"]["perf_event_max_sample_rate_after"] = \
             hostprobe.sample_rate()
-        self.say("", *hostprobe.facts_lines(self.doc["host"])[1:])
+        self.say("", *hostprobe.facts_lines(self.doc["host"])[1:],
+                 *fixes_lines(self.doc.get("guest_kvm"),
+                              self.doc["host"].get("fixes")))
         self.doc["verdict_status"] = status
         if status in ("late", "on time"):
             self.doc["verdict"] = line

@@ -114,7 +114,25 @@ class Model:
         return guest.Outcome(doc, [], True), result, record
 
 
-def verdict_run(model, *argv, enable_pmu="Y"):
+class KvmRecord(Model):
+    """A host whose guest writes pmi_stress's kvm record: kvm, what it
+    infers of the four commits."""
+
+    def __init__(self, kvm, **kw):
+        super().__init__(**kw)
+        self.kvm = kvm
+
+    def run(self, verdict, name, words, cpu, discover=False):
+        outcome, result, record = super().run(verdict, name, words, cpu,
+                                              discover)
+        for test in outcome.doc["tests"]:
+            if test["name"] == "pmi_stress":
+                test["data"].append({"test": "pmi_stress", "record": "kvm",
+                                     **self.kvm})
+        return outcome, result, record
+
+
+def verdict_run(model, *argv, enable_pmu="Y", fixes=None):
     out = io.StringIO()
     def run(self, *a, **k):
         return model.run(self, *a, **k)
@@ -123,7 +141,8 @@ def verdict_run(model, *argv, enable_pmu="Y"):
             mock.patch.object(pv.hostprobe, "host_facts", lambda: {
                 "kernel": "6.6.0", "vendor_module": "kvm_intel",
                 "enable_pmu": enable_pmu,
-                "perf_event_max_sample_rate": 100000}), \
+                "perf_event_max_sample_rate": 100000,
+                "fixes": fixes or {"73554b29bd70": "unseen"}}), \
             contextlib.redirect_stdout(out):
         args = pv.parse_args(["--no-build", "--results", tmp, *argv])
         rc = pv.Verdict(args, Path(tmp)).main()
@@ -291,6 +310,22 @@ class Course(unittest.TestCase):
                 rc, out, _ = verdict_run(model, "--no-sweep")
                 self.assertEqual(rc, pv.EXIT_NO_VERDICT, out)
                 self.assertIn(why, out)
+
+    def test_the_guests_inference_beside_the_hosts_facts(self):
+        kvm = {"a16eb25b09c0": "yes", "49ff3b4aec51": "either",
+               "73554b29bd70": "yes", "fad505b2cb83": "unseen"}
+        rc, out, saved = verdict_run(KvmRecord(kvm, late=0.97), "--quick",
+                                     fixes={"73554b29bd70": "no"})
+        self.assertEqual(rc, pv.EXIT_VERDICT, out)
+        self.assertIn("guest infers (LVTPC=nmi): a16eb25b09c0 yes, "
+                      "49ff3b4aec51 either, 73554b29bd70 yes, fad505b2cb83 "
+                      "unseen", out)
+        self.assertIn("73554b29bd70: the guest says yes, the host's "
+                      "kallsyms no: they disagree", out)
+        self.assertEqual(json.loads(saved)["guest_kvm"]["73554b29bd70"],
+                         "yes")
+        rc, out, _ = verdict_run(KvmRecord(kvm, late=0.97), "--quick")
+        self.assertNotIn("disagree", out)
 
     def test_a_probe_that_miscounts_fails(self):
         rc, out, _ = verdict_run(Model(ipis_seen=19000), "--no-sweep")
