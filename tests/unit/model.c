@@ -39,6 +39,7 @@ struct mcpu {
 	bool pmu_overflow; /* an emulated overflow kvm_pmu_handle_event() will find */
 	bool in_nmi, irq_pending, in_irq, in_workload;
 	bool in_exit;
+	u32 exit_deliveries; /* PMI deliveries since the last VM exit */
 	/* The PMI whose NMI no VM-entry has injected yet: since, and cancels since. */
 	bool pmi_waiting;
 	u64 pmi_at, pmi_cancels;
@@ -88,10 +89,7 @@ static __thread struct mcpu *self;
 #define CANCEL_CYCLES 15
 
 const struct model_host model_hosts[MODEL_HOSTS] = {
-	[MODEL_HOST_6_1_0] = { .name = "6.1.0",
-			       .commits = "none of a16eb25b09c0 73554b29bd70 fad505b2cb83 "
-					  "49ff3b4aec51",
-			       .exit_cycles = 20 },
+	[MODEL_HOST_6_1_0] = { .name = "6.1.0", .commits = "none", .exit_cycles = 20 },
 	[MODEL_HOST_6_1_141] = { .name = "6.1.141",
 				 .commits = "a16eb25b09c0 49ff3b4aec51",
 				 .mask_intel = true,
@@ -318,6 +316,7 @@ static void injections_after_pmi(struct mcpu *c)
 static void deliver_pmi(struct mcpu *c)
 {
 	record(c, "hvprobe:pmi", "(kvm_pmu_deliver_pmi+0x0/0x60) vcpu=0x%llx", VCPU_PTR(c));
+	c->exit_deliveries++;
 	if (c->lvtpc & APIC_LVT_MASKED) {
 		c->truth.pmis_dropped++;
 		return;
@@ -388,6 +387,9 @@ static void vcpu_enter_guest(struct mcpu *c)
 		record(c, "hvprobe:cancel", "(vmx_cancel_injection+0x0/0x50) vcpu=0x%llx",
 		       VCPU_PTR(c));
 	}
+	if (c->exit_deliveries >= 2)
+		c->truth.exits_delivering_twice++;
+	c->exit_deliveries = 0;
 	injects = c->nmis_pending && !c->in_nmi;
 	if (injects && c->pmi_waiting) {
 		c->truth.pmi_nmis++;
@@ -1210,6 +1212,7 @@ void model_start(const struct model_config *c)
 		cpu->nmis_pending = cpu->nmi_queued = cpu->requests = 0;
 		cpu->in_nmi = cpu->irq_pending = cpu->in_irq = cpu->in_exit = false;
 		cpu->pmu_overflow = cpu->pmi_waiting = false;
+		cpu->exit_deliveries = 0;
 		cpu->lose_bit = -1;
 		cpu->index = i;
 		cpu->stall_from = cpu->stall_until = 0;
@@ -1272,6 +1275,39 @@ u64 model_record(void *out, u32 lose_every)
 	m.lose_every = lose_every;
 	m.records = m.lost = 0;
 	return lost;
+}
+
+void *model_record_file(const char *name)
+{
+	const char *dir = getenv("HVPROBE_MODEL_PROBE");
+	char path[512];
+
+	if (!dir || !*dir)
+		return tmpfile();
+	if ((size_t)snprintf(path, sizeof(path), "%s/%s", dir, name) >= sizeof(path))
+		return NULL;
+	return fopen(path, "w");
+}
+
+void model_record_note(void *out, const char *fmt, ...)
+{
+	va_list ap;
+
+	fputs("# ", out);
+	va_start(ap, fmt);
+	vfprintf(out, fmt, ap);
+	va_end(ap);
+	fputc('\n', out);
+}
+
+u64 model_record_close(void *out)
+{
+	long size;
+
+	fflush(out);
+	size = ftell(out);
+	fclose(out);
+	return size > 0 ? (u64)size : 0;
 }
 
 void model_mark(u8 what)

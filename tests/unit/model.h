@@ -141,6 +141,7 @@ struct model_truth {
 	u64 nmis_nested; /* taken inside the handler: NMI blocking ended early */
 	u64 injected;
 	u64 exits;
+	u64 exits_delivering_twice; /* exits whose VM-entry saw two PMI deliveries */
 	/* KVM's side: VM-entries, and those cancelled at the last check. */
 	u64 entries, cancels;
 	/*
@@ -220,6 +221,17 @@ const struct model_truth *model_truth(u32 cpu);
  * NULL stops; returns the records lost.
  */
 u64 model_record(void *out, u32 lose_every);
+/*
+ * A file for model_record(): name in the folder the environment's
+ * HVPROBE_MODEL_PROBE names (for tools/tests/test_pmi_model_verdict.py
+ * to read through tools/pmi-verdict's own parsing), else an anonymous
+ * one; NULL when it cannot be made.
+ */
+void *model_record_file(const char *name);
+/* One line "# " fmt on a recording, for what perf script would not print. */
+void model_record_note(void *out, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Closes a model_record_file(); returns the bytes it holds. */
+u64 model_record_close(void *out);
 /* A window mark (kvm:kvm_pio of HOST_MARK_PORT) from CPU 0, now. */
 void model_mark(u8 what);
 /* Run n workload instructions on the calling CPU, outside the workload loop. */

@@ -26,8 +26,13 @@ The runs, each in its own folder of results/pmi-verdict-<date-time>/:
 Where the host lacks a vPMU (kvm.enable_pmu=N, or the guest's CPUID
 shows none) or kprobe events (no cancel count), what can run runs and
 the rest SKIPs with the reason.
+
+--quick runs 1 and 3 only, at a fixed pmu.period (no calibration, no
+sweep), for git bisect run with --expect (README, "Stressing PMI/NMI
+ordering").
 """
 
+import argparse
 import datetime
 import json
 import re
@@ -48,10 +53,18 @@ from tools.lib.base.status import Status
 # Its own status beside tools/lib/base/exits.py's: the runs ran, and the
 # figures allow no verdict.
 EXIT_NO_VERDICT = 4
+# With --expect: git bisect run's "this commit cannot be tested" (skip).
+EXIT_SKIP = 125
+EXPECTS = {"on-time": "on time", "late": "late"}
 LATE, ON_TIME = 0.5, 0.1    # cancels per PMI, NMI minus fixed mode
 MIN_PMIS = 1000             # guest PMIs per mode, for a ratio worth a verdict
 BASELINE_MAX = 0.1          # cancels per PMI on a fixed vector
 EPILOG = """\
+exit status with --expect (what git bisect run reads): 0 the verdict is
+the one expected, 1 it is the other, 125 no verdict (each reason above
+and below: no KVM, no vPMU, lost records, inconclusive figures, a run
+or the probe check failed), said on stderr; 2 and 130 as without it.
+
 exit status: 0 a verdict, 1 a run or the probe check failed, 2 bad usage,
 3 cannot probe here (no KVM, not root, no perf or tracefs), 4 ran what
 it could but reached no verdict: no vPMU or no kprobes (the SKIPs say),
@@ -80,6 +93,9 @@ what the figures mean:
   caused/PMI     cancels that followed a PMI delivery and an NMI injection
                  into the same vCPU with no VM-entry between (kprobes on
                  kvm_pmu_deliver_pmi and kvm_inject_nmi), / PMIs
+  PMI-entry us   per VM-entry that followed a PMI delivery on its vCPU
+                 thread, the mean time from that delivery to it: what
+                 fad505b2cb83 shortens by the cancelled entry
 The verdict needs both windows seen whole, no perf records lost, at
 least %d PMIs per mode, a fixed-vector baseline of at most %.2f
 cancels per PMI, and the cause counted; "late" needs NMI minus fixed
@@ -91,6 +107,11 @@ port 0x80 values 0xb0 and 0xb1).""" % (MIN_PMIS, BASELINE_MAX, LATE,
 
 PMI_VECTOR = 0x22           # APIC_VECTOR_PMI, apic/apic.h: LVTPC=fixed
 CAL_PERIOD = 1000000
+# --quick's period: --rate's 1500 PMIs/s per vCPU where the guest retires
+# 3e9 instructions a second (3000 PMIs/s at CAL_PERIOD), about the
+# workload loop on a 3 GHz core; a slower or faster host only moves the
+# rate, and the verdict divides by the guest's PMIs whatever it is.
+QUICK_PERIOD = 2000000
 PERIOD_MIN, PERIOD_MAX = 2000, 2**31 - 1
 SUSTAINED = 0.7             # achieved / asked below this: not sustained
 PMIS_ARE = "the guest's PMIs (pmi_stress pmis over its marked window)"
@@ -120,6 +141,14 @@ def parse_args(argv):
                    help=f"QEMU CPU for the PMU runs (default: {PMU_CPU})")
     p.add_argument("--timeout", type=seconds.option, default=120, metavar="S",
                    help="per guest run (default: 120)")
+    p.add_argument("--quick", action="store_true",
+                   help="the probe check and the comparison only, at "
+                        f"pmu.period={QUICK_PERIOD} (or --period): no "
+                        "calibration, no sweep")
+    p.add_argument("--expect", choices=tuple(EXPECTS),
+                   help="exit 0 when the verdict is this one, 1 when it "
+                        "is the other, 125 with the reason when there is "
+                        "none (git bisect run's good, bad and skip)")
     p.add_argument("--perf", default="perf", metavar="PATH",
                    help="perf binary (default: perf on PATH)")
     p.add_argument("--keep-perf-data", action="store_true",
@@ -132,6 +161,10 @@ def parse_args(argv):
                         "--host-kernel); repeat to put several side by "
                         "side. The verdict needs a vPMU in L1, which only "
                         "an L0 KVM with a PMU can give")
+    p.add_argument("--host-modules", metavar="DIR",
+                   help="with a --host-kernel image of your own: its "
+                        "modules (lib/modules/RELEASE, or a folder "
+                        "holding lib/modules/), unless KVM is built in")
     cli.results_option(p, ROOT, "where the folder goes")
     cli.no_build(p)
     args = p.parse_args(argv)
@@ -144,8 +177,10 @@ def parse_args(argv):
     if args.period is not None and not PERIOD_MIN <= args.period <= \
             PERIOD_MAX:
         p.error(f"--period must be {PERIOD_MIN}..{PERIOD_MAX}")
-    if args.timeout <= 0:
-        p.error("--timeout must be positive")
+    if args.host_modules and not args.host_kernel:
+        p.error("--host-modules goes with --host-kernel")
+    if args.expect and len(args.host_kernel or ()) > 1:
+        p.error("--expect judges one host kernel: give --host-kernel once")
     if args.name is not None and not re.fullmatch(r"[\w.+-]+", args.name):
         p.error("--name may hold letters, digits and . _ + - only")
     return args
@@ -210,7 +245,9 @@ def mode_figures(result, data, lvtpc):
                "cancels_per_s": cause["cancels"] / secs
                if cause["cancels"] is not None and secs else None,
                "cancels": cause["cancels"],
-               "caused": cause["after_pmi_nmi"]}
+               "caused": cause["after_pmi_nmi"],
+               "pmi_entries": cause["pmi_entries"],
+               "pmi_to_entry_us": cause["pmi_to_entry_us"]}
         row["cancels_per_pmi"] = row["cancels"] / each \
             if row["cancels"] is not None and each else None
         row["caused_per_pmi"] = row["caused"] / each \
@@ -219,6 +256,10 @@ def mode_figures(result, data, lvtpc):
     for key in ("host_pmis_per_s", "entries_per_s", "cancels_per_s"):
         vals = [r[key] for r in out["vcpus"] if r[key] is not None]
         out[key] = sum(vals) / len(vals) if vals else None
+    timed = [r for r in out["vcpus"] if r["pmi_to_entry_us"] is not None]
+    out["pmi_to_entry_us"] = sum(
+        r["pmi_to_entry_us"] * r["pmi_entries"] for r in timed) / \
+        sum(r["pmi_entries"] for r in timed) if timed else None
     for key in ("cancels", "caused"):
         vals = [r[key] for r in out["vcpus"]]
         if vals and None not in vals:
@@ -241,7 +282,8 @@ def mode_lines(fig):
              + ("" if fig["complete"] else " (marks not both seen)")]
     lines.append(f"    {'vCPU':6} {'tid':>8} {'guest PMIs/s':>13} "
                  f"{'host PMIs/s':>12} {'entries/s':>10} {'cancels/s':>10} "
-                 f"{'cancels/PMI':>12} {'caused/PMI':>11}")
+                 f"{'cancels/PMI':>12} {'caused/PMI':>11} "
+                 f"{'PMI-entry us':>12}")
     for r in fig["vcpus"]:
         lines.append(f"    {'CPU ' + str(r['vcpu']):6} {r['tid']:8} "
                      f"{fmt(fig['guest_pmis_per_s']):>13} "
@@ -249,13 +291,16 @@ def mode_lines(fig):
                      f"{fmt(r['entries_per_s']):>10} "
                      f"{fmt(r['cancels_per_s']):>10} "
                      f"{fmt(r['cancels_per_pmi'], 3):>12} "
-                     f"{fmt(r['caused_per_pmi'], 3):>11}")
+                     f"{fmt(r['caused_per_pmi'], 3):>11} "
+                     f"{fmt(r['pmi_to_entry_us'], 1):>12}")
     if fig["vcpus"]:
         lines.append(f"    all vCPUs: {count(fig['pmis'])} PMIs, "
                      f"{count(fig['cancels'])} cancels "
                      f"({fmt(fig['cancels_per_pmi'], 3)}/PMI), "
                      f"{count(fig['caused'])} after the PMI's own NMI "
-                     f"({fmt(fig['caused_per_pmi'], 3)}/PMI)")
+                     f"({fmt(fig['caused_per_pmi'], 3)}/PMI), "
+                     f"{fmt(fig['pmi_to_entry_us'], 1)} us from a PMI's "
+                     "delivery to the VM-entry after it")
         lines.append(f"    (PMIs are {PMIS_ARE}, shared equally among the "
                      f"vCPUs; guest PMIs/s is their mean; host PMIs/s: "
                      f"{fig['vcpus'][0]['pmis_how']}, shown, never divided "
@@ -306,6 +351,36 @@ def verdict(nmi, fixed):
     return "inconclusive", head + "inconclusive: between the thresholds " \
         f"(late: both at least {LATE}, on time: both at most {ON_TIME}); " \
         "a partial fix, or noise: rerun with a longer --seconds"
+
+
+KVM_COMMITS = ("a16eb25b09c0", "49ff3b4aec51", "73554b29bd70",
+               "fad505b2cb83")
+
+
+def guest_kvm(doc):
+    """pmi_stress's kvm record in a results.json document: what the
+    guest infers of the four KVM commits (pmu/stress.c), or None."""
+    for t in doc.get("tests", []):
+        for d in t.get("data", []):
+            if isinstance(d, dict) and d.get("test") == "pmi_stress" and \
+                    d.get("record") == "kvm":
+                return d
+    return None
+
+
+def fixes_lines(guest, host):
+    """The guest's inference of the KVM commits beside what the host's
+    own symbols say (hostprobe.fixes()), a disagreement said outright."""
+    lines = []
+    if guest:
+        lines.append("guest infers (LVTPC=nmi): " + ", ".join(
+            f"{c} {guest.get(c, 'unseen')}" for c in KVM_COMMITS))
+    for commit, said in sorted((host or {}).items()):
+        seen = (guest or {}).get(commit, "unseen")
+        if said in ("yes", "no") and seen in ("yes", "no") and seen != said:
+            lines.append(f"{commit}: the guest says {seen}, the host's "
+                         f"kallsyms {said}: they disagree")
+    return lines
 
 
 def ipi_check(sent, host, vcpus, lost=0, complete=True):
@@ -430,6 +505,8 @@ class Verdict:
         data = probedrun.guest_data(outcome.doc, "pmi_stress")
         record["guest_test"] = test and {"status": test["status"],
                                          "reason": test["reason"]}
+        if name == "lvtpc-nmi" and guest_kvm(outcome.doc):
+            self.doc["guest_kvm"] = guest_kvm(outcome.doc)
         return test, data, (result, record)
 
     def main(self):
@@ -447,40 +524,44 @@ class Verdict:
             self.doc["probe_notes"] = check.notes
             self.kprobe_note = next((n for n in check.notes
                                      if n.startswith("cancelled")), None)
-        no_pmu = self.doc["host"].get("enable_pmu") == "N"
-        self.header("calibration: pmi_stress, LVTPC on a fixed vector, "
-                    f"pmu.period={CAL_PERIOD}, 1 s")
-        test, data, rec = self.stress("calibrate", "fixed", CAL_PERIOD, 1)
-        if test is None or test["status"] == Status.SKIP or not data or \
-                "skipped" in data:
-            why = (data or {}).get("skipped") or \
-                (test or {}).get("reason") or "the guest ran no pmi_stress"
-            why = f"no vPMU: guest: {why}" + \
-                ("; host: kvm.enable_pmu=N" if no_pmu else "")
-            self.skip("calibration", why)
-            self.skip(f"LVTPC=nmi vs LVTPC=fixed at {a.rate} PMIs/s",
-                      "no vPMU (as above)")
-            if not a.no_sweep:
-                self.skip("rate sweep", "no vPMU (as above)")
-            if self.kprobe_note:
-                why += f"; and {self.kprobe_note}"
-            return self.finish(None, why)
-        cal_rate = data.get("pmis_per_s_per_cpu") or 0
-        self.say(f"  {cal_rate} PMIs/s per vCPU at pmu.period={CAL_PERIOD}")
-        period = a.period or period_for(a.rate, CAL_PERIOD, cal_rate)
-        if period is None:
-            self.failed = True
-            return self.finish(None, "the calibration run took no PMIs")
+        if a.quick:
+            period, cal_rate = a.period or QUICK_PERIOD, 0
+            asked = "fixed: --quick" if not a.period else "--period"
+        else:
+            test, data, rec = self.calibrate()
+            if rec is None:
+                return self.finish(None, "the calibration run failed")
+            why = self.no_vpmu(test, data)
+            if why:
+                self.skip("calibration", why)
+                self.skip(f"LVTPC=nmi vs LVTPC=fixed at {a.rate} PMIs/s",
+                          "no vPMU (as above)")
+                if not a.no_sweep:
+                    self.skip("rate sweep", "no vPMU (as above)")
+                return self.finish(None, self.with_kprobe_note(why))
+            cal_rate = data.get("pmis_per_s_per_cpu") or 0
+            self.say(f"  {cal_rate} PMIs/s per vCPU at "
+                     f"pmu.period={CAL_PERIOD}")
+            period = a.period or period_for(a.rate, CAL_PERIOD, cal_rate)
+            if period is None:
+                self.failed = True
+                return self.finish(None, "the calibration run took no PMIs")
+            asked = f"asked {a.rate} PMIs/s per vCPU"
 
         self.header(f"LVTPC=nmi vs LVTPC=fixed, pmu.nmi_ipi=0, "
-                    f"pmu.period={period} (asked {a.rate} PMIs/s per vCPU), "
-                    f"{a.seconds} s each")
+                    f"pmu.period={period} ({asked}), {a.seconds} s each")
         figures = {}
         for lvtpc in ("nmi", "fixed"):
             test, data, rec = self.stress(f"lvtpc-{lvtpc}", lvtpc, period,
                                           a.seconds)
             if rec is None:
                 return self.finish(None, f"the LVTPC={lvtpc} run failed")
+            why = self.no_vpmu(test, data)
+            if why:
+                # Only --quick gets here so: a calibration would have
+                # found it first.
+                self.skip(f"LVTPC={lvtpc}", why)
+                return self.finish(None, self.with_kprobe_note(why))
             fig = mode_figures(rec[0], data, lvtpc)
             rec[1]["figures"] = fig
             figures[lvtpc] = fig
@@ -489,7 +570,7 @@ class Verdict:
                 self.say(f"    guest pmi_stress {test['status']}: "
                          f"{test['reason'] or 'see its serial.log'}")
         self.doc["figures"] = figures
-        if not a.no_sweep:
+        if not a.no_sweep and not a.quick:
             self.sweep(cal_rate)
         status, line = verdict(figures["nmi"], figures["fixed"])
         if status is not None:
@@ -499,6 +580,34 @@ class Verdict:
                         if n.startswith("cancelled")) or \
             "cancelled VM-entries were not counted"
         return self.finish(None, why, figures)
+
+    def calibrate(self):
+        self.header("calibration: pmi_stress, LVTPC on a fixed vector, "
+                    f"pmu.period={CAL_PERIOD}, 1 s")
+        return self.stress("calibrate", "fixed", CAL_PERIOD, 1)
+
+    def no_vpmu(self, test, data):
+        """Why a pmi_stress run had no vPMU to stress, or None."""
+        if test is not None and test["status"] != Status.SKIP and data \
+                and "skipped" not in data:
+            return None
+        why = (data or {}).get("skipped") or \
+            (test or {}).get("reason") or "the guest ran no pmi_stress"
+        no_pmu = self.doc["host"].get("enable_pmu") == "N"
+        return f"no vPMU: guest: {why}" + \
+            ("; host: kvm.enable_pmu=N" if no_pmu else "")
+
+    def with_kprobe_note(self, why):
+        return why + (f"; and {self.kprobe_note}" if self.kprobe_note
+                      else "")
+
+    def judged(self):
+        """What --expect judges: the verdict's status ("late", "on time",
+        "inconclusive" or None), whether a run failed, and its line or
+        why there is none."""
+        return {"status": self.doc.get("verdict_status"),
+                "failed": self.failed,
+                "why": self.doc.get("verdict") or self.doc.get("no_verdict")}
 
     def sweep(self, cal_rate):
         a = self.args
@@ -551,7 +660,9 @@ class Verdict:
         self.doc["host"]["throttle_messages"] = self.throttle
         self.doc["host"]["perf_event_max_sample_rate_after"] = \
             hostprobe.sample_rate()
-        self.say("", *hostprobe.facts_lines(self.doc["host"])[1:])
+        self.say("", *hostprobe.facts_lines(self.doc["host"])[1:],
+                 *fixes_lines(self.doc.get("guest_kvm"),
+                              self.doc["host"].get("fixes")))
         self.doc["verdict_status"] = status
         if status in ("late", "on time"):
             self.doc["verdict"] = line
@@ -698,14 +809,40 @@ def rate_of(n, seconds):
     return f"{n / seconds:.1f}" if seconds else "-"
 
 
+def bisect_exit(expect, judged):
+    """The exit status --expect gives: 0 the verdict expected, 1 the
+    other, EXIT_SKIP (said on stderr, with the reason) no verdict."""
+    status, want = judged["status"], EXPECTS[expect]
+    if status in EXPECTS.values() and not judged["failed"]:
+        if status == want:
+            return EXIT_VERDICT
+        print(f"{PROG}: the verdict is {status}, not {want}", file=sys.stderr)
+        return EXIT_FAILED
+    why = judged["why"] or "not reached"
+    if judged["failed"]:
+        why = f"a run or the probe check failed (above): {why}"
+    print(f"{PROG}: no verdict (125, git bisect's skip): {why}",
+          file=sys.stderr)
+    return EXIT_SKIP
+
+
 def main(argv):
     args = parse_args(argv)
     # SIGTERM and SIGHUP as Ctrl-C: the probes, perf and QEMU are undone
     # on the way out, and tools/entry.py says "interrupted" (exit 130).
     with signals.interruptible():
-        if args.host_kernel:
-            return host_kernels_main(args, argv)
-        return verdict_main(args)
+        try:
+            if args.host_kernel:
+                rc, judged = host_kernels_main(args, argv)
+            else:
+                rc, judged = verdict_main(args)
+        except tuple(EXITS) as err:
+            if args.expect is None:
+                raise
+            rc, judged = EXIT_CANNOT, {"status": None, "failed": False,
+                                       "why": str(err)}
+        return rc if args.expect is None else bisect_exit(args.expect,
+                                                          judged)
 
 
 def build(args):
@@ -724,19 +861,37 @@ def results_folder(args):
         raise CannotRun(f"cannot make the results folder: {err}") from None
 
 
+def l1_has_no_vpmu(l0):
+    """Why an L1 host kernel run on l0 has no vPMU to judge, or None."""
+    if l0.accel != "kvm":
+        return f"no vPMU in L1: it would run under TCG ({l0.why}), and " \
+            "only an L0 KVM with a PMU gives L1 one"
+    if kvm.flavour()["enable_pmu"] is False:
+        return "no vPMU in L1: this host's kvm.enable_pmu=N"
+    return None
+
+
 def host_kernels_main(args, argv):
     """This command inside each --host-kernel as L1, one after another,
-    then their outcomes side by side."""
+    then their outcomes side by side: (exit status, what --expect
+    judges of the one kernel it allows)."""
+    l0 = nested.choose_l0(*kvm.flavour_works(ROOT, hostinfo.qemu_version()))
+    if args.expect:
+        # Before anything is built, fetched or booted: git bisect run
+        # then skips each commit at once.
+        why = l1_has_no_vpmu(l0)
+        if why:
+            raise CannotRun(why)
     build(args)
     folder = results_folder(args)
     inner = cli.without_options(
-        argv, ("--host-kernel", "--results", "--name"), ("--no-build",))
-    l0 = nested.choose_l0(*kvm.flavour_works(ROOT, hostinfo.qemu_version()))
+        argv, ("--host-kernel", "--host-modules", "--results", "--name"),
+        ("--no-build",))
     print(f"L0: {l0.accel} ({l0.why})", flush=True)
     summaries = []
     for spec in args.host_kernel:
         try:
-            kernel = hostkernel.resolve(spec)
+            kernel = hostkernel.resolve(spec, args.host_modules)
         except hostkernel.HostKernelError as err:
             summaries.append(kernel_summary(spec, error=str(err)))
             continue
@@ -766,7 +921,10 @@ def host_kernels_main(args, argv):
     jsonfile.write(folder / "verdicts.json",
                    {"l0": l0.to_json(), "kernels": summaries})
     print(f"results: {guest.shown(folder)}")
-    return combined_exit(summaries)
+    one = summaries[0]
+    return combined_exit(summaries), {
+        "status": one["status"], "failed": one["exit"] == EXIT_FAILED,
+        "why": one["error"] or one["verdict"] or one["no_verdict"]}
 
 
 def verdict_main(args):
@@ -780,7 +938,7 @@ def verdict_main(args):
     folder = results_folder(args)
     verdict = Verdict(args, folder)
     try:
-        return verdict.main()
+        return verdict.main(), verdict.judged()
     except KeyboardInterrupt as err:
         # What ran is kept, marked as cut short; the runs in progress
         # were undone on the way here.

@@ -43,6 +43,36 @@ class Host(unittest.TestCase):
         self.assertIn("throttling messages while probing: 0 (since boot: "
                       "?)", text)
 
+    def test_pmu_model_and_fixes_read_from_the_host(self):
+        with self.host.patched():
+            facts = hostprobe.host_facts()
+        self.assertEqual(facts["pmu_model"], "emulated")
+        self.assertEqual(facts["fixes"], {"73554b29bd70": "unseen"})
+        text = "\n".join(hostprobe.facts_lines(facts))
+        self.assertIn("host: PMU model emulated (no "
+                      "kvm.enable_mediated_pmu)", text)
+        param = self.host.sysmodule / "kvm/parameters/enable_mediated_pmu"
+        param.write_text("N\n")
+        with self.host.patched():
+            facts = hostprobe.host_facts()
+        self.assertIn("host: PMU model emulated (kvm.enable_mediated_pmu=N)",
+                      hostprobe.facts_lines(facts))
+        param.write_text("Y\n")
+        with open(self.host.proc / "kallsyms", "a") as f:
+            f.write("ffffffffc0800200 t kvm_pmi_trigger_fn\t[kvm]\n")
+        with self.host.patched():
+            facts = hostprobe.host_facts()
+        self.assertEqual(facts["pmu_model"], "mediated")
+        self.assertEqual(facts["fixes"], {"73554b29bd70": "no"})
+        text = "\n".join(hostprobe.facts_lines(facts))
+        self.assertIn("host: PMU model mediated (kvm.enable_mediated_pmu=Y: "
+                      "counter accesses do not exit, a guest PMI reaches "
+                      "the host on KVM's own vector; the verdict still "
+                      "judges the PMI's NMI request at VM-entry)", text)
+        self.assertIn("host: 73554b29bd70 no (kvm_pmi_trigger_fn in "
+                      "kallsyms: the irq_work that delivers a PMI twice)",
+                      text)
+
     def test_kmsg_records_and_throttling(self):
         seq, text = hostprobe.kmsg_record(
             b"4,1234,5678,-;perf: interrupt took too long (2503 > 2500), "

@@ -25,7 +25,7 @@ from tools import ROOT
 from tools.commands import pmi_verdict as pv
 from tools.lib.launch import guest
 from tools.lib.probe import hostprobe, probecount
-from tools.tests.fakehost import alive, make_guest_host
+from tools.tests.fakehost import KIND, alive, make_guest_host, tool_argv
 from tools.tests.test_jsonfile import full_disk
 
 A, B = 4242, 4243
@@ -114,7 +114,25 @@ class Model:
         return guest.Outcome(doc, [], True), result, record
 
 
-def verdict_run(model, *argv, enable_pmu="Y"):
+class KvmRecord(Model):
+    """A host whose guest writes pmi_stress's kvm record: kvm, what it
+    infers of the four commits."""
+
+    def __init__(self, kvm, **kw):
+        super().__init__(**kw)
+        self.kvm = kvm
+
+    def run(self, verdict, name, words, cpu, discover=False):
+        outcome, result, record = super().run(verdict, name, words, cpu,
+                                              discover)
+        for test in outcome.doc["tests"]:
+            if test["name"] == "pmi_stress":
+                test["data"].append({"test": "pmi_stress", "record": "kvm",
+                                     **self.kvm})
+        return outcome, result, record
+
+
+def verdict_run(model, *argv, enable_pmu="Y", fixes=None):
     out = io.StringIO()
     def run(self, *a, **k):
         return model.run(self, *a, **k)
@@ -123,7 +141,8 @@ def verdict_run(model, *argv, enable_pmu="Y"):
             mock.patch.object(pv.hostprobe, "host_facts", lambda: {
                 "kernel": "6.6.0", "vendor_module": "kvm_intel",
                 "enable_pmu": enable_pmu,
-                "perf_event_max_sample_rate": 100000}), \
+                "perf_event_max_sample_rate": 100000,
+                "fixes": fixes or {"73554b29bd70": "unseen"}}), \
             contextlib.redirect_stdout(out):
         args = pv.parse_args(["--no-build", "--results", tmp, *argv])
         rc = pv.Verdict(args, Path(tmp)).main()
@@ -292,6 +311,22 @@ class Course(unittest.TestCase):
                 self.assertEqual(rc, pv.EXIT_NO_VERDICT, out)
                 self.assertIn(why, out)
 
+    def test_the_guests_inference_beside_the_hosts_facts(self):
+        kvm = {"a16eb25b09c0": "yes", "49ff3b4aec51": "either",
+               "73554b29bd70": "yes", "fad505b2cb83": "unseen"}
+        rc, out, saved = verdict_run(KvmRecord(kvm, late=0.97), "--quick",
+                                     fixes={"73554b29bd70": "no"})
+        self.assertEqual(rc, pv.EXIT_VERDICT, out)
+        self.assertIn("guest infers (LVTPC=nmi): a16eb25b09c0 yes, "
+                      "49ff3b4aec51 either, 73554b29bd70 yes, fad505b2cb83 "
+                      "unseen", out)
+        self.assertIn("73554b29bd70: the guest says yes, the host's "
+                      "kallsyms no: they disagree", out)
+        self.assertEqual(json.loads(saved)["guest_kvm"]["73554b29bd70"],
+                         "yes")
+        rc, out, _ = verdict_run(KvmRecord(kvm, late=0.97), "--quick")
+        self.assertNotIn("disagree", out)
+
     def test_a_probe_that_miscounts_fails(self):
         rc, out, _ = verdict_run(Model(ipis_seen=19000), "--no-sweep")
         self.assertEqual(rc, pv.EXIT_FAILED, out)
@@ -316,6 +351,159 @@ class Course(unittest.TestCase):
         self.assertFalse(pv.ipi_check(8391, 8391, 2, lost=1)["ok"])
         self.assertFalse(pv.ipi_check(8391, 8391, 2, complete=False)["ok"])
         self.assertFalse(pv.ipi_check(None, 8391, 2)["ok"])
+
+
+def expect_run(model, expect, *argv, enable_pmu="Y"):
+    """(exit status under --expect, what it printed, stderr): the course
+    as verdict_run() runs it, judged as main() judges it."""
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err):
+        rc, out, saved = verdict_run(model, "--expect", expect, *argv,
+                                     enable_pmu=enable_pmu)
+        doc = json.loads(saved)
+        judged = {"status": doc["verdict_status"],
+                  "failed": rc == pv.EXIT_FAILED,
+                  "why": doc.get("verdict") or doc.get("no_verdict")}
+        status = pv.bisect_exit(expect, judged)
+    return status, out, err.getvalue()
+
+
+class Bisect(unittest.TestCase):
+    """--expect: what git bisect run reads: 0 good, 1 bad, 125 skip."""
+
+    def test_the_expected_verdict_is_0_the_other_1(self):
+        for model, expect, rc in ((Model(late=0.97), "late", 0),
+                                  (Model(late=0.97), "on-time", 1),
+                                  (Model(late=0.0), "on-time", 0),
+                                  (Model(late=0.0), "late", 1)):
+            with self.subTest(late=model.late, expect=expect):
+                status, out, err = expect_run(model, expect, "--quick")
+                self.assertEqual(status, rc, out + err)
+        _, _, err = expect_run(Model(late=0.97), "on-time", "--quick")
+        self.assertIn("the verdict is late, not on time", err)
+
+    def test_no_verdict_is_125_with_the_reason(self):
+        for model, pmu, why in (
+                (Model(vpmu=False), "N", "no vPMU: guest: no architectural "
+                 "PMU"),
+                (Model(lost=12), "Y", "perf lost 12 records"),
+                (Model(late=0.3, cause=1.0), "Y", "between the thresholds"),
+                (Model(kprobes=False), "Y", "they need kprobes"),
+                (Model(ipis_seen=19000), "Y", "a run or the probe check "
+                 "failed")):
+            with self.subTest(why=why):
+                status, out, err = expect_run(model, "late", "--quick",
+                                              enable_pmu=pmu)
+                self.assertEqual(status, pv.EXIT_SKIP, out + err)
+                self.assertIn("no verdict (125, git bisect's skip)", err)
+                self.assertIn(why, err)
+
+    def test_quick_is_the_comparison_alone(self):
+        model = Model(late=0.97)
+        rc, out, _ = verdict_run(model, "--quick")
+        self.assertEqual(rc, pv.EXIT_VERDICT, out)
+        self.assertEqual([n for n, _ in model.boots],
+                         ["probe-check", "lvtpc-nmi", "lvtpc-fixed"])
+        for name, words in model.boots[1:]:
+            self.assertIn(f"pmu.period={pv.QUICK_PERIOD}", words, name)
+        self.assertNotIn("calibration", out)
+        self.assertNotIn("rate sweep", out)
+        model = Model(late=0.97)
+        verdict_run(model, "--quick", "--period", "4000000")
+        self.assertIn("pmu.period=4000000", model.boots[1][1])
+
+    def test_quick_without_a_vpmu_says_so(self):
+        model = Model(vpmu=False, kprobes=False)
+        rc, out, saved = verdict_run(model, "--quick", enable_pmu="N")
+        self.assertEqual(rc, pv.EXIT_NO_VERDICT, out)
+        self.assertEqual([n for n, _ in model.boots],
+                         ["probe-check", "lvtpc-nmi"])
+        self.assertIn("verdict: none: no vPMU: guest: no architectural PMU "
+                      "(CPUID.0AH:EAX[7:0]=0); host: kvm.enable_pmu=N", out)
+
+    def test_a_host_kernel_without_a_vpmu_in_l1_is_125(self):
+        # The fake host's kinds: no KVM at all, and a KVM (kvm_pvm) that
+        # cannot boot a stock kernel: L1 would run under TCG, with no
+        # vPMU, before anything is built or fetched.
+        for kind in ("no-kvm", "kvm-works"):
+            with self.subTest(kind=kind), \
+                    tempfile.TemporaryDirectory() as tmp:
+                results = Path(tmp) / "results"
+                proc = subprocess.run(
+                    tool_argv(KIND[kind], tmp, "tools/pmi-verdict",
+                              "--quick", "--expect", "late",
+                              "--host-kernel", "6.1", "--results", results),
+                    cwd=ROOT, capture_output=True, text=True, timeout=60)
+                self.assertEqual(proc.returncode, 125,
+                                 proc.stdout + proc.stderr)
+                self.assertIn("pmi-verdict: no verdict (125, git bisect's "
+                              "skip): no vPMU in L1", proc.stderr)
+                self.assertIn("TCG", proc.stderr)
+                self.assertNotIn("Traceback", proc.stderr)
+                self.assertFalse(results.exists(), "no folder made")
+
+    def test_cannot_run_is_125(self):
+        err = io.StringIO()
+        with mock.patch.object(pv.kvm, "works",
+                               lambda *a: (False, "no /dev/kvm")), \
+                mock.patch.object(pv.hostprobe, "geteuid", lambda: 0), \
+                contextlib.redirect_stderr(err):
+            rc = pv.main(["--no-build", "--quick", "--expect", "on-time"])
+        self.assertEqual(rc, pv.EXIT_SKIP)
+        self.assertIn("needs KVM: no /dev/kvm", err.getvalue())
+
+    def test_own_build_with_its_modules(self):
+        # git bisect run's form: a bzImage and its modules, judged in L1;
+        # a kernel that cannot be booted is a skip, not a bad commit.
+        asked = []
+
+        def resolve(spec, modules=None):
+            asked.append((spec, modules))
+            raise pv.hostkernel.HostKernelError(f"{spec}: no such file")
+        err = io.StringIO()
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.object(pv.kvm, "flavour_works",
+                                  lambda *a: ("kvm_intel", True)), \
+                mock.patch.object(pv.kvm, "flavour",
+                                  lambda: {"enable_pmu": True}), \
+                mock.patch.object(pv.hostinfo, "qemu_version",
+                                  lambda: "10.0.2"), \
+                mock.patch.object(pv.hostkernel, "resolve", resolve), \
+                contextlib.redirect_stdout(io.StringIO()), \
+                contextlib.redirect_stderr(err):
+            rc = pv.main(["--no-build", "--quick", "--expect", "on-time",
+                          "--results", tmp, "--host-kernel",
+                          "arch/x86/boot/bzImage", "--host-modules",
+                          "/tmp/mods"])
+        self.assertEqual(asked, [("arch/x86/boot/bzImage", "/tmp/mods")])
+        self.assertEqual(rc, pv.EXIT_SKIP)
+        self.assertIn("no verdict (125, git bisect's skip): "
+                      "arch/x86/boot/bzImage: no such file", err.getvalue())
+        with contextlib.redirect_stderr(io.StringIO()) as err, \
+                self.assertRaises(SystemExit) as cm:
+            pv.parse_args(["--host-modules", "/tmp/mods"])
+        self.assertEqual(cm.exception.code, 2)
+        self.assertIn("--host-modules goes with --host-kernel",
+                      err.getvalue())
+
+    def test_the_readme_recipe_parses(self):
+        # README's git bisect run recipe, as pmi-verdict takes it.
+        text = (ROOT / "README.md").read_text().replace("\\\n", " ")
+        line = re.search(r"exec \S*tools/pmi-verdict ([^'\n]*)", text)
+        self.assertIsNotNone(line, "README has the recipe")
+        args = pv.parse_args(line.group(1).split())
+        self.assertEqual((args.quick, args.expect, args.host_kernel,
+                          args.host_modules),
+                         (True, "on-time", ["arch/x86/boot/bzImage"],
+                          "/tmp/mods"))
+
+    def test_expect_with_several_kernels_is_a_usage_error(self):
+        with contextlib.redirect_stderr(io.StringIO()) as err, \
+                self.assertRaises(SystemExit) as cm:
+            pv.parse_args(["--expect", "late", "--host-kernel", "6.1",
+                           "--host-kernel", "6.12"])
+        self.assertEqual(cm.exception.code, 2)
+        self.assertIn("--expect judges one host kernel", err.getvalue())
 
 
 class FullDisk(unittest.TestCase):
@@ -482,12 +670,25 @@ class Signals(unittest.TestCase):
 class Refusals(unittest.TestCase):
     def test_usage(self):
         for argv in (["--smp", "1"], ["--seconds", "0"], ["--period", "5"],
-                     ["--rate", "0"], ["--name", "a b"], ["--bogus"]):
+                     ["--rate", "0"], ["--name", "a b"], ["--bogus"],
+                     ["--timeout", "inf"], ["--timeout", "nan"],
+                     ["--timeout", "-1"], ["--timeout", "soon"],
+                     ["--expect", "early"]):
             with self.subTest(argv=argv), \
                     contextlib.redirect_stderr(io.StringIO()), \
                     self.assertRaises(SystemExit) as cm:
                 pv.parse_args(argv)
             self.assertEqual(cm.exception.code, 2)
+
+    def test_a_duration_says_what_it_takes(self):
+        for text in ("inf", "nan", "-inf", "0"):
+            with self.subTest(text=text), \
+                    contextlib.redirect_stderr(io.StringIO()) as err, \
+                    self.assertRaises(SystemExit):
+                pv.parse_args([f"--timeout={text}"])
+            self.assertIn("--timeout: must be a number of seconds, 0 < S <",
+                          err.getvalue())
+            self.assertNotIn("Traceback", err.getvalue())
 
     def test_cannot_run(self):
         with mock.patch.object(pv.kvm, "works",

@@ -168,6 +168,31 @@ class Causes(unittest.TestCase):
         self.assertEqual(w.counts[B]["inject_nmi"], 2,
                          "injections count on the thread that ran them")
 
+    def test_from_a_pmi_to_the_vm_entry_after_it(self):
+        # A: PMI at 1.02, its entry (after two cancels) at 1.06; B: PMI
+        # at 1.13, entry at 1.14. Per thread: the PMI's delivery runs on
+        # its vCPU's own thread, in vcpu_enter_guest().
+        w = pc.tally(CAUSES).windows[0]
+        self.assertEqual((w.counts[A]["pmi_entries"],
+                          w.counts[A]["pmi_to_entry_ns"]), (1, 40000000))
+        self.assertEqual((w.counts[B]["pmi_entries"],
+                          w.counts[B]["pmi_to_entry_ns"]), (1, 10000000))
+        # Two PMIs before one entry: timed from the first.
+        two = lines((A, 1.0, "kvm:kvm_pio", pio(0xb0)),
+                    (A, 1.1, "hvprobe:pmi", kp(P)),
+                    (A, 1.2, "hvprobe:pmi", kp(P)),
+                    (A, 1.5, "kvm:kvm_entry", "vcpu 0"),
+                    (A, 1.6, "kvm:kvm_entry", "vcpu 0"),
+                    (A, 2.0, "kvm:kvm_pio", pio(0xb1)))
+        w = pc.tally(two).windows[0]
+        self.assertEqual((w.counts[A]["pmi_entries"],
+                          w.counts[A]["pmi_to_entry_ns"]), (1, 400000000))
+        r = result([w], recorded=("hvprobe:pmi", "kvm:kvm_entry"))
+        r.fired = {"kvm:kvm_entry": 2}
+        self.assertEqual(pc.causes(r, w)[0]["pmi_to_entry_us"], 400000.0)
+        r.recorded = ("kvm:kvm_entry",)
+        self.assertIsNone(pc.causes(r, w)[0]["pmi_to_entry_us"])
+
     def test_without_the_vcpu_argument_the_thread_stands_for_it(self):
         bare = [line.replace(f" vcpu={P}", "").replace(f" vcpu={Q}", "")
                 for line in CAUSES]
@@ -187,7 +212,7 @@ class Causes(unittest.TestCase):
         self.assertEqual(rows[0], {
             "vcpu": 0, "tid": A, "cancels": 4, "after_nmi": 2,
             "after_pmi_nmi": 1, "entries": 3, "nmi_injections": 2,
-            "pmis": 1})
+            "pmis": 1, "pmi_entries": 1, "pmi_to_entry_us": 40000.0})
         self.assertEqual((rows[1]["cancels"], rows[1]["after_nmi"]), (1, 1))
         r.recorded = ("hvprobe:cancel", "kvm:kvm_entry")
         rows = pc.causes(r, w)

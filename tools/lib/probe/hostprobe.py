@@ -49,8 +49,8 @@ from typing import Any
 from ..launch import kvm
 from .probecount import (KPROBES, KEYS, KPROBE_KEYS, MARK_EVENT, MARK_FILTER,
                          NMI_SYMBOL, PMI_SYMBOL, PROBE_GROUP, SEP, Result,
-                         Tally, event_keys, parse_lost, parse_stat, tally,
-                         window_names)
+                         Tally, fired_from, name_windows, parse_lost,
+                         parse_stat, tally)
 
 # Tests point these elsewhere.
 PROC = Path("/proc")
@@ -179,10 +179,36 @@ def host_facts() -> dict[str, Any]:
         "vendor_module": module,
         "vendor_module_by": vendor_choice()[1],
         "enable_pmu": read(SYSMODULE / "kvm/parameters/enable_pmu"),
+        "enable_mediated_pmu":
+            read(SYSMODULE / "kvm/parameters/enable_mediated_pmu"),
+        "pmu_model": pmu_model(),
+        "fixes": fixes(),
         "perf_event_max_sample_rate": sample_rate(),
         "throttle_messages_since_boot":
             len(throttling(log)) if isinstance(log, list) else None,
     }
+
+
+def pmu_model() -> str:
+    """Which vPMU KVM gives its guests: "mediated" where
+    kvm.enable_mediated_pmu=Y (the kvm-x86-pmu-6.20 pull: the guest owns
+    the counters between entry and exit), else "emulated" (perf events
+    standing for the guest's counters)."""
+    mediated = read(SYSMODULE / "kvm/parameters/enable_mediated_pmu")
+    return "mediated" if mediated in ("Y", "1") else "emulated"
+
+
+def fixes() -> dict[str, str]:
+    """The PMI fixes the host's symbols tell: {commit: "no" or
+    "unseen"}. kvm_pmi_trigger_fn() is the irq_work 73554b29bd70
+    removed; its absence proves nothing (a kernel without kallsyms)."""
+    found = kallsyms_find(kallsyms_text(), ("kvm_pmi_trigger_fn",))
+    return {"73554b29bd70": "no" if found else "unseen"}
+
+
+MEDIATED_MEANS = ("counter accesses do not exit, a guest PMI reaches the "
+                  "host on KVM's own vector; the verdict still judges the "
+                  "PMI's NMI request at VM-entry")
 
 
 def facts_lines(facts) -> list[str]:
@@ -196,6 +222,17 @@ def facts_lines(facts) -> list[str]:
         f"{pmu if pmu is not None else '? (no /sys/module/kvm)'}, "
         f"kernel.perf_event_max_sample_rate="
         f"{facts.get('perf_event_max_sample_rate')}"]
+    model = facts.get("pmu_model")
+    if model:
+        lines.append(f"host: PMU model {model} (" + (
+            f"kvm.enable_mediated_pmu=Y: {MEDIATED_MEANS})"
+            if model == "mediated" else
+            f"kvm.enable_mediated_pmu={facts['enable_mediated_pmu']})"
+            if facts.get("enable_mediated_pmu") else
+            "no kvm.enable_mediated_pmu)"))
+    if (facts.get("fixes") or {}).get("73554b29bd70") == "no":
+        lines.append("host: 73554b29bd70 no (kvm_pmi_trigger_fn in "
+                     "kallsyms: the irq_work that delivers a PMI twice)")
     boot = facts.get("throttle_messages_since_boot")
     seen = facts.get("throttle_messages")
     if seen is not None:
@@ -770,17 +807,9 @@ class Probe:
         assert self.tmp is not None     # open() made it
         fired = parse_stat(read(Path(self.tmp) / "kvm-events.csv", "") or "")
         tl, lost = self._script()
-        # What was recorded fired (or not) whatever the discovery says.
-        for event, _ in self.recorded_events():
-            keys = event_keys(event)
-            if keys:
-                fired[event] = sum(n for c in tl.totals.values()
-                                   for k, n in c.items()
-                                   if k.startswith(keys))
-        names = window_names(serial_text)
-        for w, name in zip([w for w in tl.windows if w.begin is not None],
-                           names):
-            w.name = name
+        fired = fired_from(tl, [e for e, _ in self.recorded_events()],
+                           fired)
+        name_windows(tl.windows, serial_text)
         seq, lines = kmsg(self.kmsg_seq) if self.kmsg_seq is not None \
             else (None, [])
         self.result = Result(

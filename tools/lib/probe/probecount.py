@@ -41,6 +41,11 @@ KEYS = {
     "caused_pmi_nmi": "cancelled VM-entries after a PMI delivery and its "
                       "NMI injection into the same vCPU with no VM-entry "
                       "between",
+    "pmi_entries": "VM-entries after one or more PMI deliveries on that "
+                   "vCPU thread (the entry that injects the first one's "
+                   "NMI)",
+    "pmi_to_entry_ns": "from the first of those PMI deliveries to that "
+                       "VM-entry, summed, in nanoseconds",
 }
 
 SCRIPT_LINE = re.compile(r"^\s*(\d+)/(\d+)\s+(\d+\.\d+):\s+"
@@ -104,8 +109,8 @@ class Window:
         b = self.end if self.end is not None else self.last
         return (b - a) if a is not None and b is not None else 0.0
 
-    def add(self, tid, key, stamp, trace) -> None:
-        self.counts.setdefault(tid, Counter())[key] += 1
+    def add(self, tid, key, stamp, trace, amount=1) -> None:
+        self.counts.setdefault(tid, Counter())[key] += amount
         if key == "accept_nmi":
             m = ACCEPT.search(trace)
             if m:
@@ -154,9 +159,16 @@ class Causes:
     pointer and the sequence is followed per vCPU, not per thread;
     VM-entries are per thread (a vCPU's entries and cancels run on its
     own thread). Without the pointer (kprobes placed without it) the
-    thread stands for the vCPU."""
+    thread stands for the vCPU.
+
+    It also times each PMI to the VM-entry after it, the figure
+    fad505b2cb83 shortens by the cancel: per thread, since the PMI's
+    delivery runs in vcpu_enter_guest() on its vCPU's own thread, from
+    the first delivery after an entry to the next entry."""
 
     def __init__(self) -> None:
+        # {tid: stamp of the first PMI delivery since its last VM-entry}
+        self.pmi_at: dict[int, float] = {}
         # {tid: order of its last VM-entry}
         self.entry: dict[int, int] = {}
         # {vCPU: order of its last cancel, PMI delivery, NMI injection}
@@ -169,13 +181,19 @@ class Causes:
         m = VCPU_ARG.search(trace)
         return m.group(1) if m else tid
 
-    def see(self, n, tid, key, trace) -> tuple[str, ...]:
-        """The keys of the causes a cancel at order n shows (none for
-        other events)."""
+    def see(self, n, tid, key, trace, stamp=0.0) \
+            -> tuple[tuple[str, int], ...]:
+        """(key, amount) of what an event at order n shows beyond
+        itself: a cancel's causes, an entry's time since a PMI."""
         if key == "entry":
             self.entry[tid] = n
+            if tid in self.pmi_at:
+                since = self.pmi_at.pop(tid)
+                return (("pmi_entries", 1),
+                        ("pmi_to_entry_ns", round((stamp - since) * 1e9)))
         elif key == "pmi":
             self.pmi[self.vcpu(tid, trace)] = n
+            self.pmi_at.setdefault(tid, stamp)
         elif key == "inject_nmi":
             self.inject[self.vcpu(tid, trace)] = n
         elif key == "cancel":
@@ -184,8 +202,8 @@ class Causes:
             self.cancel[vcpu] = n
             inject, pmi = self.inject.get(vcpu, -1), self.pmi.get(vcpu, -1)
             if inject > since:
-                return ("caused_pmi_nmi", "caused_nmi") \
-                    if since < pmi < inject else ("caused_nmi",)
+                return (("caused_pmi_nmi", 1), ("caused_nmi", 1)) \
+                    if since < pmi < inject else (("caused_nmi", 1),)
         return ()
 
 
@@ -234,11 +252,12 @@ def tally(lines) -> Tally:
         key = classify(event, trace)
         if key is None:
             continue
-        for k in (key, *causes.see(n, tid, key, trace)):
-            totals.setdefault(tid, Counter())[k] += 1
+        for k, amount in ((key, 1), *causes.see(n, tid, key, trace,
+                                                 stamp)):
+            totals.setdefault(tid, Counter())[k] += amount
             for w in (current, pre):
                 if w is not None:
-                    w.add(tid, k, stamp, trace)
+                    w.add(tid, k, stamp, trace, amount)
     if current is not None:
         windows.append(current)
     elif pre is not None and pre.first is not None:
@@ -258,6 +277,27 @@ def window_names(serial_text) -> list[str]:
     """The names of the windows the serial log announces, in order."""
     return [m.group(2) for m in MARK_LINE.finditer(serial_text)
             if int(m.group(1), 16) == MARK_BEGIN]
+
+
+def name_windows(windows, serial_text) -> None:
+    """Each window the recording saw begin takes, in order, the name the
+    serial log announces for it."""
+    for w, name in zip([w for w in windows if w.begin is not None],
+                       window_names(serial_text)):
+        w.name = name
+
+
+def fired_from(tl, recorded, fired) -> dict[str, int]:
+    """fired ({event: count}, perf stat's) with each recorded event's
+    count over the whole recording: what was recorded fired, or not,
+    whatever the discovery says."""
+    fired = dict(fired)
+    for event in recorded:
+        keys = event_keys(event)
+        if keys:
+            fired[event] = sum(n for c in tl.totals.values()
+                               for k, n in c.items() if k.startswith(keys))
+    return fired
 
 
 @dataclass
@@ -316,14 +356,18 @@ def per_vcpu(result, window) -> list[tuple[int, int, Counter[str]]]:
 def causes(result, window) -> list[dict[str, Any]]:
     """Per vCPU thread over the window, what explains its cancelled
     VM-entries: [{"vcpu", "tid", "cancels", "after_nmi", "after_pmi_nmi",
-    "entries", "nmi_injections", "pmis"}], vCPUs in order. after_nmi:
+    "entries", "nmi_injections", "pmis", "pmi_entries",
+    "pmi_to_entry_us"}], vCPUs in order. after_nmi:
     cancels after an NMI injection into that vCPU with no VM-entry (nor
     other cancel) between; after_pmi_nmi: those whose injection came
     from a PMI delivered to it (the pre-6.7 sequence). nmi_injections
     and pmis count what ran on that thread (an NMI IPI's injection runs
-    on its sender's). None where the recording did not count it."""
+    on its sender's); pmi_entries and pmi_to_entry_us: the VM-entries
+    after a PMI delivery and the mean time from it (Causes). None where
+    the recording did not count it."""
     have = {k: counted(result, k) for k in ("cancel", "pmi", "inject_nmi",
                                             "entry")}
+    timed = have["pmi"] and have["entry"]
     rows = []
     for index, tid, c in per_vcpu(result, window):
         rows.append({
@@ -337,7 +381,10 @@ def causes(result, window) -> list[dict[str, Any]]:
             result.fires(KEY_EVENTS["entry"]) else None,
             "nmi_injections": c["inject_nmi"] if have["inject_nmi"]
             else None,
-            "pmis": c["pmi"] if have["pmi"] else None})
+            "pmis": c["pmi"] if have["pmi"] else None,
+            "pmi_entries": c["pmi_entries"] if timed else None,
+            "pmi_to_entry_us": c["pmi_to_entry_ns"] / c["pmi_entries"] / 1e3
+            if timed and c["pmi_entries"] else None})
     return rows
 
 
