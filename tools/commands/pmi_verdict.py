@@ -32,7 +32,6 @@ sweep), for git bisect run with --expect (README, "Stressing PMI/NMI
 ordering").
 """
 
-import argparse
 import datetime
 import json
 import re
