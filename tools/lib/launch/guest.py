@@ -18,7 +18,7 @@ from typing import Any
 from ... import ROOT
 from .. import cli, hostinfo
 from ..base.text import escaped
-from ..analysis import ktap, results
+from ..analysis import expected_data, ktap, results
 from ..base import jsonfile
 from ..base.exits import CannotRun
 from ..base.status import Status
@@ -173,11 +173,12 @@ class Outcome:
 
 def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
         expect_status=None, expect_fail=None, kvm_ok=None, expect_lines=(),
-        iso_entry=None) -> Outcome:
+        iso_entry=None, expect_data=None) -> Outcome:
     """Boot machine once with the kernel command line words, in run_dir;
     write run_dir/results.json and return the Outcome. iso_entry boots
     that entry of the build's ISO instead (words are then its own), picked
-    by a disk as a Hyper-V user picks one. Raises CannotRun (or
+    by a disk as a Hyper-V user picks one. expect_data: {figure path:
+    value} the run's DATA must hold (analysis.expected_data). Raises CannotRun (or
     media.MediaError, or qemu.ConfigError) when no guest could be
     started."""
     if iso_entry is not None:
@@ -248,6 +249,8 @@ def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
     if expect_lines:
         log = (run_dir / "serial.log").read_text(errors="replace")
         doc["host_checks"] += results.line_checks(log, expect_lines)
+    if expect_data:
+        doc["host_checks"] += expected_data.checks(doc, expect_data)
     if report.totals is not None:
         doc["host_checks"] += results.exit_check(
             guest.exit_status, results.ktap_verdict(doc["tests"]),
@@ -262,7 +265,8 @@ def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
         # What the run was also asked for (its exit status, its lines)
         # holds for an expected failure too.
         asked = [c for c in doc["host_checks"]
-                 if c["name"] in ("exit_status", "expect_line")]
+                 if c["name"] in ("exit_status", "expect_line",
+                                  "expect_data")]
         ok = doc["expected"] = bool(matched and not crash and
                                     all(c["status"] == Status.PASS
                                         for c in asked))
