@@ -358,6 +358,21 @@ class Shipped(unittest.TestCase):
         specs, _, _, _ = scen.load_matrix(matrices / "seed.toml")
         self.assertEqual(len(specs), 8)
 
+    def test_check_runs_read_back_as_their_tools_run_command_line(self):
+        # A nested leg boots its run inside L1 by run_argv(): what it
+        # expects must reach that tools/run whole.
+        specs, _, _, _ = scen.load_matrix(scen.SCENARIOS.parent / "matrices"
+                                          / "check.toml")
+        for spec in specs:
+            if spec.tool != "run":
+                continue
+            with self.subTest(run=spec.name):
+                args = run.parse_args(spec.run_argv())
+                self.assertEqual((args.expect_data, args.expect_line,
+                                  args.expect_status, args.expect_fail),
+                                 (spec.expect_data, spec.expect_lines,
+                                  spec.expect_status, spec.expect_fail))
+
 
 if __name__ == "__main__":
     unittest.main()
