@@ -28,7 +28,7 @@ from pathlib import Path
 from tools import ROOT, TOOLS
 from tools.lib import cli, hostinfo
 from tools.lib.base import seconds, text
-from tools.lib.analysis import figures, report, results
+from tools.lib.analysis import expected_data, figures, report, results
 from tools.lib.base.exits import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK,
                                   CannotRun)
 from tools.lib.hostkernels import hostkernel, nested
@@ -46,7 +46,7 @@ DEFAULT_JOBS = 2
 # --accel is not one: it overrides the scenarios' accelerator.
 MACHINE_OPTIONS = ("boot", "smp", "numa", "mem", "cpu", "machine",
                    "qemu_arg", "expect_fail", "expect_status", "expect_line",
-                   "iso_entry")
+                   "expect_data", "iso_entry")
 
 
 def one_run_options(one):
@@ -84,6 +84,12 @@ def one_run_options(one):
                      default=[],
                      help="the serial log must have a line matching REGEX "
                           "(repeatable): a diagnostic no KTAP result carries")
+    one.add_argument("--expect-data", metavar="PATH=VALUE",
+                     action="append", default=[],
+                     help="a DATA value the run must print, by its figure "
+                          "path (smp.cpus=4, lpj.lpj_source=kvm; TEST#N "
+                          "for a test's Nth record); VALUE is read as JSON "
+                          "(4, true, \"4\"), else as a string; repeatable")
     one.add_argument("--expect-status", metavar="N", type=int,
                      help="QEMU's exit status must be N (0 for an ACPI "
                           "power-off, exit=acpi)")
@@ -210,6 +216,11 @@ def one_args(args):
             re.compile(pattern)
         except re.error as err:
             p.error(f"bad --expect-line regex: {err}")
+    try:
+        args.expect_data = dict(expected_data.parse_assignment(a)
+                                for a in args.expect_data)
+    except ValueError as err:
+        p.error(f"bad --expect-data: {err}")
     if args.expect_fail is not None:
         try:
             re.compile(args.expect_fail)
@@ -375,6 +386,7 @@ def main(argv):
                         quiet=args.quiet, expect_status=args.expect_status,
                         expect_fail=args.expect_fail, kvm_ok=kvm_ok,
                         expect_lines=args.expect_line,
+                        expect_data=args.expect_data,
                         iso_entry=args.iso_entry)
     try:
         # Guest-derived words throughout: shown inert (tools/lib/base/text.py).

@@ -20,7 +20,8 @@ class RunOne(unittest.TestCase):
     def test_expectations_reach_the_run(self):
         spec = RunSpec("neg", "neg", boot="bios", cmdline=["test=boot"],
                        expect_status=3, expect_fail="^not ok 1 boot",
-                       expect_lines=["^# a$"], iso_entry="x.preset")
+                       expect_lines=["^# a$"], iso_entry="x.preset",
+                       expect_data={"smp.cpus": 4})
         doc = {"verdict": "fail", "crash": None, "expected": True}
         with tempfile.TemporaryDirectory() as d, \
                 mock.patch.object(batch.guest, "run", return_value=guest.Outcome(
@@ -29,8 +30,10 @@ class RunOne(unittest.TestCase):
             self.assertTrue((Path(d) / "neg").is_dir())
         kwargs = run.call_args.kwargs
         self.assertEqual((kwargs["expect_status"], kwargs["expect_fail"],
-                          kwargs["expect_lines"], kwargs["iso_entry"]),
-                         (3, "^not ok 1 boot", ["^# a$"], "x.preset"))
+                          kwargs["expect_lines"], kwargs["iso_entry"],
+                          kwargs["expect_data"]),
+                         (3, "^not ok 1 boot", ["^# a$"], "x.preset",
+                          {"smp.cpus": 4}))
         self.assertEqual(run.call_args.args[1], ["test=boot"])
         self.assertEqual((record["verdict"], record["expected"]),
                          ("fail", True))

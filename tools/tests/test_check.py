@@ -6,6 +6,7 @@ import contextlib
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -13,6 +14,7 @@ import sys
 import tempfile
 import threading
 import time
+import tomllib
 import unittest
 from pathlib import Path
 from unittest import mock
@@ -58,6 +60,28 @@ class RunList(unittest.TestCase):
         self.assertEqual([r.name for r in runs if r.min_qemu],
                          ["x2apic-300"])
         self.assertIn("parallel-linux-6.5", [r.name for r in runs])
+
+    def test_no_regex_reads_a_data_line(self):
+        # A DATA value is checked by its path (expect_data), which a
+        # reordered key cannot break; a regex over the JSON text could.
+        json_key = re.compile(r'"[\w-]+"\s*:')
+        runs = check.load_runs(check.RUNS)
+        over_data = [(r.name, line) for r in runs for line in r.expect_lines
+                     if json_key.search(line) or "DATA" in line]
+        self.assertEqual(over_data, [])
+        self.assertEqual(len([r for r in runs if r.expect_data]), 20)
+        smp4 = next(r for r in runs if r.name == "smp-4")
+        self.assertEqual(smp4.expect_data, {"smp.cpus": 4,
+                                            "smp.calibrations": 1,
+                                            "lpj.calibrations": 1})
+
+    def test_defaults_are_said_once(self):
+        doc = tomllib.loads(check.RUNS.read_text())
+        defaults = doc["defaults"]
+        self.assertEqual(defaults, {"boot": "kernel", "accel": "tcg"})
+        repeated = [(t["name"], k) for t in doc["scenario"]
+                    for k, v in defaults.items() if t.get(k) == v]
+        self.assertEqual(repeated, [])
 
     def test_a_run_reads_as_its_tools_run_command_line(self):
         run = next(r for r in check.load_runs(check.RUNS)

@@ -87,6 +87,27 @@ class UnderAFlavour(unittest.TestCase):
         self.assertTrue(out.ok, out.lines)
         self.assertFalse((run_dir / "hvprobe.iso").exists())
 
+    def test_expect_data_fails_the_run_naming_path_and_values(self):
+        state = {"module": "kvm_intel", "enable_pmu": True, "kernel": "6",
+                 "works": True, "reason": "probed"}
+        outcomes = {}
+        for want in (262144, 1):
+            run_dir = Path(self.tmp.name) / f"data-{want}"
+            run_dir.mkdir()
+            with mock.patch.object(kvm, "state", return_value=state), \
+                    mock.patch.object(guest, "need",
+                                      side_effect=lambda p, *a: p):
+                outcomes[want] = guest.run(
+                    qemu.Machine(accel="tcg"), ["test=all"], run_dir,
+                    timeout=30, kvm_ok=False,
+                    expect_data={"boot.mem_extent_kib": want})
+        self.assertTrue(outcomes[262144].ok, outcomes[262144].lines)
+        bad = outcomes[1]
+        self.assertFalse(bad.ok)
+        self.assertEqual(bad.doc["verdict"], "fail")
+        self.assertIn("FAIL  host expect_data: boot.mem_extent_kib: "
+                      "expected 1, saw 262144", bad.lines)
+
     def test_pvm_leaves_out_int3_and_says_why(self):
         out = self.run_under("kvm_pvm", False, "kvm", ["test=all"])
         doc = out.doc

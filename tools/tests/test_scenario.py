@@ -230,6 +230,108 @@ cmdline = "test=boot hz=100"
                 scen.from_table({"name": "s", **keys}, "x")
 
 
+class ExpectData(Files):
+    """expect_data: DATA values by figure path, from a scenario to the
+    tools/run command line a nested leg boots it with."""
+
+    def test_paths_quoted_or_nested_and_their_command_line(self):
+        path = self.write("m.toml", """
+[[scenario]]
+name = "d"
+cmdline = "test=smp,lpj"
+expect_data = { "smp.cpus" = 4, lpj = { lpj_source = "kvm" }, "smp#2.on" = true }
+""")
+        [spec], _, _, _ = scen.load_matrix(path)
+        self.assertEqual(spec.expect_data, {"smp.cpus": 4,
+                                            "lpj.lpj_source": "kvm",
+                                            "smp#2.on": True})
+        argv = spec.run_argv()
+        self.assertEqual(argv[argv.index("--expect-data"):], [
+            "--expect-data", "smp.cpus=4", "--expect-data",
+            'lpj.lpj_source="kvm"', "--expect-data", "smp#2.on=true",
+            "--", "test=smp,lpj"])
+        self.assertEqual(run.parse_args(argv).expect_data, spec.expect_data)
+
+    def test_a_variant_adds_paths(self):
+        path = self.write("s.toml", 'cmdline = "test=all"\n'
+                          'expect_data = { "smp.cpus" = 1, "lpj.x" = 1 }\n'
+                          '[variants.four]\nexpect_data = { "smp.cpus" = 4 }\n')
+        [spec] = scen.load_scenario(path)
+        self.assertEqual(spec.expect_data, {"smp.cpus": 4, "lpj.x": 1})
+
+    def test_refusals_name_the_path(self):
+        for keys, said in (
+                ({"expect_data": {}}, "expect_data must be a table"),
+                ({"expect_data": 4}, "expect_data must be a table"),
+                ({"expect_data": {"smp": 4}}, "expect_data: bad path 'smp': "
+                 "a path is TEST.KEY"),
+                ({"expect_data": {"smp.cpus": [4]}}, "expect_data: smp.cpus: "
+                 "a value must be a number, a string or true/false"),
+                ({"expect_data": {"lpj.calibrations": 1},
+                  "cmdline": "test=smp,timers"}, "expect_data: "
+                 "lpj.calibrations: unknown path: test=smp,timers runs no "
+                 "test lpj")):
+            with self.subTest(keys=keys), \
+                    self.assertRaisesRegex(ScenarioError, f"^x: {said}"):
+                scen.from_table({"name": "s", **keys}, "x")
+        # test=all, or no test= word, runs it.
+        for cmdline in ("test=all", "hz=100"):
+            [spec] = scen.from_table({"name": "s", "cmdline": cmdline,
+                                      "expect_data": {"lpj.x": 1}}, "x")
+            self.assertEqual(spec.expect_data, {"lpj.x": 1})
+
+
+class Defaults(Files):
+    """A matrix's [defaults]: scenario keys said once, replaced by a
+    scenario's own."""
+
+    def test_defaults_apply_and_a_scenario_replaces_them(self):
+        self.write("s.toml", 'vcpus = 3\n')
+        path = self.write("m.toml", """
+scenarios = ["s"]
+[defaults]
+boot = "kernel"
+accel = "tcg"
+cmdline = "test=smp hz=100"
+expect_data = { "smp.cpus" = 2 }
+[[scenario]]
+name = "plain"
+[[scenario]]
+name = "own"
+accel = "kvm"
+cmdline = "test=lpj"
+expect_data = { "lpj.calibrations" = 1 }
+[[cross]]
+name = "c"
+[cross.axes]
+vcpus = [1, 2]
+""")
+        specs, _, _, _ = scen.load_matrix(path, self.dir)
+        by = {s.name: s for s in specs}
+        self.assertEqual((by["plain"].accel, by["plain"].boot,
+                          by["plain"].cmdline, by["plain"].expect_data),
+                         ("tcg", "kernel", ["test=smp", "hz=100"],
+                          {"smp.cpus": 2}))
+        self.assertEqual((by["own"].accel, by["own"].cmdline,
+                          by["own"].expect_data),
+                         ("kvm", ["test=lpj"], {"lpj.calibrations": 1}))
+        self.assertEqual((by["c-vcpus2"].accel, by["c-vcpus2"].vcpus),
+                         ("tcg", 2))
+        # A named scenario is a file of its own and says all it means.
+        self.assertEqual((by["s"].accel, by["s"].vcpus), ("auto", 3))
+
+    def test_defaults_refusals(self):
+        for text, said in (
+                ('[defaults]\nname = "x"', r"defaults: unknown key 'name'"),
+                ('[defaults]\nvariants = {}', "defaults: unknown key "),
+                ('[defaults]\nvcpus = 0', "defaults: vcpus must be"),
+                ('defaults = 1', "defaults must be a table")):
+            path = self.write("m.toml", text + '\n[[scenario]]\nname = "a"\n')
+            with self.subTest(text=text), \
+                    self.assertRaisesRegex(ScenarioError, said):
+                scen.load_matrix(path, self.dir)
+
+
 class Shipped(unittest.TestCase):
     """The files in tools/scenarios and tools/matrices load, and say what
     their comments promise."""
@@ -255,6 +357,21 @@ class Shipped(unittest.TestCase):
                     self.assertIsNone(scen.impossible(spec))
         specs, _, _, _ = scen.load_matrix(matrices / "seed.toml")
         self.assertEqual(len(specs), 8)
+
+    def test_check_runs_read_back_as_their_tools_run_command_line(self):
+        # A nested leg boots its run inside L1 by run_argv(): what it
+        # expects must reach that tools/run whole.
+        specs, _, _, _ = scen.load_matrix(scen.SCENARIOS.parent / "matrices"
+                                          / "check.toml")
+        for spec in specs:
+            if spec.tool != "run":
+                continue
+            with self.subTest(run=spec.name):
+                args = run.parse_args(spec.run_argv())
+                self.assertEqual((args.expect_data, args.expect_line,
+                                  args.expect_status, args.expect_fail),
+                                 (spec.expect_data, spec.expect_lines,
+                                  spec.expect_status, spec.expect_fail))
 
 
 if __name__ == "__main__":

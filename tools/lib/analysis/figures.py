@@ -62,10 +62,11 @@ def data_objects(doc) -> Iterator[tuple[str, dict[str, Any]]]:
                 yield str(obj.get("test") or test.get("name")), obj
 
 
-def of_run(doc) -> dict[str, float]:
-    """All figures of one run. The second DATA object of one test gets
-    test#2 as its prefix, and so on; the host's own timing is "run.*"."""
-    out: dict[str, float] = {}
+def summaries(doc) -> dict[str, dict[str, Any]]:
+    """{prefix: DATA object} of a run's summaries (no "record"): a test's
+    first is named by the test, its second test#2, and so on. The names
+    of figures, and the paths expect_data checks, start with these."""
+    out: dict[str, dict[str, Any]] = {}
     seen: dict[str, int] = {}
     for test, obj in data_objects(doc):
         if "record" in obj:
@@ -74,8 +75,16 @@ def of_run(doc) -> dict[str, float]:
         prefix = _SAFE.sub("_", test)
         if seen[test] > 1:
             prefix += f"#{seen[test]}"
-        out.update(flatten({k: v for k, v in obj.items() if k != "test"},
-                           prefix))
+        out[prefix] = {k: v for k, v in obj.items() if k != "test"}
+    return out
+
+
+def of_run(doc) -> dict[str, float]:
+    """All figures of one run, under summaries()' prefixes; the host's
+    own timing is "run.*"."""
+    out: dict[str, float] = {}
+    for prefix, obj in summaries(doc).items():
+        out.update(flatten(obj, prefix))
     timing = doc.get("timing") or {}
     for key in ("first_ktap_s", "totals_s"):
         if _number(timing.get(key)):

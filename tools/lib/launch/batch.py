@@ -150,6 +150,7 @@ def run_one(spec, batch_dir, kvm, resume: bool | Collection[str] = False
                             quiet=True, expect_status=spec.expect_status,
                             expect_fail=spec.expect_fail,
                             expect_lines=spec.expect_lines,
+                            expect_data=spec.expect_data,
                             iso_entry=spec.iso_entry, kvm_ok=kvm_ok)
     except serial.Interrupted as err:
         record["verdict"] = INTERRUPTED

@@ -18,7 +18,7 @@ from typing import Any
 from ... import ROOT
 from .. import cli, hostinfo
 from ..base.text import escaped
-from ..analysis import ktap, results
+from ..analysis import expected_data, ktap, results
 from ..base import jsonfile, owner
 from ..base.exits import CannotRun, CannotWrite
 from ..base.status import Status
@@ -173,13 +173,14 @@ class Outcome:
 
 def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
         expect_status=None, expect_fail=None, kvm_ok=None, expect_lines=(),
-        iso_entry=None) -> Outcome:
+        iso_entry=None, expect_data=None) -> Outcome:
     """Boot machine once with the kernel command line words, in run_dir;
     write run_dir/results.json and return the Outcome. iso_entry boots
     that entry of the build's ISO instead (words are then its own), picked
-    by a disk as a Hyper-V user picks one. Raises CannotRun (or
-    media.MediaError, or qemu.ConfigError) when no guest could be
-    started."""
+    by a disk as a Hyper-V user picks one. expect_data: {figure path:
+    value} the run's DATA must hold (analysis.expected_data). Raises
+    CannotRun (or media.MediaError, or qemu.ConfigError) when no guest
+    could be started."""
     machine, words = resolved(machine, words, run_dir, iso_entry)
     if kvm_ok is None:
         kvm_ok = kvm_ok_for(machine.accel, machine.boot, machine.cpu)
@@ -206,7 +207,7 @@ def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
         "expect_fail": expect_fail, "expected": None,
     }
     doc["host_checks"] = host_checks(doc, guest, machine, expect_lines,
-                                     expect_status)
+                                     expect_status, expect_data)
     doc["verdict"] = results.verdict(doc)
     ok, verdict, lines = judged(doc, guest, crash, expect_fail)
     keep(run_dir, doc, ok)
@@ -271,9 +272,11 @@ def guest_block(guest, timeout, crash) -> dict[str, Any]:
     }
 
 
-def host_checks(doc, guest, machine, expect_lines, expect_status):
+def host_checks(doc, guest, machine, expect_lines, expect_status,
+                expect_data=None):
     """The host's checks of a run: KTAP's shape, the figures the command
-    line and machine fix, the lines and exit status asked for."""
+    line and machine fix, the lines, DATA values and exit status asked
+    for."""
     report, cmdline = guest.parser.report, doc["cmdline"]
     checks = results.ktap_checks(report) + results.host_checks(
         doc["tests"], cmdline, machine.mem_mib * 1024, machine.boot)
@@ -282,6 +285,8 @@ def host_checks(doc, guest, machine, expect_lines, expect_status):
     if expect_lines:
         log = (guest.run_dir / "serial.log").read_text(errors="replace")
         checks += results.line_checks(log, expect_lines)
+    if expect_data:
+        checks += expected_data.checks(doc, expect_data)
     if report.totals is not None:
         checks += results.exit_check(
             guest.exit_status, results.ktap_verdict(doc["tests"]),
@@ -300,7 +305,8 @@ def judged(doc, guest, crash, expect_fail):
         # What the run was also asked for (its exit status, its lines)
         # holds for an expected failure too.
         asked = [c for c in doc["host_checks"]
-                 if c["name"] in ("exit_status", "expect_line")]
+                 if c["name"] in ("exit_status", "expect_line",
+                                  "expect_data")]
         ok = doc["expected"] = bool(matched and not crash and
                                     all(c["status"] == Status.PASS
                                         for c in asked))

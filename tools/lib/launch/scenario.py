@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from ... import ROOT, TOOLS
+from ..analysis import expected_data
 from ..base import seconds
 from ..base.series import SERIES
 from . import qemu
@@ -62,6 +63,8 @@ KEYS = {
                    "when it ends with its totals and a not-ok line matches",
     "expect_lines": "a list of regular expressions, each matching some "
                     "serial line",
+    "expect_data": "a table of DATA figure paths and the values they must "
+                   "hold (\"smp.cpus\" = 4)",
     "iso_entry": "an entry of the build ISO (NAME.preset), booted with its "
                  "own command line; boot bios or uefi",
     "min_qemu": "the oldest QEMU that can run it, \"MAJOR.MINOR\"",
@@ -73,7 +76,7 @@ KEYS = {
 # Keys a variant or axis entry may change (not its name or variants).
 OVERRIDES = set(KEYS) - {"name", "variants"}
 MATRIX_KEYS = {"name", "description", "repeat", "scenarios", "scenario",
-               "cross"}
+               "cross", "defaults"}
 MAX_RUNS = 10000
 
 
@@ -103,6 +106,7 @@ class RunSpec:
     expect_status: int | None = None
     expect_fail: str | None = None
     expect_lines: list = field(default_factory=list)
+    expect_data: dict = field(default_factory=dict)
     iso_entry: str | None = None
     min_qemu: str | None = None
     host_kernels: list = field(default_factory=list)
@@ -160,6 +164,8 @@ class RunSpec:
             argv += ["--expect-fail", self.expect_fail]
         for pattern in self.expect_lines:
             argv += ["--expect-line", pattern]
+        for path, value in self.expect_data.items():
+            argv += ["--expect-data", expected_data.assignment(path, value)]
         if self.iso_entry is not None:
             argv += ["--iso-entry", self.iso_entry]
         return argv + (["--", *self.cmdline] if self.cmdline else [])
@@ -282,6 +288,10 @@ def _apply(spec, keys, where, merge) -> RunSpec:
                 raise ScenarioError(f"{where}: expect_lines must be "
                                     f"{KEYS[key]}")
             spec.expect_lines = [_regex(v, where, key) for v in value]
+        elif key == "expect_data":
+            data = _expect_data(value, where)
+            spec.expect_data = {**spec.expect_data, **data} if merge \
+                else data
         elif key == "iso_entry":
             if not isinstance(value, str) or not value:
                 raise ScenarioError(f"{where}: iso_entry must be {KEYS[key]}")
@@ -317,8 +327,35 @@ def _regex(value, where, key) -> str:
     return value
 
 
+def _expect_data(value, where) -> dict[str, Any]:
+    if not isinstance(value, dict) or not value:
+        raise ScenarioError(f"{where}: expect_data must be "
+                            f"{KEYS['expect_data']}")
+    try:
+        return expected_data.flattened(value)
+    except ValueError as err:
+        raise ScenarioError(f"{where}: expect_data: {err}") from None
+
+
+def _tests_run(cmdline) -> list[str] | None:
+    """The tests a command line's test= names, None for every one (all,
+    or no test= word: the kernel's default)."""
+    words = [w[5:] for w in cmdline if w.startswith("test=")]
+    names = words[-1].split(",") if words else ["all"]
+    return None if "all" in names else names
+
+
 def _checked(spec, where) -> RunSpec:
-    """spec once all its keys are in: refuse what tools/run would."""
+    """spec once all its keys are in: refuse what tools/run would, and
+    an expect_data path on a test the command line does not run (an ISO
+    entry's line is the ISO's, not checked here)."""
+    tests = _tests_run(spec.cmdline)
+    for path in spec.expect_data:
+        test = expected_data.parse_path(path)[0]
+        if tests is not None and test not in tests:
+            raise ScenarioError(f"{where}: expect_data: {path}: unknown "
+                                f"path: test={','.join(tests)} runs no "
+                                f"test {test}")
     if spec.iso_entry is not None:
         if spec.boot == "kernel":
             raise ScenarioError(f"{where}: iso_entry needs boot bios or "
@@ -353,6 +390,7 @@ def _copy(spec, **changes) -> RunSpec:
     fields["cmdline"] = list(spec.cmdline)
     fields["axes"] = dict(spec.axes)
     fields["expect_lines"] = list(spec.expect_lines)
+    fields["expect_data"] = dict(spec.expect_data)
     fields["host_kernels"] = list(spec.host_kernels)
     fields.update(changes)
     return RunSpec(**fields)
@@ -378,17 +416,20 @@ def read_file(path) -> dict[str, Any]:
 
 
 def from_table(table, where, default_name=None, source=None,
-               dotted=False) -> list[RunSpec]:
+               dotted=False, defaults=None) -> list[RunSpec]:
     """The RunSpecs of one scenario table: the scenario itself when it has
     no variants, else one per variant, in file order. dotted: its name
-    may hold a dot when it has no variants (a matrix's own scenario)."""
+    may hold a dot when it has no variants (a matrix's own scenario).
+    defaults: a matrix's keys for the table's, each replaced by the
+    table's own."""
     if not isinstance(table, dict):
         raise ScenarioError(f"{where}: a scenario must be a table")
     name = _name(table.get("name", default_name), where,
                  dotted=dotted and "variants" not in table)
     base = RunSpec(name=name, scenario=name, source=source)
-    _apply(base, {k: v for k, v in table.items()
-                  if k not in ("name", "variants")}, where, merge=False)
+    _apply(base, {**(defaults or {}), **{k: v for k, v in table.items()
+                                         if k not in ("name", "variants")}},
+           where, merge=False)
     variants = table.get("variants")
     if variants is None:
         return [_checked(base, where)]
@@ -441,8 +482,8 @@ def load_scenario(ref, directory=SCENARIOS) -> list[RunSpec]:
     return specs
 
 
-def cross(table, where, source=None,
-          limit=MAX_RUNS) -> tuple[list[RunSpec], list[str]]:
+def cross(table, where, source=None, limit=MAX_RUNS,
+          defaults=None) -> tuple[list[RunSpec], list[str]]:
     """The RunSpecs of a [[cross]] table: its base keys crossed with every
     combination of its axes. An axis is a list of values for one key
     (vcpus = [4, 16]) or a table of named partial scenarios (lpj =
@@ -450,7 +491,8 @@ def cross(table, where, source=None,
     (CPUs that do not split into the nodes) are left out, and listed.
     Each spec's axes names the entry of each axis that made it
     ({"vcpus": "vcpus4", "lpj": "per-cpu"}). limit: the runs the matrix
-    has left, checked before any is built."""
+    has left, checked before any is built. defaults: as from_table()'s,
+    for the base keys."""
     if not isinstance(table, dict):
         raise ScenarioError(f"{where}: must be a table")
     axes = table.get("axes")
@@ -458,8 +500,9 @@ def cross(table, where, source=None,
         raise ScenarioError(f"{where}: needs an axes table")
     prefix = _name(table.get("name", "cross"), where)
     base = RunSpec(name=prefix, scenario=prefix, source=source)
-    _apply(base, {k: v for k, v in table.items()
-                  if k not in ("name", "axes")}, where, merge=False)
+    _apply(base, {**(defaults or {}), **{k: v for k, v in table.items()
+                                         if k not in ("name", "axes")}},
+           where, merge=False)
     choices = []
     for axis, values in axes.items():
         awhere = f"{where}: axis {axis!r}"
@@ -522,7 +565,10 @@ def impossible(spec) -> str | None:
 def load_matrix(path, directory=SCENARIOS
                 ) -> tuple[list[RunSpec], list[str], str, int]:
     """(specs, left_out, name, repeat) of a matrix file: its named
-    scenarios, then its inline ones, then its crosses, each once."""
+    scenarios, then its inline ones, then its crosses, each once. Its
+    [defaults] are keys of every inline scenario and cross base that
+    does not give its own; a named scenario is a file of its own and
+    says all it means."""
     path = Path(path)
     doc = read_file(path)
     where = str(path)
@@ -534,6 +580,7 @@ def load_matrix(path, directory=SCENARIOS
     repeat = doc.get("repeat", 1)
     if type(repeat) is not int or not 1 <= repeat <= 100:
         raise ScenarioError(f"{where}: repeat must be a whole number 1..100")
+    defaults = _defaults(doc.get("defaults", {}), where)
     specs, left_out = [], []
     refs = doc.get("scenarios", [])
     if not isinstance(refs, list) or \
@@ -545,13 +592,15 @@ def load_matrix(path, directory=SCENARIOS
     for i, table in enumerate(inline if isinstance(inline, list)
                               else [inline]):
         specs += from_table(table, f"{where}: scenario {i + 1}",
-                            source=_shown(path), dotted=True)
+                            source=_shown(path), dotted=True,
+                            defaults=defaults)
     crosses = doc.get("cross", [])
     for i, table in enumerate(crosses if isinstance(crosses, list)
                               else [crosses]):
         more, skipped = cross(table, f"{where}: cross {i + 1}",
                               source=_shown(path),
-                              limit=MAX_RUNS - len(specs))
+                              limit=MAX_RUNS - len(specs),
+                              defaults=defaults)
         specs += more
         left_out += skipped
     if not specs:
@@ -563,6 +612,17 @@ def load_matrix(path, directory=SCENARIOS
         seen.add(spec.name)
         spec.matrix = name
     return specs, left_out, name, repeat
+
+
+def _defaults(table, where) -> dict[str, Any]:
+    """A matrix's [defaults], each key checked as a scenario's would be
+    (so that a bad one is reported once, at [defaults])."""
+    if not isinstance(table, dict):
+        raise ScenarioError(f"{where}: defaults must be a table of "
+                            "scenario keys")
+    _apply(RunSpec(name="defaults", scenario="defaults"), table,
+           f"{where}: defaults", merge=True)
+    return table
 
 
 def repeated(specs, times) -> list[RunSpec]:
