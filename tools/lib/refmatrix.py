@@ -32,8 +32,9 @@ NESTED_CPUS = {
     "hv-alone": f"host,-arch-capabilities,{_HV},kvm=off",
     "hv-alone-freq": f"host,-arch-capabilities,{_HV},hv-frequencies,kvm=off",
     # KVM is Linux's platform but states no rate without kvmclock, and
-    # Hyper-V's MSR states one Linux never asks: Linux cannot get
-    # tsc_khz (issue 25, 5).
+    # Hyper-V's MSR states one Linux never asks (ms_hyperv_init_platform()
+    # sets x86_platform.calibrate_tsc only where Hyper-V is the platform):
+    # Linux cannot get tsc_khz.
     "hv-freq-no-kvmclock":
         f"host,-arch-capabilities,-kvmclock,{_HV},hv-frequencies",
 }

@@ -69,7 +69,7 @@ class RunList(unittest.TestCase):
         over_data = [(r.name, line) for r in runs for line in r.expect_lines
                      if json_key.search(line) or "DATA" in line]
         self.assertEqual(over_data, [])
-        self.assertEqual(len([r for r in runs if r.expect_data]), 20)
+        self.assertEqual(len([r for r in runs if r.expect_data]), 21)
         smp4 = next(r for r in runs if r.name == "smp-4")
         self.assertEqual(smp4.expect_data, {"smp.cpus": 4,
                                             "smp.calibrations": 1,
