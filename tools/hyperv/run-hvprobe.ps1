@@ -18,7 +18,17 @@ With -Scenario NAME (a shipped scenario, NAME.VARIANT: the entries the ISO
 lists in \boot\hvprobe\scenarios.json) the VM boots that entry of the
 same ISO: a small VHDX beside the DVD holds hvprobe-scenario.cfg with
 "set default=NAME", which the ISO's GRUB looks for on every disk. The
-scenario's vCPUs, NUMA nodes and memory apply unless given.
+scenario's vCPUs, NUMA nodes and memory apply unless given. An entry
+whose command line has lpj=host boots with lpj_source=hyperv here: the
+preset is the TSC rate this Hyper-V host states, never the build
+machine's lpj.
+
+With -Thread it boots, one VM after another, every entry of the lpj
+thread's table (lpj-thread.ROW@POLICY: each row under each lpj policy,
+listed in $ThreadEntries below and checked against the ISO), each with
+its row's vCPUs and NUMA nodes, into OUTDIR\ENTRY.serial.log and
+.meta.json; `tools/report OUTDIR` then reads the table's runs. It exits
+with the worst of the entries' statuses.
 
 Exit status: 0 the VM powered itself off, 1 it timed out (it is turned
 off; the log holds what arrived), 2 bad usage or Hyper-V refused a step.
@@ -28,6 +38,9 @@ off; the log holds what arrived), 2 bad usage or Hyper-V refused a step.
 
 .EXAMPLE
 .\tools\hyperv\run-hvprobe.ps1 -Iso .\build\hvprobe.iso -Scenario lpj-hyperv-16.hyperv
+
+.EXAMPLE
+.\tools\hyperv\run-hvprobe.ps1 -Iso .\build\hvprobe.iso -Generation 2 -Thread -OutDir .\results\thread
 #>
 #Requires -RunAsAdministrator
 #Requires -Modules Hyper-V
@@ -45,6 +58,8 @@ param(
     [string]$Description = "",
     # An ISO entry other than the default: a shipped scenario, NAME.VARIANT.
     [string]$Scenario = "",
+    # Boot every entry of the lpj thread's table, each in its own VM.
+    [switch]$Thread,
     # Remove a VM of the same name first (it must be one of ours).
     [switch]$Replace,
     # Leave the VM in place afterwards, for a look at its settings.
@@ -59,7 +74,61 @@ function Fail([string]$why) {
     exit 2
 }
 
+# The ISO's lpj thread entries (tools/commands/mkiso.py: each row of
+# tools/scenarios/lpj-thread.toml under each lpj policy).
+$ThreadEntries = @(
+    "lpj-thread.calibrating-16@hvprobe"
+    "lpj-thread.calibrating-16@linux-6.1"
+    "lpj-thread.calibrating-16@linux-6.5"
+    "lpj-thread.calibrating-16@linux-6.12"
+    "lpj-thread.calibrating-16@hv-preset"
+    "lpj-thread.preset-16@hvprobe"
+    "lpj-thread.preset-16@linux-6.1"
+    "lpj-thread.preset-16@linux-6.5"
+    "lpj-thread.preset-16@linux-6.12"
+    "lpj-thread.preset-16@hv-preset"
+    "lpj-thread.one-node-32@hvprobe"
+    "lpj-thread.one-node-32@linux-6.1"
+    "lpj-thread.one-node-32@linux-6.5"
+    "lpj-thread.one-node-32@linux-6.12"
+    "lpj-thread.one-node-32@hv-preset"
+    "lpj-thread.four-nodes-32@hvprobe"
+    "lpj-thread.four-nodes-32@linux-6.1"
+    "lpj-thread.four-nodes-32@linux-6.5"
+    "lpj-thread.four-nodes-32@linux-6.12"
+    "lpj-thread.four-nodes-32@hv-preset"
+    "lpj-thread.preset-32@hvprobe"
+    "lpj-thread.preset-32@linux-6.1"
+    "lpj-thread.preset-32@linux-6.5"
+    "lpj-thread.preset-32@linux-6.12"
+    "lpj-thread.preset-32@hv-preset"
+)
+
 $Iso = (Resolve-Path -LiteralPath $Iso).Path
+if ($Thread) {
+    if ($Scenario) { Fail "-Thread boots the thread's entries; give it no -Scenario" }
+    foreach ($bound in "VCpus", "NumaNodes", "MemoryMB") {
+        if ($PSBoundParameters.ContainsKey($bound)) { Fail "-Thread takes each entry's own machine; give it no -$bound" }
+    }
+    # One run of this script per entry, its VM and files named after it,
+    # so that a failed boot leaves the others' results in place.
+    $worst = 0
+    foreach ($id in $ThreadEntries) {
+        Write-Output "== $id"
+        try {
+            & $PSCommandPath -Iso $Iso -Scenario $id -Name $id -Generation $Generation `
+                -OutDir $OutDir -TimeoutSec $TimeoutSec -Description $Description `
+                -Replace:$Replace -Keep:$Keep
+            $status = $LASTEXITCODE
+        } catch {
+            Write-Error "run-hvprobe: ${id}: $_" -ErrorAction Continue
+            $status = 2
+        }
+        if ($status -gt $worst) { $worst = $status }
+    }
+    Write-Output "report:     python3 tools/report $OutDir"
+    exit $worst
+}
 $cmdline = $null
 if ($Scenario) {
     # The ISO's list of entries: mount it read-only, read, dismount.
@@ -72,7 +141,9 @@ if ($Scenario) {
     }
     $entry = $index.entries | Where-Object { $_.id -eq $Scenario }
     if (-not $entry) { Fail "the ISO has no entry $Scenario (entries: $(($index.entries | ForEach-Object { $_.id }) -join ', '))" }
-    $cmdline = $entry.cmdline
+    # What GRUB boots with no hvprobe_lpj on the disk: lpj=host as
+    # lpj_source=hyperv (an older ISO's index has the one command line).
+    $cmdline = $(if ($entry.PSObject.Properties["hyperv_cmdline"]) { $entry.hyperv_cmdline } else { $entry.cmdline })
     if ($entry.machine) {
         if (-not $PSBoundParameters.ContainsKey("VCpus")) { $VCpus = $entry.machine.vcpus }
         if (-not $PSBoundParameters.ContainsKey("NumaNodes")) { $NumaNodes = $entry.machine.numa }

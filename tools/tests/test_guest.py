@@ -162,3 +162,30 @@ class UnderAFlavour(unittest.TestCase):
 
 if __name__ == "__main__":
     unittest.main()
+
+
+class IsoEntryLpj(unittest.TestCase):
+    """An ISO entry's lpj=host boots with this host's lpj, given to GRUB
+    on the choice disk (the ISO carries no number of the build host's)."""
+
+    def resolve(self, entry_words):
+        machine = qemu.Machine(boot="bios", cpu="max")
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.object(guest, "iso_entry_words",
+                                  return_value=entry_words), \
+                mock.patch.object(guest.hostinfo, "tsc_mhz",
+                                  return_value=(2000.0, "fake")), \
+                mock.patch.object(guest.media, "choice_disk",
+                                  return_value=Path(tmp) / "c.img") as disk:
+            _, words = guest.resolved(machine, [], Path(tmp), "x.preset")
+        return words, disk.call_args.args
+
+    def test_lpj_host_is_this_hosts_on_the_disk(self):
+        words, args = self.resolve(["test=smp", "hz=1000", "lpj=host"])
+        self.assertEqual(words, ["test=smp", "hz=1000", "lpj=2000000"])
+        self.assertEqual(args[1:], ("x.preset", "2000000"))
+
+    def test_no_lpj_host_no_lpj_on_the_disk(self):
+        words, args = self.resolve(["test=smp", "lpj=5"])
+        self.assertEqual(words, ["test=smp", "lpj=5"])
+        self.assertEqual(args[1:], ("x.preset", None))

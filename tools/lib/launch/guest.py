@@ -218,18 +218,26 @@ def run(machine, words, run_dir, timeout, scenario=None, quiet=True,
 def resolved(machine, words, run_dir, iso_entry):
     """(machine, words) with the ISO entry's disk and words, and what
     lpj=host and --cpu host-model stand for on this host."""
-    if iso_entry is not None:
-        words = iso_entry_words(iso_entry)
-        choice = media.choice_disk(run_dir, iso_entry)
-        machine = dataclasses.replace(machine, extra=[
-            *machine.extra, "-drive",
-            f"file={shown(choice)},format=raw,if=ide,index=0"])
+    entry_words = iso_entry_words(iso_entry) if iso_entry is not None \
+        else None
+    if entry_words is not None:
+        words = entry_words
     try:
         words = hostinfo.resolve_host_lpj(words)
         machine = dataclasses.replace(
             machine, cpu=hostinfo.resolve_host_cpu(machine.cpu))
     except hostinfo.HostUnknown as err:
         raise CannotRun(str(err)) from None
+    if entry_words is not None:
+        # The ISO's lpj=host is filled in at boot by the disk (tools/mkiso):
+        # this host's, the lpj the run's words now hold.
+        lpj = next((w.partition("=")[2] for w in words
+                    if w.startswith("lpj=")), None) \
+            if f"lpj={hostinfo.HOST_LPJ}" in entry_words else None
+        choice = media.choice_disk(run_dir, iso_entry, lpj)
+        machine = dataclasses.replace(machine, extra=[
+            *machine.extra, "-drive",
+            f"file={shown(choice)},format=raw,if=ide,index=0"])
     return machine, words
 
 

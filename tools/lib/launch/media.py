@@ -81,13 +81,23 @@ def make_iso(isodir, run_dir, words) -> Path:
 CHOICE_FILE = "hvprobe-scenario.cfg"
 
 
-def choice_disk(run_dir, entry) -> Path:
+def choice_text(entry, lpj=None) -> str:
+    """CHOICE_FILE's script: boot entry, and with lpj give the lpj an
+    entry's lpj=host boots with (tools/mkiso; exported, so that the menu
+    entry sees it whatever GRUB's scope)."""
+    text = f"set default={grub_quote(entry)}\n"
+    if lpj is not None:
+        text += f"set hvprobe_lpj={int(lpj)}\nexport hvprobe_lpj\n"
+    return text
+
+
+def choice_disk(run_dir, entry, lpj=None) -> Path:
     """run_dir/choice.img: a FAT floppy-sized disk holding CHOICE_FILE
-    with `set default=entry`, for GRUB to boot that ISO entry; made with
-    mtools, as a Hyper-V user makes a VHDX with the same file."""
+    (choice_text), for GRUB to boot that ISO entry; made with mtools, as
+    a Hyper-V user makes a VHDX with the same file."""
     img = Path(run_dir) / "choice.img"
     cfg = Path(run_dir) / CHOICE_FILE
-    cfg.write_text(f"set default={grub_quote(entry)}\n")
+    cfg.write_text(choice_text(entry, lpj))
     for argv in (["mformat", "-C", "-f", "1440", "-v", "HVPROBE", "-i",
                   str(img), "::"],
                  ["mcopy", "-i", str(img), str(cfg), f"::/{CHOICE_FILE}"]):
