@@ -275,6 +275,21 @@ class LostRuns(unittest.TestCase):
         self.assertEqual(text, "needs KVM: /dev/kvm cannot be opened\n")
 
 
+class LegTime(unittest.TestCase):
+    """An L1 leg's time holds each tools/run, the host probe and, where
+    the leg runs it, the referee's two boots at their own timeouts: the
+    referee alone (--only) once ran out of its leg's time while Linux
+    booted slowly, and was a fail with no result."""
+
+    def test_the_referee_boots_fit_in_the_leg(self):
+        from tools.lib import referee as lib_referee
+        from tools.lib.checks import nested as nested_row
+        plain = nested_row.leg_timeout(1, referee=False)
+        self.assertEqual(plain, 2 * nested_row.NESTED_TIMEOUT_S)
+        self.assertGreaterEqual(nested_row.leg_timeout(1, referee=True),
+                                plain + 2 * lib_referee.TIMEOUT_S)
+
+
 class NestedLegs(unittest.TestCase):
     """The runs with host_kernels go to one L1 leg per series, under
     NAME@SERIES rows, beside the plain runs."""

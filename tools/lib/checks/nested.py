@@ -8,6 +8,7 @@ import os
 import sys
 
 from ... import TOOLS
+from .. import referee as referee_boot
 from ..analysis import results
 from ..base.status import Status
 from ..hostkernels import hostkernel, nested
@@ -20,6 +21,16 @@ from .referee import (REFEREE, REFEREE_L1, REFEREE_L2, REFEREE_NESTED_CPU,
 # One nested run's share of its L1's time: a nested boot takes 10-30 s
 # under a TCG L0, the first one also KVM's probe boot.
 NESTED_TIMEOUT_S = 180
+# The referee boots Linux, then hvprobe, each with its own timeout
+# (300 s each: tools/lib/referee.py, tools/commands/linux_referee.py);
+# beyond them, the tool's start inside L1.
+REFEREE_LEG_S = 2 * referee_boot.TIMEOUT_S + NESTED_TIMEOUT_S
+
+
+def leg_timeout(runs, referee) -> int:
+    """An L1 leg's time: each of its runs and the host probe, and the
+    referee's boots where the leg runs it."""
+    return NESTED_TIMEOUT_S * (runs + 1) + (REFEREE_LEG_S if referee else 0)
 
 
 def leg_commands(runs, share, referee) -> list[list[str]]:
@@ -85,7 +96,7 @@ def leg(label, runs, log_dir,
     l0 = nested.choose_l0(kvm.flavour()["module"], ctx.kvm[0])
     try:
         outcome = nested.run(kernel, commands, share,
-                             NESTED_TIMEOUT_S * len(commands), l0,
+                             leg_timeout(len(runs), referee), l0,
                              stream=None)
     except (nested.NestedError, OSError) as err:
         return all_rows(results.Counts(failed=1), "no L1", f"{err}\n")
