@@ -206,7 +206,8 @@ u64 pmu_read(const struct pmu_counter *c);
 /* The free-running reference GP counter's value, 0 without one. */
 u64 pmu_read_reference(void);
 /*
- * Around servicing: global control off (what it was is returned), and
+ * Around servicing: global control off (what pmu_enable() or
+ * pmu_disable() last set on this CPU is returned, not read back), and
  * back. Where there is none (AMD legacy and core, Intel v1) the counters
  * keep counting meanwhile.
  */
