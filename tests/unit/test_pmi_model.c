@@ -553,6 +553,30 @@ DEFINE_TEST(unit_pmi_model_seeds, "the invariants under random interleavings", 0
  */
 
 /* Start the model on m and run the strict stress; false (reported) if it could not. */
+/*
+ * pmu.counters=1, tools/pmi-verdict --quick's: GP counter 0 alone armed
+ * (the reference still counting freely), every overflow its own PMI,
+ * serviced once, and the counter's count right.
+ */
+DEFINE_TEST(unit_pmi_model_one_counter, "pmu.counters=1 arms GP counter 0 alone", 0)
+{
+	struct model_config m = model_intel_v2(2, 17);
+	struct stress_config c = config(PERIOD, 0);
+	struct stress_totals t;
+
+	c.counters = 1;
+	if (!stress(&m, &c, &t, NULL))
+		return;
+	report_eq(c.plan.narmed, 1, "counters armed");
+	report(!c.plan.armed[0].fixed && c.plan.armed[0].index == 0,
+	       "the one armed is GP counter 0");
+	report(c.plan.has_reference, "the reference counter still counts");
+	report(t.pmis > 500, "PMIs taken: %llu", t.pmis);
+	report_eq(t.overflows, t.pmis, "one overflow per PMI");
+	every_overflow_once(2, &c, "one counter");
+	report_eq(t.strict_short_cpus, 0, "the counter within 2 % of its expected overflows");
+}
+
 static u64 ctrl_reads, status_reads;
 
 static void count_ctrl_read(void)
