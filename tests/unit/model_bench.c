@@ -30,8 +30,12 @@ static __noreturn void end(enum result r)
 	exit(r > RESULT_SKIP);
 }
 
-/* One CPU's stress on PMU k under host h: its handler's exits per PMI. */
-static bool exits_per_pmi(enum model_pmu k, enum model_host_id h, u32 lvtpc, double *per_pmi)
+/*
+ * One CPU's stress on PMU k under host h, with at most counters armed
+ * (0: all): its handler's exits per PMI.
+ */
+static bool exits_per_pmi(enum model_pmu k, enum model_host_id h, u32 lvtpc, u32 counters,
+			  double *per_pmi)
 {
 	struct model_config m = model_pmu(k, h, 1, 7);
 	struct stress_config c = {
@@ -40,6 +44,7 @@ static bool exits_per_pmi(enum model_pmu k, enum model_host_id h, u32 lvtpc, dou
 		.lvtpc = lvtpc,
 		.sample_cap = 64,
 		.cost_pmis = 20,
+		.counters = counters,
 	};
 	struct stress_totals t = { 0 };
 	char why[160];
@@ -59,20 +64,22 @@ static bool exits_per_pmi(enum model_pmu k, enum model_host_id h, u32 lvtpc, dou
 int main(void)
 {
 	static const enum model_host_id hosts[] = { MODEL_HOST_6_1_0, MODEL_HOST_6_9 };
-	double nmi, fixed;
+	double nmi, fixed, one;
 
 	tests_init(quiet, end);
-	printf("%-12s %-8s %12s %12s\n", "PMU", "host", "LVTPC=nmi", "LVTPC=fixed");
+	printf("%-14s %-8s %10s %12s %20s\n", "PMU", "host", "LVTPC=nmi", "LVTPC=fixed",
+	       "nmi, pmu.counters=1");
 	for (u32 k = 0; k < MODEL_PMUS; k++)
 		for (u32 i = 0; i < ARRAY_SIZE(hosts); i++) {
-			if (!exits_per_pmi(k, hosts[i], APIC_LVT_DM_NMI, &nmi) ||
-			    !exits_per_pmi(k, hosts[i], APIC_VECTOR_PMI, &fixed)) {
+			if (!exits_per_pmi(k, hosts[i], APIC_LVT_DM_NMI, 0, &nmi) ||
+			    !exits_per_pmi(k, hosts[i], APIC_VECTOR_PMI, 0, &fixed) ||
+			    !exits_per_pmi(k, hosts[i], APIC_LVT_DM_NMI, 1, &one)) {
 				fprintf(stderr, "%s on %s: the stress did not run\n",
 					model_pmu_names[k], model_hosts[hosts[i]].name);
 				return 1;
 			}
-			printf("%-12s %-8s %12.2f %12.2f\n", model_pmu_names[k],
-			       model_hosts[hosts[i]].name, nmi, fixed);
+			printf("%-14s %-8s %10.2f %12.2f %20.2f\n", model_pmu_names[k],
+			       model_hosts[hosts[i]].name, nmi, fixed, one);
 		}
 	return 0;
 }
