@@ -16,6 +16,8 @@
 #   make bench    boot time of the three boot paths, the SMP bring-up
 #                 sweep side by side with Debian's Linux kernel, and the lpj
 #                 thread's five rows beside Linux 6.1 and 6.12 (hours)
+#   make bench-pmi-exits  the guest PMI handler's VM exits per PMI, per
+#                 PMU, on the unit tests' host model (seconds)
 #
 # run and check first make sure the tools they need are installed.
 #
@@ -210,8 +212,8 @@ UNIT_CFLAGS := -std=gnu11 -O1 -g -I. -DHOST_TEST -pthread \
 	-fsanitize=address,undefined -fno-sanitize-recover=all \
 	-fno-omit-frame-pointer -Wall -Wextra -Werror
 
-.PHONY: all run check check-lava bench bench-quick unit info deps clean soak \
-	format
+.PHONY: all run check check-lava bench bench-quick bench-pmi-exits unit info deps \
+	clean soak format
 
 all: $(BUILD)/hvprobe.elf $(BUILD)/hvprobe.elf32 $(BUILD)/hvprobe.iso
 
@@ -311,6 +313,17 @@ bench: deps all
 bench-quick: deps all
 	bench/smp --no-build --quick
 	bench/thread-table --no-build --quick
+
+# The guest PMI handler's VM exits per PMI on the host model, per PMU
+# (docs/figures.md): seconds, no guest.
+quiet_cmd_pmi_exits = HOSTCC  $(shown)
+      cmd_pmi_exits = $(CC) $(UNIT_CFLAGS) -o $@ $(LOGIC) $(MODELED) tests/unit/model.c tests/unit/model_bench.c
+$(BUILD)/unit/pmi-exits: $(LOGIC) $(MODELED) tests/unit/model.c tests/unit/model_bench.c Makefile $(shell find apic kernel pmu tests -name '*.h')
+	@mkdir -p $(dir $@)
+	$(call cmd,pmi_exits)
+
+bench-pmi-exits: $(BUILD)/unit/pmi-exits
+	$(BUILD)/unit/pmi-exits
 
 # Randomised boots of the whole suite; SOAK_SEED repeats an earlier soak.
 SOAK_RUNS ?= 200

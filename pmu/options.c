@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
-/* pmu.period=, pmu.seconds=, pmu.nmi_ipi= and pmu.lvtpc=: see README. */
+/* pmu.period=, pmu.seconds=, pmu.nmi_ipi=, pmu.lvtpc= and pmu.counters=: see README. */
 #include "pmu/options.h"
 #include "kernel/lib/option.h"
+#include "pmu/pmu.h"
 
 struct pmu_options pmu_options;
 
@@ -32,3 +33,9 @@ DEFINE_OPTION_U64("pmu.period", pmu_options.period, 2000, 0x7fffffff, 10000);
 DEFINE_OPTION_U64("pmu.seconds", pmu_options.seconds, 1, 3600, 2);
 DEFINE_OPTION_U64("pmu.nmi_ipi", pmu_options.nmi_ipi, 0, 1000000, 0);
 DEFINE_OPTION_ENUM("pmu.lvtpc", pmu_options.lvtpc, pmu_lvtpc_names, PMU_LVTPC_NMI);
+/*
+ * The default arms every counter the plan can (PMU_ARMED_MAX at most);
+ * 1 arms GP counter 0 alone, for tools/pmi-verdict --quick: one
+ * overflow per PMI, no merging, the fewest exits per PMI.
+ */
+DEFINE_OPTION_U32("pmu.counters", pmu_options.counters, 1, PMU_ARMED_MAX, PMU_ARMED_MAX);

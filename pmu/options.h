@@ -8,10 +8,11 @@
 enum pmu_lvtpc { PMU_LVTPC_NMI, PMU_LVTPC_FIXED, PMU_LVTPC_COUNT };
 
 struct pmu_options {
-	u64 period;  /* pmu.period=: events between PMIs */
-	u64 seconds; /* pmu.seconds=: length of the stress */
-	u64 nmi_ipi; /* pmu.nmi_ipi=: NMI IPIs per second each CPU sends */
-	u32 lvtpc;   /* pmu.lvtpc=: an enum pmu_lvtpc */
+	u64 period;   /* pmu.period=: events between PMIs */
+	u64 seconds;  /* pmu.seconds=: length of the stress */
+	u64 nmi_ipi;  /* pmu.nmi_ipi=: NMI IPIs per second each CPU sends */
+	u32 lvtpc;    /* pmu.lvtpc=: an enum pmu_lvtpc */
+	u32 counters; /* pmu.counters=: the most counters the stress arms */
 };
 
 extern struct pmu_options pmu_options;

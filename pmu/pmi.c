@@ -66,15 +66,17 @@ static void keep(u64 *ring, u64 *taken, u32 cap, u64 value)
  * finds an overflow (a PMI whose overflow an earlier NMI serviced still
  * masked it): an overflow from then on raises a PMI that waits behind
  * this NMI, never one lost while a counter counts on from 0. Then every
- * overflow is serviced, looking again until none is left (on a PMU that
- * counts meanwhile), as Linux's intel_pmu_handle_irq() does, and counting
- * resumes last. Counter 0's skid is read in the servicing, after the
+ * overflow is serviced, looking again until none is left on a PMU that
+ * counts meanwhile, as Linux's intel_pmu_handle_irq() does; where counting
+ * stopped (SDM Vol 3B 21.2.2, APM Vol 2 13.2.2) no status bit can be set
+ * after the first look, and a second one would only cost the host a VM
+ * exit. Counting resumes last. Counter 0's skid is read in the servicing, after the
  * pause, in both LVTPC modes alike.
  */
 static u64 poll_pmu(struct pmu_cpu *p, const struct trap_frame *f, u64 entry_tsc)
 {
 	u64 skid = NO_SKID, overflows = 0, late = 0, found, ctrl, twice;
-	u32 looks = 0;
+	u32 looks = 0, max_looks = pmu.global_ctrl ? 1 : SERVICE_LOOKS;
 	bool masked, in_loop;
 
 	p->raised = 0;
@@ -83,7 +85,7 @@ static u64 poll_pmu(struct pmu_cpu *p, const struct trap_frame *f, u64 entry_tsc
 	ctrl = pmu_pause();
 	masked = apic_read(APIC_LVT_PMC) & APIC_LVT_MASKED;
 	apic_write(APIC_LVT_PMC, p->lvtpc);
-	while (looks < SERVICE_LOOKS && (found = pmu_service(p->counter_overflows, &skid))) {
+	while (looks < max_looks && (found = pmu_service(p->counter_overflows, &skid))) {
 		overflows += found;
 		late += looks ? found : 0;
 		looks++;

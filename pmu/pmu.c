@@ -9,6 +9,7 @@
 #include "kernel/lib/json.h"
 #include "kernel/lib/printf.h"
 #include "kernel/x86/cpuid.h"
+#include "kernel/x86/percpu.h"
 #include "kernel/x86/trap.h"
 #include "kernel/x86/x86.h"
 
@@ -129,6 +130,15 @@ bool pmu_probe_counts(void)
 
 static const struct pmu_plan *plan;
 static u64 enable_bits; /* what GLOBAL_CTRL holds while counting */
+/*
+ * What each CPU's GLOBAL_CTRL holds, as pmu_enable() and pmu_disable()
+ * set it, so that pmu_pause() need not read it back: one VM exit less
+ * per PMI under KVM's emulated vPMU, where every PMU MSR access exits.
+ * Set before the MSR on the way up and on the way down alike: a PMI
+ * between the two resumes to the new value, which the write then holds
+ * anyway (counting starts a few instructions early, or stops early).
+ */
+static volatile u64 global_on[MAX_CPUS];
 
 static u32 fixed_msr(u32 i)
 {
@@ -194,6 +204,7 @@ void pmu_program(const struct pmu_plan *p)
 {
 	plan = p;
 	enable_bits = all_status_bits();
+	global_on[this_cpu()->index] = 0;
 	if (pmu.global_ctrl)
 		wrmsr(global_ctrl_msr(), 0);
 	select_events(false);
@@ -213,12 +224,14 @@ void pmu_program(const struct pmu_plan *p)
 void pmu_enable(void)
 {
 	select_events(true);
+	global_on[this_cpu()->index] = enable_bits;
 	if (pmu.global_ctrl)
 		wrmsr(global_ctrl_msr(), enable_bits);
 }
 
 void pmu_disable(void)
 {
+	global_on[this_cpu()->index] = 0;
 	if (pmu.global_ctrl)
 		wrmsr(global_ctrl_msr(), 0);
 	select_events(false);
@@ -285,13 +298,10 @@ u32 pmu_leftover(void)
  */
 u64 pmu_pause(void)
 {
-	u64 ctrl;
-
 	if (!pmu.global_ctrl)
 		return 0;
-	ctrl = rdmsr(global_ctrl_msr());
 	wrmsr(global_ctrl_msr(), 0);
-	return ctrl;
+	return global_on[this_cpu()->index];
 }
 
 void pmu_resume(u64 ctrl)

@@ -145,9 +145,9 @@ bool pmu_probe_counts(void);
  * stand for several overflows: every GP counter but the last (which,
  * where there are two or more, counts freely as the reference for how
  * many events really happened) and every fixed counter, up to
- * PMU_ARMED_MAX. Periods are distinct primes from pmu.period up: being
- * co-prime, their overflows drift through each other and now and then
- * fall into one handler's window.
+ * PMU_ARMED_MAX or pmu.counters=, GP counters first. Periods are distinct primes from pmu.period
+ * up: being co-prime, their overflows drift through each other and now and then fall into one
+ * handler's window.
  */
 #define PMU_ARMED_MAX 7
 #define PMU_MAX_ARMED_GP 4
@@ -171,10 +171,11 @@ struct pmu_plan {
 };
 
 /*
- * The counters to arm and their periods, from period up; pure. False
- * (with why) when period cannot be armed on these counters.
+ * At most counters of them (GP ones first) to arm, and their periods,
+ * from period up; pure. False (with why) when period cannot be armed on
+ * these counters.
  */
-bool pmu_plan(const struct pmu_info *p, u64 period, struct pmu_plan *plan, char *why,
+bool pmu_plan(const struct pmu_info *p, u64 period, u32 counters, struct pmu_plan *plan, char *why,
 	      size_t whylen);
 /* The first prime at or above n (n >= 2), or 0 above limit. */
 u64 pmu_prime_at_least(u64 n, u64 limit);
@@ -206,7 +207,8 @@ u64 pmu_read(const struct pmu_counter *c);
 /* The free-running reference GP counter's value, 0 without one. */
 u64 pmu_read_reference(void);
 /*
- * Around servicing: global control off (what it was is returned), and
+ * Around servicing: global control off (what pmu_enable() or
+ * pmu_disable() last set on this CPU is returned, not read back), and
  * back. Where there is none (AMD legacy and core, Intel v1) the counters
  * keep counting meanwhile.
  */

@@ -200,8 +200,11 @@ static bool add(struct pmu_plan *plan, struct pmu_counter c, u64 *next, u64 limi
 	return true;
 }
 
-bool pmu_plan(const struct pmu_info *p, u64 period, struct pmu_plan *plan, char *why, size_t whylen)
+bool pmu_plan(const struct pmu_info *p, u64 period, u32 counters, struct pmu_plan *plan, char *why,
+	      size_t whylen)
 {
+	u32 most = MIN(counters, (u32)PMU_ARMED_MAX);
+
 	/* Legacy writes reach 2^31 at most; a counter's top bit must be set when armed. */
 	u64 limit = p->full_width_writes ? 1ULL << (p->gp_width - 1) : 1ULL << 31, next = period;
 	u32 gp = p->gp_counters >= 2 ? p->gp_counters - 1 : p->gp_counters;
@@ -212,7 +215,7 @@ bool pmu_plan(const struct pmu_info *p, u64 period, struct pmu_plan *plan, char 
 		snprintf(why, whylen, "a period of 0 never overflows");
 		return false;
 	}
-	for (u32 i = 0; i < MIN(gp, (u32)PMU_MAX_ARMED_GP); i++) {
+	for (u32 i = 0; i < MIN(gp, (u32)PMU_MAX_ARMED_GP) && plan->narmed < most; i++) {
 		struct pmu_counter c = { .index = i,
 					 .width = p->gp_width,
 					 .status_bit = i,
@@ -225,8 +228,7 @@ bool pmu_plan(const struct pmu_info *p, u64 period, struct pmu_plan *plan, char 
 	}
 	/* Fixed counters are written at full width (SDM Vol 3B 21.2.2). */
 	for (u32 i = 0;
-	     i < p->fixed_counters && i < ARRAY_SIZE(fixed_events) && plan->narmed < PMU_ARMED_MAX;
-	     i++) {
+	     i < p->fixed_counters && i < ARRAY_SIZE(fixed_events) && plan->narmed < most; i++) {
 		struct pmu_counter c = { .fixed = true,
 					 .index = i,
 					 .width = p->fixed_width,

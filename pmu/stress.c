@@ -250,7 +250,8 @@ bool stress_prepare(struct stress_config *c, char *why, size_t whylen)
 	c->cost_iterations = MIN(MAX(iterations, (u64)COST_ITERATIONS_MIN), COST_ITERATIONS_MAX);
 	if (c->cost_pmis)
 		c->cost_iterations = c->cost_pmis * c->period / WORKLOAD_INSNS_PER_ITERATION;
-	return pmu_plan(&pmu, c->period, &c->plan, why, whylen);
+	return pmu_plan(&pmu, c->period, c->counters ? c->counters : PMU_ARMED_MAX, &c->plan, why,
+			whylen);
 }
 
 bool stress_run(struct stress_config *c)

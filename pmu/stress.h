@@ -26,6 +26,7 @@ struct stress_config {
 	u32 lvtpc;	  /* APIC_LVT_DM_NMI, or APIC_VECTOR_PMI for the fixed baseline */
 	u32 sample_cap;	  /* PMIs per CPU whose gap and skid are kept */
 	u64 cost_pmis;	  /* PMIs the cost phase takes, unbounded (0: COST_PMIS, bounded) */
+	u32 counters;	  /* the most counters armed (0: every one the plan can) */
 	/* Set by stress_run(). */
 	struct pmu_plan plan;
 	u64 cost_iterations;

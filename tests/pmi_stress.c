@@ -71,6 +71,7 @@ DEFINE_TEST(pmi_stress, "PMIs through LVTPC on every CPU, every overflow service
 		.nmi_ipi_rate = pmu_options.nmi_ipi,
 		.lvtpc = pmu_options.lvtpc == PMU_LVTPC_NMI ? APIC_LVT_DM_NMI : APIC_VECTOR_PMI,
 		.sample_cap = SAMPLES_PER_CPU,
+		.counters = pmu_options.counters,
 	};
 	struct stress_totals t = { 0 };
 	char why[KTAP_REASON_MAX];

@@ -631,6 +631,7 @@ static void exit_enter(struct mcpu *c, u32 events)
 	retire(c, events - 1);
 	c->in_exit = true;
 	c->truth.exits++;
+	c->truth.handler_exits += c->in_nmi || c->in_irq;
 	m.now += m.c.host->exit_cycles;
 	record(c, "kvm:kvm_exit", "reason MSR rip 0x1000 info 0 0");
 }

@@ -141,6 +141,8 @@ struct model_truth {
 	u64 nmis_nested; /* taken inside the handler: NMI blocking ended early */
 	u64 injected;
 	u64 exits;
+	/* Of those, the guest's NMI or PMI-vector handler's own accesses. */
+	u64 handler_exits;
 	u64 exits_delivering_twice; /* exits whose VM-entry saw two PMI deliveries */
 	/* KVM's side: VM-entries, and those cancelled at the last check. */
 	u64 entries, cancels;

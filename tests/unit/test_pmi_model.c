@@ -553,6 +553,104 @@ DEFINE_TEST(unit_pmi_model_seeds, "the invariants under random interleavings", 0
  */
 
 /* Start the model on m and run the strict stress; false (reported) if it could not. */
+/*
+ * pmu.counters=1, tools/pmi-verdict --quick's: GP counter 0 alone armed
+ * (the reference still counting freely), every overflow its own PMI,
+ * serviced once, and the counter's count right.
+ */
+DEFINE_TEST(unit_pmi_model_one_counter, "pmu.counters=1 arms GP counter 0 alone", 0)
+{
+	struct model_config m = model_intel_v2(2, 17);
+	struct stress_config c = config(PERIOD, 0);
+	struct stress_totals t;
+
+	c.counters = 1;
+	if (!stress(&m, &c, &t, NULL))
+		return;
+	report_eq(c.plan.narmed, 1, "counters armed");
+	report(!c.plan.armed[0].fixed && c.plan.armed[0].index == 0,
+	       "the one armed is GP counter 0");
+	report(c.plan.has_reference, "the reference counter still counts");
+	report(t.pmis > 500, "PMIs taken: %llu", t.pmis);
+	report_eq(t.overflows, t.pmis, "one overflow per PMI");
+	every_overflow_once(2, &c, "one counter");
+	report_eq(t.strict_short_cpus, 0, "the counter within 2 % of its expected overflows");
+}
+
+static u64 ctrl_reads, status_reads;
+
+static void count_ctrl_read(void)
+{
+	ctrl_reads++;
+}
+
+static void count_status_read(void)
+{
+	status_reads++;
+}
+
+/*
+ * Issue 26's cheaper guest: under KVM's emulated vPMU each PMU MSR
+ * access is a VM exit the host probe records. Where there is global
+ * control the handler stops counting before it reads the status, so one
+ * look finds every overflow there is (SDM Vol 3B 21.2.2, APM Vol 2
+ * 13.2.2), and GLOBAL_CTRL is what the guest last wrote, never read back.
+ * Held here by behaviour (every overflow serviced once, none unexplained,
+ * the counts right), and by the accesses themselves: no GLOBAL_CTRL read,
+ * one status read per NMI. make bench-pmi-exits prints what it saves.
+ */
+DEFINE_TEST(unit_pmi_model_one_look, "with global control, one status read per PMI", 0)
+{
+	static const enum model_pmu pmus[] = { MODEL_INTEL_V2, MODEL_AMD_V2 };
+	char prefix[64];
+
+	for (u32 i = 0; i < ARRAY_SIZE(pmus); i++) {
+		struct model_config m = model_pmu(pmus[i], MODEL_HOST_6_9, 1, 211 + i);
+		struct stress_config c = config(PERIOD, 0);
+		struct stress_totals t;
+		const struct model_truth *truth = model_truth(0);
+
+		snprintf(prefix, sizeof(prefix), "%s", model_pmu_names[pmus[i]]);
+		report_prefix_push(prefix);
+		if (!ready(&m, &c)) {
+			report_prefix_pop();
+			continue;
+		}
+		ctrl_reads = status_reads = 0;
+		model_inject(&(struct model_injection){
+			.on = MODEL_AFTER_READ,
+			.msr = m.vendor == PMU_AMD ? MSR_AMD_PERF_CNTR_GLOBAL_CTL
+						   : MSR_IA32_PERF_GLOBAL_CTRL,
+			.hook = count_ctrl_read,
+			.hook_only = true,
+			.times = ~0U });
+		model_inject(&(struct model_injection){
+			.on = MODEL_AFTER_READ,
+			.msr = m.vendor == PMU_AMD ? MSR_AMD_PERF_CNTR_GLOBAL_STATUS
+						   : MSR_IA32_PERF_GLOBAL_STATUS,
+			.hook = count_status_read,
+			.hook_only = true,
+			.times = ~0U });
+		report(stress_run(&c), "the stress ran");
+		t = (struct stress_totals){ 0 };
+		stress_totals(&t, &c);
+		report(t.pmis > 500, "PMIs taken: %llu", t.pmis);
+		every_overflow_once(1, &c, "one look");
+		report_eq(t.rereads, 0, "looks after the first");
+		/* AMD's LVTPC is not masked from 49ff3b4aec51: NMIs from nowhere, credited. */
+		report_eq(t.unexplained_cpus, 0, "NMIs without a source explained");
+		report_eq(t.strict_short_cpus, 0,
+			  "every counter within 2 % of its expected overflows");
+		report_eq(ctrl_reads, 0, "GLOBAL_CTRL reads");
+		/* Beyond the handler's: pmu_leftover() after the cost phase and at
+		 * the stop, and pmu_silent_wraps() there. */
+		report(status_reads <= truth->nmis_taken + 3,
+		       "status reads (%llu) at most one per NMI taken (%llu), and the stops' three",
+		       status_reads, truth->nmis_taken);
+		report_prefix_pop();
+	}
+}
+
 static bool strict_run(const struct model_config *m, struct stress_config *c,
 		       struct stress_totals *t)
 {

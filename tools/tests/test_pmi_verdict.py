@@ -406,11 +406,16 @@ class Bisect(unittest.TestCase):
                          ["probe-check", "lvtpc-nmi", "lvtpc-fixed"])
         for name, words in model.boots[1:]:
             self.assertIn(f"pmu.period={pv.QUICK_PERIOD}", words, name)
+            self.assertIn("pmu.counters=1", words, name)
         self.assertNotIn("calibration", out)
         self.assertNotIn("rate sweep", out)
         model = Model(late=0.97)
         verdict_run(model, "--quick", "--period", "4000000")
         self.assertIn("pmu.period=4000000", model.boots[1][1])
+        model = Model(late=0.97)
+        verdict_run(model)
+        for name, words in model.boots:
+            self.assertNotIn("pmu.counters=1", words, name)
 
     def test_quick_without_a_vpmu_says_so(self):
         model = Model(vpmu=False, kprobes=False)
