@@ -32,6 +32,23 @@ u64 smp_init_udelay_rule(const char *vendor, u32 family, const char **why);
 u32 smp_concurrency_rule(u64 solo, const u64 *together, u32 n, u32 *parallelism_x100);
 
 /*
+ * Where parallel bring-up kicks APs ahead of the ones before them. An AP
+ * kicked ahead starts beside the AP that calibrates and takes host time
+ * from it, which only pays where a second calibration can run beside the
+ * first. So, before anything is measured (from the calibrating APs and
+ * parallel_calibrate=, an enum parallel_calibrate): one by one, each AP
+ * kicked once the one before is online, serial's cost, where no two
+ * calibrations may overlap (at most one AP calibrates, or serialize);
+ * the first calibrating AP and then the probe's APs under auto, the rest
+ * as smp_line_rest_rule() says once the probe has its concurrency; every
+ * AP ahead under concurrent.
+ */
+enum smp_line_kicks { SMP_LINE_ONE_BY_ONE, SMP_LINE_PROBE, SMP_LINE_AHEAD };
+u32 smp_line_start_rule(u32 calibrators, u32 parallel_calibrate);
+/* The APs not yet kicked, once `concurrency` APs may calibrate at once. */
+u32 smp_line_rest_rule(u32 concurrency);
+
+/*
  * An AP's bring-up time in the BSP's TSC cycles, from the BSP's INIT
  * stamp to the AP's own online stamp. The two are different CPUs' TSCs:
  * where they are offset (a host that gives each vCPU its own TSC offset,
