@@ -28,8 +28,16 @@ u32 smp_concurrency_rule(u64 solo, const u64 *together, u32 n, u32 *parallelism_
 {
 	u64 sum = 0, k;
 
-	for (u32 i = 0; i < n; i++)
+	/*
+	 * No vCPU runs faster than a host CPU: an AP that counted more than
+	 * the BSP alone shows the BSP lost part of its windows to the host,
+	 * and the AP's count is the truer yardstick.
+	 */
+	for (u32 i = 0; i < n; i++) {
 		sum += together[i];
+		if (solo)
+			solo = MAX(solo, together[i]);
+	}
 	*parallelism_x100 = solo ? (u32)MIN(sum * 100 / solo, 100000ULL) : 0;
 	k = 1 + (*parallelism_x100 >= 50 ? (*parallelism_x100 - 50) / 100 : 0);
 	return (u32)MIN(k, (u64)n + 1);

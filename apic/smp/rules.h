@@ -22,7 +22,8 @@ u64 smp_init_udelay_rule(const char *vendor, u32 family, const char **why);
  * How many APs may calibrate at once, from a probe run while one AP is
  * calibrating: one CPU alone ran solo loops in a window; n other APs at
  * once ran together[i] each in a window of the same length. Their sum
- * over solo is the parallelism the host gave beside the calibrating one
+ * over solo (or over the fastest AP's count, where one counted more than
+ * the BSP alone) is the parallelism the host gave beside the calibrating one
  * (x100 in *parallelism_x100): each AP calibrating against the tick needs
  * a host CPU of its own and the BSP must be run at every tick, so the
  * answer is 1 + (that parallelism less half a CPU), rounded down, at most
