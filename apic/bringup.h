@@ -27,9 +27,10 @@ struct bringup_mode {
 	 */
 	bool hold_at_alive;
 	/*
-	 * hvprobe's concurrent mode: APs kicked in batches that share their
-	 * waits, copiers parked until their source has a value,
-	 * calibrations in a line as many at once as the host allows.
+	 * hvprobe's concurrent mode: APs kicked ahead only where two
+	 * calibrations may overlap (smp_line_start_rule()), copiers parked
+	 * until their source has a value, calibrations in a line as many
+	 * at once as the host allows.
 	 */
 	bool calibration_line;
 	/*

@@ -252,6 +252,12 @@ static bool probed_alive(void *arg)
 	return true;
 }
 
+/* The calibrating APs the probe runs on: up to PROBE_MAX_APS after the first. */
+static u32 probe_aps(void)
+{
+	return cal_line.calibrators ? MIN(cal_line.calibrators - 1, (u32)PROBE_MAX_APS) : 0;
+}
+
 /*
  * How many APs may calibrate at once. Each one that calibrates against
  * the tick needs the host to run it whenever a tick lands; where the host
@@ -268,7 +274,7 @@ static bool probed_alive(void *arg)
 static void choose_concurrency(void)
 {
 	u64 together[PROBE_MAX_APS];
-	u32 n = MIN(cal_line.calibrators - 1, (u32)PROBE_MAX_APS);
+	u32 n = probe_aps();
 
 	if (cal_line.calibrators <= 1) {
 		cal_line.concurrency = 1;
@@ -420,22 +426,90 @@ void smp_parallel_prepare(void)
 	cal_line.yardstick_us = tsc_to_us(rdtsc() - t0);
 }
 
+static bool kicked(const struct smp_cpu *ap)
+{
+	return ap->tsc_init != 0;
+}
+
+static bool alive(void *arg)
+{
+	const struct smp_cpu *ap = arg;
+
+	return __atomic_load_n(&ap->cpu->state, __ATOMIC_ACQUIRE) >= CPU_ALIVE;
+}
+
+static bool seen_online(void *arg)
+{
+	return smp_seen_online(arg);
+}
+
+/*
+ * An AP kicked ahead of the ones before it are online, once the one
+ * kicked before it is alive: its start-up overlaps the others' work, and
+ * no crowd of vCPUs starts at once (KICK_BATCH's measurements).
+ */
+static void kick_ahead(struct smp_cpu *ap)
+{
+	if (smp_kick(ap))
+		smp_wait(alive, ap, AP_ONLINE_TIMEOUT_US);
+}
+
+/*
+ * The APs not kicked yet, each once the one before is online: serial's
+ * order and cost, for a line where nothing calibrates beside anything.
+ * An AP that never came alive is given up at once, so that the APs in
+ * line behind it or copying from it are not held by it.
+ */
+static void kick_one_by_one(void)
+{
+	for (u32 i = 1; i < cpu_count(); i++) {
+		struct smp_cpu *ap = smp_cpu(i);
+
+		if (kicked(ap))
+			continue;
+		if (smp_kick(ap) && smp_wait(seen_online, ap, AP_ONLINE_TIMEOUT_US))
+			continue;
+		if (ap->cpu->state == CPU_OFFLINE)
+			give_up_on(ap);
+	}
+}
+
+static void kick_rest_ahead(void)
+{
+	for (u32 i = 1; i < cpu_count(); i++)
+		if (!kicked(smp_cpu(i)))
+			kick_ahead(smp_cpu(i));
+}
+
 /*
  * hvprobe's own concurrent mode, in no Linux (Linux 6.5's shape is
- * bringup=linux-6.5): kick every AP, let their start-up (trampoline,
- * long mode, tables, APIC) run concurrently, and order only what needs
- * it: lpj (see ap_lpj()). The first calibrating AP
- * is kicked first and calibrates at once, as serially; the probe runs
- * beside it once every AP is kicked, and grants more turns if the host
- * has CPUs to spare.
+ * bringup=linux-6.5): let the APs' start-up (trampoline, long mode,
+ * tables, APIC) run concurrently, and order only what needs it: lpj (see
+ * smp_ap_lpj()). An AP kicked ahead takes host time from the one that
+ * calibrates, which only pays where calibrations may overlap
+ * (smp_line_start_rule()): elsewhere every AP is kicked once the one
+ * before is online, as serially. Under auto the first calibrating AP is
+ * kicked first and calibrates at once, as serially; then the probe's
+ * APs, whose probe runs beside it; then the rest, ahead if the host has
+ * CPUs to spare and one by one if not.
  */
 void smp_parallel_boot(void)
 {
+	u32 start = smp_line_start_rule(cal_line.calibrators, apic_options.parallel_calibrate);
+
 	turns_init(&cal_line.turns, cal_line.calibrators, 1);
-	smp_kick_all(cal_line.calibrators ? cal_line.ranked[0] : NULL);
+	if (start == SMP_LINE_AHEAD)
+		smp_kick_all(cal_line.ranked[0]);
+	else if (start == SMP_LINE_PROBE)
+		for (u32 r = 0; r <= probe_aps(); r++)
+			kick_ahead(cal_line.ranked[r]);
 	choose_concurrency();
 	for (u32 k = 1; k < cal_line.concurrency; k++)
 		turns_grant(&cal_line.turns, wake_rank, NULL);
+	if (smp_line_rest_rule(cal_line.concurrency) == SMP_LINE_AHEAD)
+		kick_rest_ahead();
+	else
+		kick_one_by_one();
 	wait_parallel();
 }
 

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* Bring-up's pure rules; see rules.h. */
 #include "apic/smp/rules.h"
+#include "apic/options.h"
 #include "kernel/lib/bits.h"
 #include "kernel/lib/string.h"
 
@@ -27,11 +28,33 @@ u32 smp_concurrency_rule(u64 solo, const u64 *together, u32 n, u32 *parallelism_
 {
 	u64 sum = 0, k;
 
-	for (u32 i = 0; i < n; i++)
+	/*
+	 * No vCPU runs faster than a host CPU: an AP that counted more than
+	 * the BSP alone shows the BSP lost part of its windows to the host,
+	 * and the AP's count is the truer yardstick.
+	 */
+	for (u32 i = 0; i < n; i++) {
 		sum += together[i];
+		if (solo)
+			solo = MAX(solo, together[i]);
+	}
 	*parallelism_x100 = solo ? (u32)MIN(sum * 100 / solo, 100000ULL) : 0;
 	k = 1 + (*parallelism_x100 >= 50 ? (*parallelism_x100 - 50) / 100 : 0);
 	return (u32)MIN(k, (u64)n + 1);
+}
+
+u32 smp_line_start_rule(u32 calibrators, u32 parallel_calibrate)
+{
+	if (calibrators <= 1 || parallel_calibrate == PARALLEL_CALIBRATE_SERIALIZE)
+		return SMP_LINE_ONE_BY_ONE;
+	if (parallel_calibrate == PARALLEL_CALIBRATE_CONCURRENT)
+		return SMP_LINE_AHEAD;
+	return SMP_LINE_PROBE;
+}
+
+u32 smp_line_rest_rule(u32 concurrency)
+{
+	return concurrency > 1 ? SMP_LINE_AHEAD : SMP_LINE_ONE_BY_ONE;
 }
 
 u64 smp_ap_bringup_cycles(u64 bsp_init, u64 bsp_sipi, u64 ap_alive, u64 ap_online, u64 bsp_seen,

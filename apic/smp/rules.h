@@ -22,7 +22,8 @@ u64 smp_init_udelay_rule(const char *vendor, u32 family, const char **why);
  * How many APs may calibrate at once, from a probe run while one AP is
  * calibrating: one CPU alone ran solo loops in a window; n other APs at
  * once ran together[i] each in a window of the same length. Their sum
- * over solo is the parallelism the host gave beside the calibrating one
+ * over solo (or over the fastest AP's count, where one counted more than
+ * the BSP alone) is the parallelism the host gave beside the calibrating one
  * (x100 in *parallelism_x100): each AP calibrating against the tick needs
  * a host CPU of its own and the BSP must be run at every tick, so the
  * answer is 1 + (that parallelism less half a CPU), rounded down, at most
@@ -30,6 +31,23 @@ u64 smp_init_udelay_rule(const char *vendor, u32 family, const char **why);
  * stretched each other to 3x their cost.
  */
 u32 smp_concurrency_rule(u64 solo, const u64 *together, u32 n, u32 *parallelism_x100);
+
+/*
+ * Where parallel bring-up kicks APs ahead of the ones before them. An AP
+ * kicked ahead starts beside the AP that calibrates and takes host time
+ * from it, which only pays where a second calibration can run beside the
+ * first. So, before anything is measured (from the calibrating APs and
+ * parallel_calibrate=, an enum parallel_calibrate): one by one, each AP
+ * kicked once the one before is online, serial's cost, where no two
+ * calibrations may overlap (at most one AP calibrates, or serialize);
+ * the first calibrating AP and then the probe's APs under auto, the rest
+ * as smp_line_rest_rule() says once the probe has its concurrency; every
+ * AP ahead under concurrent.
+ */
+enum smp_line_kicks { SMP_LINE_ONE_BY_ONE, SMP_LINE_PROBE, SMP_LINE_AHEAD };
+u32 smp_line_start_rule(u32 calibrators, u32 parallel_calibrate);
+/* The APs not yet kicked, once `concurrency` APs may calibrate at once. */
+u32 smp_line_rest_rule(u32 concurrency);
 
 /*
  * An AP's bring-up time in the BSP's TSC cycles, from the BSP's INIT
