@@ -119,6 +119,17 @@ PMU_CPU = qemu.KVM_CPU + ",pmu=on"
 
 def parse_args(argv):
     p = cli.parser("tools/pmi-verdict", __doc__, epilog=EPILOG)
+    _add_run_options(p)
+    _add_host_options(p)
+    cli.results_option(p, ROOT, "where the folder goes")
+    cli.no_build(p)
+    args = p.parse_args(argv)
+    _check_args(p, args)
+    return args
+
+
+def _add_run_options(p):
+    """What the guest runs and how the verdict is asked for."""
     p.add_argument("--smp", type=int, default=2, metavar="N",
                    help="vCPUs (default: 2)")
     p.add_argument("--seconds", type=int, default=5, metavar="S",
@@ -148,6 +159,10 @@ def parse_args(argv):
                    help="exit 0 when the verdict is this one, 1 when it "
                         "is the other, 125 with the reason when there is "
                         "none (git bisect run's good, bad and skip)")
+
+
+def _add_host_options(p):
+    """The host side: perf, the results folder, the host kernels."""
     p.add_argument("--perf", default="perf", metavar="PATH",
                    help="perf binary (default: perf on PATH)")
     p.add_argument("--keep-perf-data", action="store_true",
@@ -164,9 +179,10 @@ def parse_args(argv):
                    help="with a --host-kernel image of your own: its "
                         "modules (lib/modules/RELEASE, or a folder "
                         "holding lib/modules/), unless KVM is built in")
-    cli.results_option(p, ROOT, "where the folder goes")
-    cli.no_build(p)
-    args = p.parse_args(argv)
+
+
+def _check_args(p, args):
+    """p.error() for values argparse's types cannot refuse alone."""
     if not 2 <= args.smp <= 64:
         p.error("--smp must be 2..64 (nmi_storm needs two vCPUs)")
     if not 1 <= args.seconds <= 3600:
@@ -182,7 +198,6 @@ def parse_args(argv):
         p.error("--expect judges one host kernel: give --host-kernel once")
     if args.name is not None and not re.fullmatch(r"[\w.+-]+", args.name):
         p.error("--name may hold letters, digits and . _ + - only")
-    return args
 
 
 def period_for(rate, cal_period, cal_rate):
