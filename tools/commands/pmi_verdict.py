@@ -527,41 +527,68 @@ class Verdict:
         a = self.args
         self.say(f"pmi-verdict: {guest.shown(self.folder)}",
                  *hostprobe.facts_lines(self.doc["host"]))
-        check = self.probe_check()
-        if check is not None:
-            self.say(f"probe: {check.mode} mode" +
-                     (f" (cancels: kprobe on {check.cancel_symbol})"
-                      if check.mode == "kprobe" else ""),
-                     *[f"probe: {n}" for n in check.notes],
-                     f"probe: tracefs {check.tracefs}")
-            self.doc["probe_mode"] = check.mode
-            self.doc["probe_notes"] = check.notes
-            self.kprobe_note = next((n for n in check.notes
-                                     if n.startswith("cancelled")), None)
+        self.note_probe_check()
         if a.quick:
             period, cal_rate = a.period or QUICK_PERIOD, 0
             asked = "fixed: --quick" if not a.period else "--period"
         else:
-            test, data, rec = self.calibrate()
-            if rec is None:
-                return self.finish(None, "the calibration run failed")
-            why = self.no_vpmu(test, data)
-            if why:
-                self.skip("calibration", why)
-                self.skip(f"LVTPC=nmi vs LVTPC=fixed at {a.rate} PMIs/s",
-                          "no vPMU (as above)")
-                if not a.no_sweep:
-                    self.skip("rate sweep", "no vPMU (as above)")
-                return self.finish(None, self.with_kprobe_note(why))
-            cal_rate = data.get("pmis_per_s_per_cpu") or 0
-            self.say(f"  {cal_rate} PMIs/s per vCPU at "
-                     f"pmu.period={CAL_PERIOD}")
-            period = a.period or period_for(a.rate, CAL_PERIOD, cal_rate)
+            period, cal_rate, ended = self.calibrated_period()
             if period is None:
-                self.failed = True
-                return self.finish(None, "the calibration run took no PMIs")
+                return ended
             asked = f"asked {a.rate} PMIs/s per vCPU"
+        figures, ended = self.compare_modes(period, asked)
+        if figures is None:
+            return ended
+        self.doc["figures"] = figures
+        if not a.no_sweep and not a.quick:
+            self.sweep(cal_rate)
+        return self.judge(figures)
 
+    def note_probe_check(self):
+        """Say how the host's events are counted and keep it in the doc."""
+        check = self.probe_check()
+        if check is None:
+            return
+        self.say(f"probe: {check.mode} mode" +
+                 (f" (cancels: kprobe on {check.cancel_symbol})"
+                  if check.mode == "kprobe" else ""),
+                 *[f"probe: {n}" for n in check.notes],
+                 f"probe: tracefs {check.tracefs}")
+        self.doc["probe_mode"] = check.mode
+        self.doc["probe_notes"] = check.notes
+        self.kprobe_note = next((n for n in check.notes
+                                 if n.startswith("cancelled")), None)
+
+    def calibrated_period(self):
+        """(period, calibration PMIs/s, None) for --rate from a
+        calibration run, or (None, None, finish's status) when there is
+        none to be had."""
+        a = self.args
+        test, data, rec = self.calibrate()
+        if rec is None:
+            return None, None, self.finish(None, "the calibration run failed")
+        why = self.no_vpmu(test, data)
+        if why:
+            self.skip("calibration", why)
+            self.skip(f"LVTPC=nmi vs LVTPC=fixed at {a.rate} PMIs/s",
+                      "no vPMU (as above)")
+            if not a.no_sweep:
+                self.skip("rate sweep", "no vPMU (as above)")
+            return None, None, self.finish(None, self.with_kprobe_note(why))
+        cal_rate = data.get("pmis_per_s_per_cpu") or 0
+        self.say(f"  {cal_rate} PMIs/s per vCPU at "
+                 f"pmu.period={CAL_PERIOD}")
+        period = a.period or period_for(a.rate, CAL_PERIOD, cal_rate)
+        if period is None:
+            self.failed = True
+            return None, None, self.finish(None,
+                                           "the calibration run took no PMIs")
+        return period, cal_rate, None
+
+    def compare_modes(self, period, asked):
+        """({lvtpc: figures}, None) of a run per LVTPC mode at period,
+        or (None, finish's status) when one could not be judged."""
+        a = self.args
         self.header(f"LVTPC=nmi vs LVTPC=fixed, pmu.nmi_ipi=0, "
                     f"pmu.period={period} ({asked}), {a.seconds} s each")
         figures = {}
@@ -569,13 +596,13 @@ class Verdict:
             test, data, rec = self.stress(f"lvtpc-{lvtpc}", lvtpc, period,
                                           a.seconds)
             if rec is None:
-                return self.finish(None, f"the LVTPC={lvtpc} run failed")
+                return None, self.finish(None, f"the LVTPC={lvtpc} run failed")
             why = self.no_vpmu(test, data)
             if why:
                 # Only --quick gets here so: a calibration would have
                 # found it first.
                 self.skip(f"LVTPC={lvtpc}", why)
-                return self.finish(None, self.with_kprobe_note(why))
+                return None, self.finish(None, self.with_kprobe_note(why))
             fig = mode_figures(rec[0], data, lvtpc)
             rec[1]["figures"] = fig
             figures[lvtpc] = fig
@@ -583,9 +610,11 @@ class Verdict:
             if test and test["status"] not in (Status.PASS, Status.SKIP):
                 self.say(f"    guest pmi_stress {test['status']}: "
                          f"{test['reason'] or 'see its serial.log'}")
-        self.doc["figures"] = figures
-        if not a.no_sweep and not a.quick:
-            self.sweep(cal_rate)
+        return figures, None
+
+    def judge(self, figures):
+        """finish() with the verdict of the two modes' figures, or with
+        why there is none."""
         status, line = verdict(figures["nmi"], figures["fixed"])
         if status is not None:
             return self.finish(line, None, figures, status)
