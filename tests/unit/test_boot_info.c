@@ -381,6 +381,9 @@ DEFINE_TEST(unit_boot_info_ram, "RAM total and RAM extent of realistic maps", 0)
 		  "extent: [0, 4 GiB) plus its 1 GiB above");
 }
 
+/* The one region the malformed maps keep: the first 639 KiB of conventional memory. */
+static const struct mem_region low_ram[] = { { 0x0, 0x9fc00, MEM_RAM } };
+
 /* An MBI address outside memory, or one running past its end. */
 static void mb1_unreadable_info(void)
 {
@@ -441,7 +444,6 @@ static void mb1_bad_strings(void)
 /* Maps past memory, entries too small, past mmap_length or wrapping the step. */
 static void mb1_bad_map(void)
 {
-	static const struct mem_region first[] = { { 0x0, 0x9fc00, MEM_RAM } };
 	struct mb1_info *info;
 
 	info = mb1_start();
@@ -467,7 +469,7 @@ static void mb1_bad_map(void)
 	mb1_parse();
 	report_str_eq(bi.problems, "memory map entry at +24 malformed",
 		      "an entry running past mmap_length");
-	check_map(first, ARRAY_SIZE(first), "the entries before it are kept");
+	check_map(low_ram, ARRAY_SIZE(low_ram), "the entries before it are kept");
 
 	/*
 	 * Regression: the step e->size + 4 was computed in 32 bits, so size
@@ -542,12 +544,11 @@ static void mb2_bad_total_size(void)
 /* A tag whose size runs past total_size, is under its header, or is 0. */
 static void mb2_bad_tag_size(void)
 {
-	static const struct mem_region first[] = { { 0x0, 0x9fc00, MEM_RAM } };
 	struct mb2_tag *t;
 	struct mb2 m;
 
 	mb2_start(&m);
-	mb2_mmap(&m, 24, first, 1);
+	mb2_mmap(&m, 24, low_ram, 1);
 	t = mb2_tag(&m, MB2_TAG_CMDLINE, "x", 2);
 	mb2_parse(&m);
 	t->size = 4096;
@@ -555,7 +556,7 @@ static void mb2_bad_tag_size(void)
 	       "a tag whose size runs past total_size: the MBI is still usable");
 	report_str_eq(bi.problems, "tag 1 at +48: size 4096 runs past the end",
 		      "the tag is reported");
-	check_map(first, ARRAY_SIZE(first), "tags before it are kept");
+	check_map(low_ram, ARRAY_SIZE(low_ram), "tags before it are kept");
 	report_str_eq(bi.cmdline, "", "the bad tag is not read");
 
 	t->size = 4;
@@ -596,12 +597,11 @@ static void mb2_bad_strings(void)
 /* mmap tags with small entries, truncated, or more regions than BOOT_MEM_MAX. */
 static void mb2_bad_map(void)
 {
-	static const struct mem_region first[] = { { 0x0, 0x9fc00, MEM_RAM } };
 	struct mb2 m;
 
 	mb2_start(&m);
 	mb2_meminfo(&m, 639, 1024);
-	mb2_mmap(&m, 16, first, 1);
+	mb2_mmap(&m, 16, low_ram, 1);
 	mb2_parse(&m);
 	report_str_eq(bi.problems, "mmap tag: entry size 16 too small",
 		      "entry_size 16 is reported");
