@@ -220,67 +220,102 @@ static void check_counts(u32 online, u32 calibrations)
 	report_eq(calibrations, expected, "number of CPUs that derived lpj from a timer");
 }
 
-DEFINE_TEST(lpj, "loops-per-jiffy comes from the right source and delays are right", 0)
-{
-	const struct delay_cpu *bsp = delay_cpu(0);
-	u32 online = 0, calibrations = 0, copied = 0, copied_ok = 0, preset_ok = 0;
-	u64 slept, read_cost_us = 0, expected_us = udelay_expected_us(bsp);
-	char buf[1024];
-	struct json j;
+/* Where the online CPUs' lpj came from. */
+struct lpj_tally {
+	u32 online, calibrations, copied, copied_ok, preset_ok;
+};
 
-	/* A source the platform lacks is a SKIP; lpj_source=cmdline without lpj= is ours. */
-	if (delay_problem()[0]) {
-		report_prefix_push("lpj_source");
-		if (lpj_source_rate() == rate_source_named("cmdline"))
-			report_error("%s", delay_problem());
-		else
-			report_skip("%s", delay_problem());
-		report_prefix_pop();
-	}
+/* The udelay check's figures, in us. */
+struct udelay_result {
+	u64 expected_us, slept, read_cost_us;
+};
+
+/* A source the platform lacks is a SKIP; lpj_source=cmdline without lpj= is ours. */
+static void report_source_problem(void)
+{
+	if (!delay_problem()[0])
+		return;
+	report_prefix_push("lpj_source");
+	if (lpj_source_rate() == rate_source_named("cmdline"))
+		report_error("%s", delay_problem());
+	else
+		report_skip("%s", delay_problem());
+	report_prefix_pop();
+}
+
+static void tally_sources(struct lpj_tally *t)
+{
 	for (u32 i = 0; i < cpu_count(); i++) {
 		const struct percpu *c = cpu_at(i);
 		const struct delay_cpu *d = delay_cpu(i);
 
 		if (c->state != CPU_ONLINE)
 			continue;
-		online++;
-		calibrations += d->calibrated;
-		preset_ok += d->lpj == delay_preset_lpj() && !d->calibrated;
+		t->online++;
+		t->calibrations += d->calibrated;
+		t->preset_ok += d->lpj == delay_preset_lpj() && !d->calibrated;
 		if (d->lpj_source && !strcmp(d->lpj_source, "reuse")) {
-			copied++;
-			copied_ok += reused_exactly(c);
+			t->copied++;
+			t->copied_ok += reused_exactly(c);
 		}
 	}
-	check_counts(online, calibrations);
-	if (delay_preset_lpj())
-		report_eq(preset_ok, online, "every CPU uses the preset value exactly");
-	if (copied)
-		report_eq(copied_ok, copied, "every reused lpj equals a same-domain CPU's");
-	check_calibrated(bsp);
+}
 
+/* Preset and reused values are copied exactly. */
+static void check_copies(const struct lpj_tally *t)
+{
+	if (delay_preset_lpj())
+		report_eq(t->preset_ok, t->online, "every CPU uses the preset value exactly");
+	if (t->copied)
+		report_eq(t->copied_ok, t->copied, "every reused lpj equals a same-domain CPU's");
+}
+
+static void check_udelay(struct udelay_result *u)
+{
 	report_prefix_push("udelay");
 	if (!clock_have_ref()) {
-		slept = 0;
 		report_skip("no reference timer to measure a delay against (%s)", clock.ref_why);
 	} else {
-		read_cost_us = reference_read_cost_us();
-		slept = measure_udelay_us(expected_us, read_cost_us);
-		report(lpj_delay_within(slept, read_cost_us, expected_us, UDELAY_TOLERANCE_PCT),
+		u->read_cost_us = reference_read_cost_us();
+		u->slept = measure_udelay_us(u->expected_us, u->read_cost_us);
+		report(lpj_delay_within(u->slept, u->read_cost_us, u->expected_us,
+					UDELAY_TOLERANCE_PCT),
 		       "udelay(%d) lasts %llu us by the %s, one read of which costs %llu us "
 		       "(%llu within %d %%)",
-		       UDELAY_TEST_US, slept, clock_reference()->name, read_cost_us, expected_us,
-		       UDELAY_TOLERANCE_PCT);
+		       UDELAY_TEST_US, u->slept, clock_reference()->name, u->read_cost_us,
+		       u->expected_us, UDELAY_TOLERANCE_PCT);
 	}
 	report_prefix_pop();
+}
+
+static void lpj_data(const struct lpj_tally *t, const struct udelay_result *u)
+{
+	char buf[1024];
+	struct json j;
 
 	report_data_begin(&j, buf, "lpj");
 	delay_json(&j);
 	clock_json(&j);
-	json_u64(&j, "cpus", online);
-	json_u64(&j, "calibrations", calibrations);
+	json_u64(&j, "cpus", t->online);
+	json_u64(&j, "calibrations", t->calibrations);
 	json_u64(&j, "udelay_requested_us", UDELAY_TEST_US);
-	json_u64(&j, "udelay_expected_us", expected_us);
-	json_u64(&j, "udelay_us", slept);
-	json_u64(&j, "udelay_read_cost_us", read_cost_us);
+	json_u64(&j, "udelay_expected_us", u->expected_us);
+	json_u64(&j, "udelay_us", u->slept);
+	json_u64(&j, "udelay_read_cost_us", u->read_cost_us);
 	report_data_end(&j);
+}
+
+DEFINE_TEST(lpj, "loops-per-jiffy comes from the right source and delays are right", 0)
+{
+	const struct delay_cpu *bsp = delay_cpu(0);
+	struct lpj_tally t = { 0 };
+	struct udelay_result u = { .expected_us = udelay_expected_us(bsp) };
+
+	report_source_problem();
+	tally_sources(&t);
+	check_counts(t.online, t.calibrations);
+	check_copies(&t);
+	check_calibrated(bsp);
+	check_udelay(&u);
+	lpj_data(&t, &u);
 }

@@ -84,16 +84,19 @@ static bool mail_drained(void *arg)
 	return true;
 }
 
-DEFINE_TEST(nmi_storm, "NMI IPIs between all CPUs are all accounted for", 0)
-{
-	u64 rate = pmu_options.nmi_ipi ? pmu_options.nmi_ipi : STORM_DEFAULT_RATE;
-	struct storm s = { .interval = clock.tsc_hz / rate };
-	struct nmi_counts total = { 0 };
-	u32 cpus = 0, senders = 0, receivers = 0, over = 0;
-	u64 sent = 0, min_received = ~0ULL, undrained = 0;
+/* What one storm did, summed over the online CPUs. */
+struct storm_tally {
+	u64 rate;
+	u32 cpus, senders, receivers, over;
+	u64 sent, min_received, undrained;
+	struct nmi_counts total;
 	bool finished, drained;
-	char buf[512];
-	struct json j;
+};
+
+/* Each online CPU's counts before the storm; returns how many are online. */
+static u32 storm_snapshot(void)
+{
+	u32 cpus = 0;
 
 	for (u32 i = 0; i < cpu_count(); i++) {
 		if (cpu_at(i)->state != CPU_ONLINE)
@@ -102,18 +105,26 @@ DEFINE_TEST(nmi_storm, "NMI IPIs between all CPUs are all accounted for", 0)
 		before[i] = nmi_cpu(i)->counts;
 		sent_before[i] = nmi_cpu(i)->ipis_sent;
 	}
-	if (cpus < 2) {
-		report_skip("needs two online CPUs, %u online", cpus);
-		return;
-	}
+	return cpus;
+}
+
+/* The storm itself, between the host's marks, then the wait for its last mail. */
+static void storm_measure(struct storm_tally *t)
+{
+	struct storm s = { .interval = clock.tsc_hz / t->rate };
 
 	watchdog_extend(STORM_SECONDS);
 	host_mark(HOST_MARK_BEGIN, "nmi_storm");
 	s.end_tsc = rdtsc() + STORM_SECONDS * clock.tsc_hz;
-	finished = smp_run_all(storm_cpu, &s, STORM_SECONDS * 1000000 + STORM_SLACK_US);
+	t->finished = smp_run_all(storm_cpu, &s, STORM_SECONDS * 1000000 + STORM_SLACK_US);
 	host_mark(HOST_MARK_END, "nmi_storm");
-	drained = smp_wait(mail_drained, NULL, DRAIN_TIMEOUT_US);
+	t->drained = smp_wait(mail_drained, NULL, DRAIN_TIMEOUT_US);
+}
 
+/* Each online CPU's counts since storm_snapshot(), added into t. */
+static void storm_sum(struct storm_tally *t)
+{
+	t->min_received = ~0ULL;
 	for (u32 i = 0; i < cpu_count(); i++) {
 		struct nmi_cpu *n = nmi_cpu(i);
 		struct nmi_counts d;
@@ -123,41 +134,67 @@ DEFINE_TEST(nmi_storm, "NMI IPIs between all CPUs are all accounted for", 0)
 			continue;
 		nmi_counts_sub(&d, &n->counts, &before[i]);
 		cpu_sent = n->ipis_sent - sent_before[i];
-		nmi_counts_add(&total, &d);
-		sent += cpu_sent;
-		senders += cpu_sent > 0;
-		receivers += d.nmis > 0;
-		min_received = MIN(min_received, d.nmis);
-		undrained += n->mail;
+		nmi_counts_add(&t->total, &d);
+		t->sent += cpu_sent;
+		t->senders += cpu_sent > 0;
+		t->receivers += d.nmis > 0;
+		t->min_received = MIN(t->min_received, d.nmis);
+		t->undrained += n->mail;
 		if (!nmi_counts_explained(&d))
-			over++;
+			t->over++;
 	}
+}
 
-	report(finished, "every CPU finished its storm within %u s", STORM_SECONDS + 10);
-	report_eq(senders, cpus, "CPUs that sent NMIs");
-	report_eq(receivers, cpus, "CPUs that received NMIs");
-	report(total.nmis <= sent, "NMIs received (%llu) do not exceed NMIs sent (%llu)",
-	       total.nmis, sent);
-	report(drained && total.ipis == sent,
-	       "every NMI IPI was seen by a handler (%llu of %llu, %llu still posted)", total.ipis,
-	       sent, undrained);
-	report(!over,
+static void storm_report(const struct storm_tally *t)
+{
+	report(t->finished, "every CPU finished its storm within %u s", STORM_SECONDS + 10);
+	report_eq(t->senders, t->cpus, "CPUs that sent NMIs");
+	report_eq(t->receivers, t->cpus, "CPUs that received NMIs");
+	report(t->total.nmis <= t->sent, "NMIs received (%llu) do not exceed NMIs sent (%llu)",
+	       t->total.nmis, t->sent);
+	report(t->drained && t->total.ipis == t->sent,
+	       "every NMI IPI was seen by a handler (%llu of %llu, %llu still posted)",
+	       t->total.ipis, t->sent, t->undrained);
+	report(!t->over,
 	       "NMIs with no source (%llu) are explained by merged IPIs (credit %llu) on every CPU",
-	       total.unknown, total.credit);
-	report_eq(total.nested, 0, "nested NMI handler entries");
+	       t->total.unknown, t->total.credit);
+	report_eq(t->total.nested, 0, "nested NMI handler entries");
+}
+
+static void storm_data(const struct storm_tally *t)
+{
+	char buf[512];
+	struct json j;
 
 	report_data_begin(&j, buf, "nmi_storm");
-	json_u64(&j, "cpus", cpus);
+	json_u64(&j, "cpus", t->cpus);
 	json_u64(&j, "seconds", STORM_SECONDS);
-	json_u64(&j, "rate_per_cpu", rate);
-	json_u64(&j, "sent", sent);
-	json_u64(&j, "sent_per_s_per_cpu", sent / STORM_SECONDS / cpus);
-	json_u64(&j, "received", total.nmis);
-	json_u64(&j, "min_received_per_cpu", min_received);
-	json_u64(&j, "ipis_seen", total.ipis);
-	json_u64(&j, "multi", total.multi);
-	json_u64(&j, "merged", total.merged);
-	json_u64(&j, "unknown_nmis", total.unknown);
-	json_u64(&j, "nested", total.nested);
+	json_u64(&j, "rate_per_cpu", t->rate);
+	json_u64(&j, "sent", t->sent);
+	json_u64(&j, "sent_per_s_per_cpu", t->sent / STORM_SECONDS / t->cpus);
+	json_u64(&j, "received", t->total.nmis);
+	json_u64(&j, "min_received_per_cpu", t->min_received);
+	json_u64(&j, "ipis_seen", t->total.ipis);
+	json_u64(&j, "multi", t->total.multi);
+	json_u64(&j, "merged", t->total.merged);
+	json_u64(&j, "unknown_nmis", t->total.unknown);
+	json_u64(&j, "nested", t->total.nested);
 	report_data_end(&j);
+}
+
+DEFINE_TEST(nmi_storm, "NMI IPIs between all CPUs are all accounted for", 0)
+{
+	struct storm_tally t = {
+		.rate = pmu_options.nmi_ipi ? pmu_options.nmi_ipi : STORM_DEFAULT_RATE,
+	};
+
+	t.cpus = storm_snapshot();
+	if (t.cpus < 2) {
+		report_skip("needs two online CPUs, %u online", t.cpus);
+		return;
+	}
+	storm_measure(&t);
+	storm_sum(&t);
+	storm_report(&t);
+	storm_data(&t);
 }

@@ -87,19 +87,26 @@ static u64 tick_rate(void)
 	return best;
 }
 
-DEFINE_TEST(timers, "every reference timer agrees on the TSC frequency", 0)
+/* The i-th reference timer= names (choices 1..n, in the order it lists them). */
+static const struct refclock *timer_at(u32 i)
 {
-	char buf[1024];
-	struct json j;
-	u32 n = 0;
-	u64 rate;
+	return clock_refclock(TIMER_AUTO + 1 + i);
+}
 
-	/* Every reference timer= names, choices 1..n in the order it lists them. */
+static u32 timer_count(void)
+{
+	u32 n = 0;
+
 	while (timer_word(TIMER_AUTO + 1 + n))
 		n++;
-	ASSERT(n <= TIMERS_MAX, "%u reference timers, more than this test's %d", n, TIMERS_MAX);
+	return n;
+}
+
+/* Each present reference's TSC rate into measured[]; an absent one is a skip. */
+static void measure_each(u32 n)
+{
 	for (u32 i = 0; i < n; i++) {
-		const struct refclock *r = clock_refclock(TIMER_AUTO + 1 + i);
+		const struct refclock *r = timer_at(i);
 
 		report_prefix_push(r->name);
 		if (!r->present) {
@@ -111,6 +118,10 @@ DEFINE_TEST(timers, "every reference timer agrees on the TSC frequency", 0)
 		}
 		report_prefix_pop();
 	}
+}
+
+static void report_agreement(u32 n)
+{
 	for (u32 a = 0; a < n; a++)
 		for (u32 b = a + 1; b < n; b++) {
 			u64 x = measured[a], y = measured[b];
@@ -118,14 +129,17 @@ DEFINE_TEST(timers, "every reference timer agrees on the TSC frequency", 0)
 			if (x && y)
 				report(within_pct(x, y, AGREEMENT_PCT),
 				       "%s and %s agree within %d %% (%llu vs %llu Hz)",
-				       clock_refclock(TIMER_AUTO + 1 + a)->name,
-				       clock_refclock(TIMER_AUTO + 1 + b)->name, AGREEMENT_PCT, x,
-				       y);
+				       timer_at(a)->name, timer_at(b)->name, AGREEMENT_PCT, x, y);
 		}
+}
+
+/* The tick's rate by the TSC, checked against hz=; 0 when it could not be timed. */
+static u64 check_tick(void)
+{
+	u64 rate = 0;
 
 	report_prefix_push("tick");
 	if (!clock_have_ref()) {
-		rate = 0;
 		report_skip("no reference timer to time the tick against (%s)", clock.ref_why);
 	} else if (!(rate = tick_rate())) {
 		report_skip("the host stalled the tick in each of %d windows", TICK_TRIES);
@@ -134,13 +148,20 @@ DEFINE_TEST(timers, "every reference timer agrees on the TSC frequency", 0)
 		       "the jiffy tick runs at %llu Hz by the TSC (hz=%u)", rate, clock.hz);
 	}
 	report_prefix_pop();
+	return rate;
+}
+
+static void timers_data(u32 n, u64 rate)
+{
+	char buf[1024];
+	struct json j;
 
 	report_data_begin(&j, buf, "timers");
 	clock_json(&j);
 	json_u64(&j, "tick_hz_measured", rate);
 	json_object_begin(&j, "timers");
 	for (u32 i = 0; i < n; i++) {
-		const struct refclock *r = clock_refclock(TIMER_AUTO + 1 + i);
+		const struct refclock *r = timer_at(i);
 
 		json_object_begin(&j, r->name);
 		json_bool(&j, "present", r->present);
@@ -152,4 +173,14 @@ DEFINE_TEST(timers, "every reference timer agrees on the TSC frequency", 0)
 	}
 	json_object_end(&j);
 	report_data_end(&j);
+}
+
+DEFINE_TEST(timers, "every reference timer agrees on the TSC frequency", 0)
+{
+	u32 n = timer_count();
+
+	ASSERT(n <= TIMERS_MAX, "%u reference timers, more than this test's %d", n, TIMERS_MAX);
+	measure_each(n);
+	report_agreement(n);
+	timers_data(n, check_tick());
 }

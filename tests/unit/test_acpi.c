@@ -230,13 +230,13 @@ DEFINE_TEST(unit_acpi_scan, "the RSDP scan of the EBDA and the BIOS ROM", 0)
 		  "nothing in the EBDA: the ROM area is searched");
 }
 
-DEFINE_TEST(unit_acpi_init, "XSDT preferred, RSDT as fallback", 0)
-{
-	static const u32 rsdt_entries[] = { FADT_ADDR };
-	static const u64 xsdt_entries[] = { FADT_ADDR, MADT_ADDR };
-	static u32 too_many[ACPI_MAX_TABLES + 6];
-	struct acpi_rsdp *r;
+/* A root pair: the RSDT lists the FADT, the XSDT the FADT and the MADT. */
+static const u32 rsdt_entries[] = { FADT_ADDR };
+static const u64 xsdt_entries[] = { FADT_ADDR, MADT_ADDR };
 
+/* The loader's RSDP: its XSDT preferred, the RSDT when the XSDT is bad or absent. */
+static void xsdt_then_rsdt(void)
+{
 	reset();
 	rsdt(rsdt_entries, ARRAY_SIZE(rsdt_entries));
 	xsdt(xsdt_entries, ARRAY_SIZE(xsdt_entries));
@@ -257,6 +257,12 @@ DEFINE_TEST(unit_acpi_init, "XSDT preferred, RSDT as fallback", 0)
 	loader_rsdp(RSDT_ADDR, 0);
 	report(acpi_init(&a, &bi, phys_buffer_read) && !a.xsdt,
 	       "a revision 2 RSDP without an XSDT: the RSDT");
+}
+
+/* The BIOS area scan: a revision 0 RSDP, and the fallback from a bad loader copy. */
+static void rsdp_by_scan(void)
+{
+	struct acpi_rsdp *r;
 
 	reset();
 	rsdt(rsdt_entries, ARRAY_SIZE(rsdt_entries));
@@ -275,7 +281,11 @@ DEFINE_TEST(unit_acpi_init, "XSDT preferred, RSDT as fallback", 0)
 	report_str_eq(a.problems, "loader's RSDP: no RSDP signature",
 		      "the loader's copy is reported");
 	report_eq(a.rsdp_address, BIOS_ROM_BASE, "the scanned RSDP is used");
+}
 
+/* No RSDP, or a root table unreadable, too short or of another kind: no ACPI. */
+static void no_usable_root(void)
+{
 	reset();
 	report(!acpi_init(&a, &bi, phys_buffer_read), "no RSDP anywhere: no ACPI");
 	report_str_eq(a.problems, "no RSDP found", "reported");
@@ -292,6 +302,12 @@ DEFINE_TEST(unit_acpi_init, "XSDT preferred, RSDT as fallback", 0)
 	fw_table(RSDT_ADDR, "FACP", 36);
 	report(!acpi_init(&a, &bi, phys_buffer_read), "an RSDT that is another table: no ACPI");
 	report_str_eq(a.problems, "root table signature FACP", "its signature is reported");
+}
+
+/* A root table of more than ACPI_MAX_TABLES entries keeps the first ones. */
+static void root_too_long(void)
+{
+	static u32 too_many[ACPI_MAX_TABLES + 6];
 
 	reset();
 	for (u32 i = 0; i < ARRAY_SIZE(too_many); i++)
@@ -302,7 +318,11 @@ DEFINE_TEST(unit_acpi_init, "XSDT preferred, RSDT as fallback", 0)
 	report(a.table_count == ACPI_MAX_TABLES && a.tables[63] == SSDT_ADDR + 63 * 0x100,
 	       "its first ACPI_MAX_TABLES entries are kept");
 	report_str_eq(a.problems, "root table lists 70 tables; using 64", "the rest are reported");
+}
 
+/* XSDT and RSDT both bad: both reported. */
+static void xsdt_and_rsdt_bad(void)
+{
 	reset();
 	fw_table(XSDT_ADDR, "XSDT", 36)->length = 0;
 	loader_rsdp(PHYS_END + 0x1000, XSDT_ADDR);
@@ -310,6 +330,15 @@ DEFINE_TEST(unit_acpi_init, "XSDT preferred, RSDT as fallback", 0)
 	report_str_eq(a.problems,
 		      "XSDT at 0x101000: length 0 invalid; table at 0x201000 unreadable",
 		      "both are reported");
+}
+
+DEFINE_TEST(unit_acpi_init, "XSDT preferred, RSDT as fallback", 0)
+{
+	xsdt_then_rsdt();
+	rsdp_by_scan();
+	no_usable_root();
+	root_too_long();
+	xsdt_and_rsdt_bad();
 }
 
 DEFINE_TEST(unit_acpi_find, "lookups skip corrupt and overlong tables", 0)

@@ -238,12 +238,9 @@ DEFINE_TEST(unit_boot_info_mb1, "Multiboot 1: command line, loader, map", 0)
 		  "adjacent RAM merges; a gap, a type change or an empty entry does not");
 }
 
-DEFINE_TEST(unit_boot_info_mb2, "Multiboot 2: tags, map, RSDP copies", 0)
+/* Every tag hvprobe reads, an unknown one among them, in one MBI. */
+static void mb2_complete_info(void)
 {
-	static const struct mem_region meminfo[] = {
-		{ 0x0, 639 * KiB, MEM_RAM },
-		{ 0x100000, 130048 * KiB, MEM_RAM },
-	};
 	u8 unknown[16] = { 0 };
 	struct mb2 m;
 
@@ -260,6 +257,16 @@ DEFINE_TEST(unit_boot_info_mb2, "Multiboot 2: tags, map, RSDP copies", 0)
 	check_map(seabios_256m, ARRAY_SIZE(seabios_256m),
 		  "24-byte map entries; the map wins over an earlier basic meminfo");
 	report_str_eq(bi.problems, "", "no problems (an unknown tag is skipped)");
+}
+
+/* Map entries of another size, and the basic meminfo when there is no map. */
+static void mb2_map_forms(void)
+{
+	static const struct mem_region meminfo[] = {
+		{ 0x0, 639 * KiB, MEM_RAM },
+		{ 0x100000, 130048 * KiB, MEM_RAM },
+	};
+	struct mb2 m;
 
 	mb2_start(&m);
 	mb2_mmap(&m, 32, seabios_256m, ARRAY_SIZE(seabios_256m));
@@ -270,6 +277,12 @@ DEFINE_TEST(unit_boot_info_mb2, "Multiboot 2: tags, map, RSDP copies", 0)
 	mb2_meminfo(&m, 639, 130048);
 	mb2_parse(&m);
 	check_map(meminfo, ARRAY_SIZE(meminfo), "without a map, the basic meminfo is used");
+}
+
+/* Which RSDP tag's copy is kept, in either order, and how much of it. */
+static void mb2_rsdp_copies(void)
+{
+	struct mb2 m;
 
 	mb2_start(&m);
 	mb2_rsdp(&m, MB2_TAG_ACPI_OLD, ACPI_RSDP_V1_SIZE, 14);
@@ -298,6 +311,13 @@ DEFINE_TEST(unit_boot_info_mb2, "Multiboot 2: tags, map, RSDP copies", 0)
 	mb2_rsdp(&m, MB2_TAG_ACPI_NEW, ACPI_RSDP_V2_SIZE + 8, 15);
 	mb2_parse(&m);
 	report_eq(bi.rsdp_size, ACPI_RSDP_V2_SIZE, "a longer RSDP tag is copied up to 36 bytes");
+}
+
+DEFINE_TEST(unit_boot_info_mb2, "Multiboot 2: tags, map, RSDP copies", 0)
+{
+	mb2_complete_info();
+	mb2_map_forms();
+	mb2_rsdp_copies();
 }
 
 DEFINE_TEST(unit_boot_info_ram, "RAM total and RAM extent of realistic maps", 0)
@@ -361,11 +381,12 @@ DEFINE_TEST(unit_boot_info_ram, "RAM total and RAM extent of realistic maps", 0)
 		  "extent: [0, 4 GiB) plus its 1 GiB above");
 }
 
-DEFINE_TEST(unit_boot_info_mb1_malformed, "Multiboot 1: bad pointers and lengths", 0)
-{
-	static const struct mem_region first[] = { { 0x0, 0x9fc00, MEM_RAM } };
-	struct mb1_info *info;
+/* The one region the malformed maps keep: the first 639 KiB of conventional memory. */
+static const struct mem_region low_ram[] = { { 0x0, 0x9fc00, MEM_RAM } };
 
+/* An MBI address outside memory, or one running past its end. */
+static void mb1_unreadable_info(void)
+{
 	reset();
 	report(!boot_info_from_mb1(PHYS_END, phys_buffer_read, &bi),
 	       "an MBI outside memory: nothing usable");
@@ -373,6 +394,12 @@ DEFINE_TEST(unit_boot_info_mb1_malformed, "Multiboot 1: bad pointers and lengths
 		      "problem names the address");
 	report(!boot_info_from_mb1(PHYS_END - 8, phys_buffer_read, &bi),
 	       "an MBI running past the end of memory: nothing usable");
+}
+
+/* Strings unreadable, unterminated, too long, or ending at memory's last byte. */
+static void mb1_bad_strings(void)
+{
+	struct mb1_info *info;
 
 	info = mb1_start();
 	info->flags = MB1_INFO_CMDLINE | MB1_INFO_LOADER_NAME;
@@ -412,6 +439,12 @@ DEFINE_TEST(unit_boot_info_mb1_malformed, "Multiboot 1: bad pointers and lengths
 	 */
 	report_str_eq(bi.loader, "QEMU", "a string ending at the last byte of memory is read");
 	report_str_eq(bi.problems, "", "and is not a problem");
+}
+
+/* Maps past memory, entries too small, past mmap_length or wrapping the step. */
+static void mb1_bad_map(void)
+{
+	struct mb1_info *info;
 
 	info = mb1_start();
 	info->flags = MB1_INFO_MMAP;
@@ -436,7 +469,7 @@ DEFINE_TEST(unit_boot_info_mb1_malformed, "Multiboot 1: bad pointers and lengths
 	mb1_parse();
 	report_str_eq(bi.problems, "memory map entry at +24 malformed",
 		      "an entry running past mmap_length");
-	check_map(first, ARRAY_SIZE(first), "the entries before it are kept");
+	check_map(low_ram, ARRAY_SIZE(low_ram), "the entries before it are kept");
 
 	/*
 	 * Regression: the step e->size + 4 was computed in 32 bits, so size
@@ -450,6 +483,12 @@ DEFINE_TEST(unit_boot_info_mb1_malformed, "Multiboot 1: bad pointers and lengths
 	mb1_parse();
 	report_eq(bi.mem_count, 0, "an entry size that would wrap the step gives no region");
 	report_str_eq(bi.problems, "memory map entry at +0 malformed", "and is reported at +0");
+}
+
+/* More regions than BOOT_MEM_MAX: the first kept, the rest reported. */
+static void mb1_too_many_regions(void)
+{
+	struct mb1_info *info;
 
 	info = mb1_start();
 	fill_many();
@@ -461,13 +500,18 @@ DEFINE_TEST(unit_boot_info_mb1_malformed, "Multiboot 1: bad pointers and lengths
 	report_str_eq(bi.problems, "memory map has more than 256 regions", "and the rest reported");
 }
 
-DEFINE_TEST(unit_boot_info_mb2_malformed, "Multiboot 2: bad sizes and tags", 0)
+DEFINE_TEST(unit_boot_info_mb1_malformed, "Multiboot 1: bad pointers and lengths", 0)
 {
-	static const struct mem_region first[] = { { 0x0, 0x9fc00, MEM_RAM } };
+	mb1_unreadable_info();
+	mb1_bad_strings();
+	mb1_bad_map();
+	mb1_too_many_regions();
+}
+
+/* An MBI outside memory, or a total_size too small, too large or past memory. */
+static void mb2_bad_total_size(void)
+{
 	struct mb2_info_header *hdr = phys_buffer_at(INFO_ADDR);
-	struct mb2_tag *t;
-	char long_line[BOOT_CMDLINE_MAX + 1];
-	char abc[3] = { 'a', 'b', 'c' };
 	struct mb2 m;
 
 	reset();
@@ -495,9 +539,16 @@ DEFINE_TEST(unit_boot_info_mb2_malformed, "Multiboot 2: bad sizes and tags", 0)
 	report(!boot_info_from_mb2(PHYS_END - 64, phys_buffer_read, &bi),
 	       "total_size running past the end of memory: nothing usable");
 	report_str_eq(bi.problems, "multiboot2 info size 128 invalid", "problem names the size");
+}
+
+/* A tag whose size runs past total_size, is under its header, or is 0. */
+static void mb2_bad_tag_size(void)
+{
+	struct mb2_tag *t;
+	struct mb2 m;
 
 	mb2_start(&m);
-	mb2_mmap(&m, 24, first, 1);
+	mb2_mmap(&m, 24, low_ram, 1);
 	t = mb2_tag(&m, MB2_TAG_CMDLINE, "x", 2);
 	mb2_parse(&m);
 	t->size = 4096;
@@ -505,7 +556,7 @@ DEFINE_TEST(unit_boot_info_mb2_malformed, "Multiboot 2: bad sizes and tags", 0)
 	       "a tag whose size runs past total_size: the MBI is still usable");
 	report_str_eq(bi.problems, "tag 1 at +48: size 4096 runs past the end",
 		      "the tag is reported");
-	check_map(first, ARRAY_SIZE(first), "tags before it are kept");
+	check_map(low_ram, ARRAY_SIZE(low_ram), "tags before it are kept");
 	report_str_eq(bi.cmdline, "", "the bad tag is not read");
 
 	t->size = 4;
@@ -516,6 +567,14 @@ DEFINE_TEST(unit_boot_info_mb2_malformed, "Multiboot 2: bad sizes and tags", 0)
 	boot_info_from_mb2(INFO_ADDR, phys_buffer_read, &bi);
 	report_str_eq(bi.problems, "tag 1 at +48: size 0 runs past the end",
 		      "a tag of size 0 is reported, not looped on");
+}
+
+/* String tags unterminated or too long for bi. */
+static void mb2_bad_strings(void)
+{
+	char long_line[BOOT_CMDLINE_MAX + 1];
+	char abc[3] = { 'a', 'b', 'c' };
+	struct mb2 m;
 
 	mb2_start(&m);
 	mb2_tag(&m, MB2_TAG_CMDLINE, abc, sizeof(abc));
@@ -533,10 +592,16 @@ DEFINE_TEST(unit_boot_info_mb2_malformed, "Multiboot 2: bad sizes and tags", 0)
 	mb2_parse(&m);
 	report_str_eq(bi.problems, "command line tag unterminated or too long",
 		      "a 1024-character command line is reported");
+}
+
+/* mmap tags with small entries, truncated, or more regions than BOOT_MEM_MAX. */
+static void mb2_bad_map(void)
+{
+	struct mb2 m;
 
 	mb2_start(&m);
 	mb2_meminfo(&m, 639, 1024);
-	mb2_mmap(&m, 16, first, 1);
+	mb2_mmap(&m, 16, low_ram, 1);
 	mb2_parse(&m);
 	report_str_eq(bi.problems, "mmap tag: entry size 16 too small",
 		      "entry_size 16 is reported");
@@ -555,6 +620,14 @@ DEFINE_TEST(unit_boot_info_mb2_malformed, "Multiboot 2: bad sizes and tags", 0)
 	report_eq(bi.mem_count, BOOT_MEM_MAX, "257 regions: the first BOOT_MEM_MAX are kept");
 	check_map(many, BOOT_MEM_MAX, "in order");
 	report_str_eq(bi.problems, "memory map has more than 256 regions", "and the rest reported");
+}
+
+DEFINE_TEST(unit_boot_info_mb2_malformed, "Multiboot 2: bad sizes and tags", 0)
+{
+	mb2_bad_total_size();
+	mb2_bad_tag_size();
+	mb2_bad_strings();
+	mb2_bad_map();
 }
 
 DEFINE_TEST(unit_boot_info_overlap, "regions overlap or not, in any order", 0)

@@ -188,7 +188,8 @@ DEFINE_TEST(unit_cmdline_defaults, "defaults, and an empty line keeps them", 0)
 	       "success leaves an empty message");
 }
 
-DEFINE_TEST(unit_cmdline_keys, "every key with a good value", 0)
+/* Every key at once, each with a good value, each stored where it belongs. */
+static void keys_in_one_line(void)
 {
 	parse_ok("test=boot,cpuinfo lpj=4000000 lpj_source=kvm calibrate=fast bringup=parallel "
 		 "cpus=3 timer=pmtmr pmu.period=100000 pmu.seconds=3600 pmu.nmi_ipi=1000000 "
@@ -215,12 +216,24 @@ DEFINE_TEST(unit_cmdline_keys, "every key with a good value", 0)
 	report_str_eq(lpj_policy_chosen()->name, "linux-6.5", "lpj_policy=linux-6.5");
 	report_eq(apic_options.parallel_calibrate, PARALLEL_CALIBRATE_SERIALIZE,
 		  "parallel_calibrate=serialize");
+}
+
+/* init_udelay's other number forms, and skip= alone. */
+static void keys_alone(void)
+{
 	parse_ok("init_udelay=10000 init_udelay=auto");
 	report_eq(apic_options.init_udelay, OPTION_AUTO, "init_udelay=auto after a number");
 	parse_ok("init_udelay=1000000");
 	report_eq(apic_options.init_udelay, 1000000, "init_udelay=1000000, the upper limit");
 	parse_ok("init_udelay=0x10");
 	report_eq(apic_options.init_udelay, 16, "init_udelay in hex");
+	parse_ok("skip=exceptions,hv");
+	report_str_eq(test_options.skip, "exceptions,hv", "skip=exceptions,hv");
+}
+
+/* Each enum table, every name in it, by its index. */
+static void keys_every_enum_word(void)
+{
 	for (u32 i = 0; lpj_policy_word(i); i++) {
 		char line[64];
 
@@ -242,10 +255,6 @@ DEFINE_TEST(unit_cmdline_keys, "every key with a good value", 0)
 		parse_ok(line);
 		report_eq(apic_options.parallel_calibrate, i, parallel_calibrate_names[i]);
 	}
-	parse_ok("skip=exceptions,hv");
-	report_str_eq(test_options.skip, "exceptions,hv", "skip=exceptions,hv");
-
-	/* Each enum table, every name in it, by its index. */
 	for (u32 i = 0; lpj_source_word(i); i++) {
 		char line[64];
 
@@ -271,8 +280,11 @@ DEFINE_TEST(unit_cmdline_keys, "every key with a good value", 0)
 	report(time_options.calibrate == CALIBRATE_LINUX &&
 		       !strcmp(bringup_mode_chosen()->name, "serial"),
 	       "calibrate=linux and bringup=serial");
+}
 
-	/* The range limits themselves are accepted. */
+/* The range limits themselves are accepted. */
+static void keys_at_their_limits(void)
+{
 	parse_ok("hz=10 cpus=0 pmu.period=2000 pmu.seconds=1 pmu.nmi_ipi=0");
 	report(time_options.hz == 10 && apic_options.cpus == 0 && pmu_options.period == 2000 &&
 		       pmu_options.seconds == 1 && pmu_options.nmi_ipi == 0,
@@ -281,6 +293,14 @@ DEFINE_TEST(unit_cmdline_keys, "every key with a good value", 0)
 	report(time_options.hz == 10000 && apic_options.cpus == 65535 &&
 		       pmu_options.period == 0x7fffffff && time_options.lpj == 10000000000ULL,
 	       "the upper limits");
+}
+
+DEFINE_TEST(unit_cmdline_keys, "every key with a good value", 0)
+{
+	keys_in_one_line();
+	keys_alone();
+	keys_every_enum_word();
+	keys_at_their_limits();
 }
 
 /*

@@ -178,11 +178,9 @@ static void offer_kvm_and_hyperv(void)
 	kvm_timing_rate.tsc_hz = 2600000000ULL;
 }
 
-DEFINE_TEST(unit_hv_lpj_preset_linux, "lpj presets under Linux's policies: lpj= and kvmclock only",
-	    0)
+/* Which block Linux takes as the platform when both are offered. */
+static void linux_platform_choice(void)
 {
-	u64 lpj;
-
 	offer_kvm_and_hyperv();
 	report(rate_linux_platform() == &kvm_platform,
 	       "both blocks: KVM's base 0x40000100 outranks Hyper-V's");
@@ -190,6 +188,12 @@ DEFINE_TEST(unit_hv_lpj_preset_linux, "lpj presets under Linux's policies: lpj= 
 	report(rate_linux_platform() == &hyperv_platform, "Hyper-V alone");
 	rate_offers_reset();
 	report(!rate_linux_platform(), "neither");
+}
+
+/* Hyper-V's presets: its frequency MSR only under hv-preset and hvprobe. */
+static void presets_on_hyperv(void)
+{
+	u64 lpj;
 
 	offer_hyperv_only();
 	report_str_eq(name_of(lpj_preset(lpj_policy_named("linux-6.5"), NULL, 250, &lpj)), "none",
@@ -224,6 +228,12 @@ DEFINE_TEST(unit_hv_lpj_preset_linux, "lpj presets under Linux's policies: lpj= 
 	report_str_eq(name_of(lpj_preset(lpj_policy_named("hv-preset"), NULL, 250, &lpj)), "none",
 		      "hv-preset with KVM the platform: Hyper-V's code, and the patch, never run");
 	offer_hyperv_only();
+}
+
+/* KVM the platform: kvmclock, never the timing leaf. */
+static void presets_on_kvm(void)
+{
+	u64 lpj;
 
 	offer_kvm_and_hyperv();
 	report_str_eq(name_of(lpj_preset(lpj_policy_named("linux-6.5"), NULL, 250, &lpj)),
@@ -239,6 +249,13 @@ DEFINE_TEST(unit_hv_lpj_preset_linux, "lpj presets under Linux's policies: lpj= 
 	kvm_timing_rate.tsc_hz = 2600000000ULL;
 	report_str_eq(name_of(lpj_preset(lpj_policy_named("linux-6.1"), NULL, 250, &lpj)), "none",
 		      "linux-6.1: KVM's timing leaf is never a preset");
+}
+
+/* lpj= and a source named on the command line come first. */
+static void presets_from_cmdline(void)
+{
+	u64 lpj;
+
 	offer_kvm_and_hyperv();
 	rate_cmdline.lpj = 1234567;
 	report_str_eq(name_of(lpj_preset(lpj_policy_named("linux-6.1"), NULL, 250, &lpj)),
@@ -247,6 +264,15 @@ DEFINE_TEST(unit_hv_lpj_preset_linux, "lpj presets under Linux's policies: lpj= 
 					 250, &lpj)),
 		      "hyperv", "a source named on the command line is taken under any policy");
 	rate_offers_reset();
+}
+
+DEFINE_TEST(unit_hv_lpj_preset_linux, "lpj presets under Linux's policies: lpj= and kvmclock only",
+	    0)
+{
+	linux_platform_choice();
+	presets_on_hyperv();
+	presets_on_kvm();
+	presets_from_cmdline();
 }
 
 static bool write_ok(void)

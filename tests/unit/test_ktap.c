@@ -202,7 +202,8 @@ DEFINE_TEST(unit_ktap_verdict, "ktap.rst's verdicts: fail > error > pass; skip w
 	       "a subtest prints no plan, not even 1..0");
 }
 
-DEFINE_TEST(unit_ktap_text, "'#' kept out of descriptions, prefixes, long lines", 0)
+/* Prefixes join with ': ', pop back, and '#' in a description is replaced. */
+static void prefixes_join_and_pop(void)
 {
 	static const char *const want[] = {
 		"    KTAP version 1",
@@ -215,9 +216,6 @@ DEFINE_TEST(unit_ktap_text, "'#' kept out of descriptions, prefixes, long lines"
 		"    not ok 6 outer: inner # ERROR why _2",
 		"not ok 1 t # ERROR why _2",
 	};
-	static const char *const levels[KTAP_PREFIX_DEPTH + 1] = { "0", "1", "2", "3", "4",
-								   "5", "6", "7", "8" };
-	char long_desc[700];
 	struct ktap k;
 
 	start(&k);
@@ -237,8 +235,13 @@ DEFINE_TEST(unit_ktap_text, "'#' kept out of descriptions, prefixes, long lines"
 	ktap_case(&k, RESULT_ERROR, "why #2");
 	ktap_test_end(&k, "t");
 	check_lines(want, ARRAY_SIZE(want), "prefixes join with ': ' and pop back");
+}
 
-	/* A new test starts with no prefix, whatever the last one left. */
+/* A new test starts with no prefix, whatever the last one left. */
+static void new_test_clears_prefix(void)
+{
+	struct ktap k;
+
 	start(&k);
 	ktap_test_begin(&k, "a");
 	ktap_prefix_push(&k, "left over");
@@ -247,8 +250,15 @@ DEFINE_TEST(unit_ktap_text, "'#' kept out of descriptions, prefixes, long lines"
 	ktap_test_begin(&k, "b");
 	ktap_case(&k, RESULT_PASS, "y");
 	check_last("    ok 1 y", "ktap_test_begin clears the prefix and numbers from 1");
+}
 
-	/* Pushes past KTAP_PREFIX_DEPTH are dropped, and pops stop at empty. */
+/* Pushes past KTAP_PREFIX_DEPTH are dropped, and pops stop at empty. */
+static void prefix_depth(void)
+{
+	static const char *const levels[KTAP_PREFIX_DEPTH + 1] = { "0", "1", "2", "3", "4",
+								   "5", "6", "7", "8" };
+	struct ktap k;
+
 	start(&k);
 	ktap_test_begin(&k, "t");
 	for (u32 i = 0; i < ARRAY_SIZE(levels); i++)
@@ -259,25 +269,39 @@ DEFINE_TEST(unit_ktap_text, "'#' kept out of descriptions, prefixes, long lines"
 		ktap_prefix_pop(&k);
 	ktap_case(&k, RESULT_PASS, "flat");
 	check_last("    ok 2 flat", "extra pops leave the prefix empty");
+}
 
-	/* A '#' in a prefix would start a bogus directive ("# 1: ..."). */
+/* A '#' in a prefix would start a bogus directive ("# 1: ..."). */
+static void hash_in_prefix(void)
+{
+	struct ktap k;
+
 	start(&k);
 	ktap_test_begin(&k, "t");
 	ktap_prefix_push(&k, "cpu #1");
 	ktap_case(&k, RESULT_PASS, "x");
 	check_last("    ok 1 cpu _1: x", "a hash sign in a prefix is replaced too");
+}
 
-	/*
-	 * A newline in a description (a hypervisor's CPUID brand string, say)
-	 * would split the result line into a non-KTAP second half.
-	 */
+/* A newline in a description (a hypervisor's CPUID brand string, say)
+ * would split the result line into a non-KTAP second half. */
+static void newline_in_description(void)
+{
+	struct ktap k;
+
 	start(&k);
 	ktap_test_begin(&k, "t");
 	ktap_case(&k, RESULT_PASS, "brand \"%s\"", "QEMU\nVirtual CPU");
 	report(!strchr(captured[captured_count - 1], '\n'),
 	       "a newline in a description does not split the line");
+}
 
-	/* Descriptions far beyond a line are cut, not overflowed (ASan). */
+/* Descriptions far beyond a line are cut, not overflowed (ASan). */
+static void long_lines_cut(void)
+{
+	char long_desc[700];
+	struct ktap k;
+
 	memset(long_desc, 'a', sizeof(long_desc) - 1);
 	long_desc[sizeof(long_desc) - 1] = '\0';
 	start(&k);
@@ -292,6 +316,16 @@ DEFINE_TEST(unit_ktap_text, "'#' kept out of descriptions, prefixes, long lines"
 	report_eq(strlen(captured[3]), 13 + 127 + 9 + 255,
 		  "an error's prefix is cut to 127 and its reason to 255 characters");
 	check_last("not ok 1 t", "the cut lines still give a verdict");
+}
+
+DEFINE_TEST(unit_ktap_text, "'#' kept out of descriptions, prefixes, long lines", 0)
+{
+	prefixes_join_and_pop();
+	new_test_clears_prefix();
+	prefix_depth();
+	hash_in_prefix();
+	newline_in_description();
+	long_lines_cut();
 }
 
 DEFINE_TEST(unit_ktap_report, "report*() write to ktap_current", 0)

@@ -291,10 +291,9 @@ DEFINE_TEST(unit_madt_full, "full lists keep their first entries", 0)
 		"each list reported once, duplicates still found");
 }
 
-DEFINE_TEST(unit_madt_bounds, "entries never read past the table's length", 0)
+/* A table shorter than its header, or cut inside an entry. */
+static void madt_cut_short(void)
 {
-	u8 *e;
-
 	begin();
 	report(!parse_len(MADT_ENTRIES - 1), "43 bytes: shorter than the MADT header");
 	report_str_eq(m.problems, "length 43 shorter than the 44-byte header", "reported");
@@ -311,6 +310,12 @@ DEFINE_TEST(unit_madt_bounds, "entries never read past the table's length", 0)
 	report_eq(m.cpu_count, 1, "the first CPU is kept");
 	report_str_eq(m.problems, "entry at offset 52 runs past the end at 53",
 		      "its missing length is reported");
+}
+
+/* Entries of length 0 or 1 end the walk instead of looping on it. */
+static void madt_tiny_lengths(void)
+{
+	u8 *e;
 
 	for (u8 len = 0; len < 2; len++) {
 		begin();
@@ -326,7 +331,11 @@ DEFINE_TEST(unit_madt_bounds, "entries never read past the table's length", 0)
 				  : "entry at offset 52 has length 0",
 			      "reported with its offset");
 	}
+}
 
+/* An entry whose length runs past the table. */
+static void madt_length_past_end(void)
+{
 	begin();
 	ioapic(0, IOAPIC_DEFAULT, 0);
 	lapic(0, 0, ENABLED);
@@ -335,6 +344,12 @@ DEFINE_TEST(unit_madt_bounds, "entries never read past the table's length", 0)
 	report(m.ioapic_count == 1 && m.cpu_count == 0, "only the entry before it is read");
 	report_str_eq(m.problems, "entry at offset 56 (length 255) runs past the end at 64",
 		      "reported with its offset");
+}
+
+/* Entries shorter than their types need are skipped, each reported. */
+static void madt_short_for_type(void)
+{
+	u8 *e;
 
 	begin();
 	fw_entry(0, 6)[3] = 9;
@@ -368,6 +383,14 @@ DEFINE_TEST(unit_madt_bounds, "entries never read past the table's length", 0)
 		      "type 5 entry at offset 49 has length 11, needs 12; "
 		      "type 10 entry at offset 60 has length 9, needs 12",
 		      "each is reported with its offset");
+}
+
+DEFINE_TEST(unit_madt_bounds, "entries never read past the table's length", 0)
+{
+	madt_cut_short();
+	madt_tiny_lengths();
+	madt_length_past_end();
+	madt_short_for_type();
 }
 
 DEFINE_TEST(unit_madt_unknown, "unknown and longer entries are stepped over", 0)

@@ -313,7 +313,8 @@ DEFINE_TEST(unit_srat_full, "full lists keep their first entries", 0)
 		      "reported once");
 }
 
-DEFINE_TEST(unit_srat_bounds, "entries never read past the table's length", 0)
+/* A table shorter than its header, or cut inside an entry. */
+static void srat_cut_short(void)
 {
 	begin(3);
 	report(!parse_len(SRAT_ENTRIES - 1), "47 bytes: shorter than the SRAT header");
@@ -335,7 +336,11 @@ DEFINE_TEST(unit_srat_bounds, "entries never read past the table's length", 0)
 	report(parse_len(SRAT_ENTRIES + LAPIC_LEN + 1), "cut after the memory entry's type");
 	report_str_eq(s.problems, "entry at offset 64 runs past the end at 65",
 		      "its missing length is reported");
+}
 
+/* Entries of length 0 or 1 end the walk instead of looping on it. */
+static void srat_tiny_lengths(void)
+{
 	for (u8 len = 0; len < 2; len++) {
 		begin(3);
 		lapic(0, 0, ENABLED);
@@ -347,7 +352,11 @@ DEFINE_TEST(unit_srat_bounds, "entries never read past the table's length", 0)
 				  : "entry at offset 64 has length 0",
 			      "reported with its offset");
 	}
+}
 
+/* An entry whose length runs past the table. */
+static void srat_length_past_end(void)
+{
 	begin(3);
 	lapic(0, 0, ENABLED);
 	fw_image[SRAT_ENTRIES + 1] = 0x21;
@@ -355,7 +364,11 @@ DEFINE_TEST(unit_srat_bounds, "entries never read past the table's length", 0)
 	report_eq(s.cpu_count, 0, "is not read");
 	report_str_eq(s.problems, "entry at offset 48 (length 33) runs past the end at 64",
 		      "reported with its offset");
+}
 
+/* Entries shorter than their types need are skipped, each reported. */
+static void srat_short_for_type(void)
+{
 	begin(3);
 	lapic(0, 0, ENABLED)[1] = 12;
 	fw_image_len -= 4;
@@ -372,7 +385,11 @@ DEFINE_TEST(unit_srat_bounds, "entries never read past the table's length", 0)
 		      "type 1 entry at offset 60 has length 32, needs 40; "
 		      "type 2 entry at offset 92 has length 16, needs 24",
 		      "each is reported with its offset");
+}
 
+/* Unknown and longer entries are stepped over by their length. */
+static void srat_unknown_entries(void)
+{
 	begin(3);
 	fw_entry(3, 32); /* GICC affinity */
 	fw_entry(5, 32); /* Generic Initiator affinity */
@@ -384,4 +401,13 @@ DEFINE_TEST(unit_srat_bounds, "entries never read past the table's length", 0)
 	report(s.cpu_count == 2 && srat_node_of(&s, 4) == 0 && srat_node_of(&s, 5) == 1,
 	       "are stepped over by their length");
 	report_str_eq(s.problems, "", "unknown types are not problems");
+}
+
+DEFINE_TEST(unit_srat_bounds, "entries never read past the table's length", 0)
+{
+	srat_cut_short();
+	srat_tiny_lengths();
+	srat_length_past_end();
+	srat_short_for_type();
+	srat_unknown_entries();
 }

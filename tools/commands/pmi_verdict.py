@@ -119,6 +119,17 @@ PMU_CPU = qemu.KVM_CPU + ",pmu=on"
 
 def parse_args(argv):
     p = cli.parser("tools/pmi-verdict", __doc__, epilog=EPILOG)
+    _add_run_options(p)
+    _add_host_options(p)
+    cli.results_option(p, ROOT, "where the folder goes")
+    cli.no_build(p)
+    args = p.parse_args(argv)
+    _check_args(p, args)
+    return args
+
+
+def _add_run_options(p):
+    """What the guest runs and how the verdict is asked for."""
     p.add_argument("--smp", type=int, default=2, metavar="N",
                    help="vCPUs (default: 2)")
     p.add_argument("--seconds", type=int, default=5, metavar="S",
@@ -148,6 +159,10 @@ def parse_args(argv):
                    help="exit 0 when the verdict is this one, 1 when it "
                         "is the other, 125 with the reason when there is "
                         "none (git bisect run's good, bad and skip)")
+
+
+def _add_host_options(p):
+    """The host side: perf, the results folder, the host kernels."""
     p.add_argument("--perf", default="perf", metavar="PATH",
                    help="perf binary (default: perf on PATH)")
     p.add_argument("--keep-perf-data", action="store_true",
@@ -164,9 +179,10 @@ def parse_args(argv):
                    help="with a --host-kernel image of your own: its "
                         "modules (lib/modules/RELEASE, or a folder "
                         "holding lib/modules/), unless KVM is built in")
-    cli.results_option(p, ROOT, "where the folder goes")
-    cli.no_build(p)
-    args = p.parse_args(argv)
+
+
+def _check_args(p, args):
+    """p.error() for values argparse's types cannot refuse alone."""
     if not 2 <= args.smp <= 64:
         p.error("--smp must be 2..64 (nmi_storm needs two vCPUs)")
     if not 1 <= args.seconds <= 3600:
@@ -182,7 +198,6 @@ def parse_args(argv):
         p.error("--expect judges one host kernel: give --host-kernel once")
     if args.name is not None and not re.fullmatch(r"[\w.+-]+", args.name):
         p.error("--name may hold letters, digits and . _ + - only")
-    return args
 
 
 def period_for(rate, cal_period, cal_rate):
@@ -513,41 +528,68 @@ class Verdict:
         a = self.args
         self.say(f"pmi-verdict: {guest.shown(self.folder)}",
                  *hostprobe.facts_lines(self.doc["host"]))
-        check = self.probe_check()
-        if check is not None:
-            self.say(f"probe: {check.mode} mode" +
-                     (f" (cancels: kprobe on {check.cancel_symbol})"
-                      if check.mode == "kprobe" else ""),
-                     *[f"probe: {n}" for n in check.notes],
-                     f"probe: tracefs {check.tracefs}")
-            self.doc["probe_mode"] = check.mode
-            self.doc["probe_notes"] = check.notes
-            self.kprobe_note = next((n for n in check.notes
-                                     if n.startswith("cancelled")), None)
+        self.note_probe_check()
         if a.quick:
             period, cal_rate = a.period or QUICK_PERIOD, 0
             asked = "fixed: --quick" if not a.period else "--period"
         else:
-            test, data, rec = self.calibrate()
-            if rec is None:
-                return self.finish(None, "the calibration run failed")
-            why = self.no_vpmu(test, data)
-            if why:
-                self.skip("calibration", why)
-                self.skip(f"LVTPC=nmi vs LVTPC=fixed at {a.rate} PMIs/s",
-                          "no vPMU (as above)")
-                if not a.no_sweep:
-                    self.skip("rate sweep", "no vPMU (as above)")
-                return self.finish(None, self.with_kprobe_note(why))
-            cal_rate = data.get("pmis_per_s_per_cpu") or 0
-            self.say(f"  {cal_rate} PMIs/s per vCPU at "
-                     f"pmu.period={CAL_PERIOD}")
-            period = a.period or period_for(a.rate, CAL_PERIOD, cal_rate)
+            period, cal_rate, ended = self.calibrated_period()
             if period is None:
-                self.failed = True
-                return self.finish(None, "the calibration run took no PMIs")
+                return ended
             asked = f"asked {a.rate} PMIs/s per vCPU"
+        figures, ended = self.compare_modes(period, asked)
+        if figures is None:
+            return ended
+        self.doc["figures"] = figures
+        if not a.no_sweep and not a.quick:
+            self.sweep(cal_rate)
+        return self.judge(figures)
 
+    def note_probe_check(self):
+        """Say how the host's events are counted and keep it in the doc."""
+        check = self.probe_check()
+        if check is None:
+            return
+        self.say(f"probe: {check.mode} mode" +
+                 (f" (cancels: kprobe on {check.cancel_symbol})"
+                  if check.mode == "kprobe" else ""),
+                 *[f"probe: {n}" for n in check.notes],
+                 f"probe: tracefs {check.tracefs}")
+        self.doc["probe_mode"] = check.mode
+        self.doc["probe_notes"] = check.notes
+        self.kprobe_note = next((n for n in check.notes
+                                 if n.startswith("cancelled")), None)
+
+    def calibrated_period(self):
+        """(period, calibration PMIs/s, None) for --rate from a
+        calibration run, or (None, None, finish's status) when there is
+        none to be had."""
+        a = self.args
+        test, data, rec = self.calibrate()
+        if rec is None:
+            return None, None, self.finish(None, "the calibration run failed")
+        why = self.no_vpmu(test, data)
+        if why:
+            self.skip("calibration", why)
+            self.skip(f"LVTPC=nmi vs LVTPC=fixed at {a.rate} PMIs/s",
+                      "no vPMU (as above)")
+            if not a.no_sweep:
+                self.skip("rate sweep", "no vPMU (as above)")
+            return None, None, self.finish(None, self.with_kprobe_note(why))
+        cal_rate = data.get("pmis_per_s_per_cpu") or 0
+        self.say(f"  {cal_rate} PMIs/s per vCPU at "
+                 f"pmu.period={CAL_PERIOD}")
+        period = a.period or period_for(a.rate, CAL_PERIOD, cal_rate)
+        if period is None:
+            self.failed = True
+            return None, None, self.finish(None,
+                                           "the calibration run took no PMIs")
+        return period, cal_rate, None
+
+    def compare_modes(self, period, asked):
+        """({lvtpc: figures}, None) of a run per LVTPC mode at period,
+        or (None, finish's status) when one could not be judged."""
+        a = self.args
         self.header(f"LVTPC=nmi vs LVTPC=fixed, pmu.nmi_ipi=0, "
                     f"pmu.period={period} ({asked}), {a.seconds} s each")
         figures = {}
@@ -555,13 +597,13 @@ class Verdict:
             test, data, rec = self.stress(f"lvtpc-{lvtpc}", lvtpc, period,
                                           a.seconds)
             if rec is None:
-                return self.finish(None, f"the LVTPC={lvtpc} run failed")
+                return None, self.finish(None, f"the LVTPC={lvtpc} run failed")
             why = self.no_vpmu(test, data)
             if why:
                 # Only --quick gets here so: a calibration would have
                 # found it first.
                 self.skip(f"LVTPC={lvtpc}", why)
-                return self.finish(None, self.with_kprobe_note(why))
+                return None, self.finish(None, self.with_kprobe_note(why))
             fig = mode_figures(rec[0], data, lvtpc)
             rec[1]["figures"] = fig
             figures[lvtpc] = fig
@@ -569,9 +611,11 @@ class Verdict:
             if test and test["status"] not in (Status.PASS, Status.SKIP):
                 self.say(f"    guest pmi_stress {test['status']}: "
                          f"{test['reason'] or 'see its serial.log'}")
-        self.doc["figures"] = figures
-        if not a.no_sweep and not a.quick:
-            self.sweep(cal_rate)
+        return figures, None
+
+    def judge(self, figures):
+        """finish() with the verdict of the two modes' figures, or with
+        why there is none."""
         status, line = verdict(figures["nmi"], figures["fixed"])
         if status is not None:
             return self.finish(line, None, figures, status)

@@ -325,14 +325,7 @@ def summarise(outcomes, seed, timeout=None):
 
 def main(argv):
     args = parse_args(argv)
-    # Each plan names its accelerator, so that a printed command means
-    # the same machine on a host where auto would pick otherwise.
-    if args.accel == "auto":
-        kvm = guest.kvm_ok_for("auto")
-    else:
-        kvm = "all" if args.accel == "kvm" else False
-    module = kvm_lib.flavour()["module"]
-    kvm_boots = [b for b in qemu.BOOTS if not kvm_lib.boot_limit(module, b)]
+    kvm, kvm_boots = _kvm_for(args)
     x2apic = qemu_has_x2apic()
     indices = args.index or range(args.runs)
     try:
@@ -357,8 +350,29 @@ def main(argv):
     stamp = datetime.datetime.now().strftime("%Y%m%d-%H%M%S")
     out_dir = results.new_dir(args.results, f"soak-{stamp}")
     print(f"runs: {out_dir}", flush=True)
+    outcomes = boot_all(plans, args, out_dir)
+    outcomes.sort(key=lambda o: o[0].index)
+    write_soak(out_dir / "soak.json", args, outcomes, complete=True)
+    print("\n".join(summarise(outcomes, args.seed, args.timeout)))
+    return 1 if any(keys for _, keys, _ in outcomes) else 0
 
-    outcomes, width = [], len(str(len(plans)))
+
+def _kvm_for(args):
+    """(kvm, the boot protocols this host's KVM can run) for plan()."""
+    # Each plan names its accelerator, so that a printed command means
+    # the same machine on a host where auto would pick otherwise.
+    if args.accel == "auto":
+        kvm = guest.kvm_ok_for("auto")
+    else:
+        kvm = "all" if args.accel == "kvm" else False
+    module = kvm_lib.flavour()["module"]
+    return kvm, [b for b in qemu.BOOTS if not kvm_lib.boot_limit(module, b)]
+
+
+def boot_all(plans, args, out_dir):
+    """(plan, failure keys, run directory) of every plan, in the order
+    they finished, soak.json rewritten after each one."""
+    outcomes = []
     kvm_state = batch.kvm_state()
     soak_json = out_dir / "soak.json"
     pool = concurrent.futures.ThreadPoolExecutor(args.jobs)
@@ -375,36 +389,45 @@ def main(argv):
             keys, seconds, run_dir = future.result()
             outcomes.append((p, keys, run_dir))
             write_soak(soak_json, args, outcomes, complete=False)
-            verdict = "FAIL" if keys else "pass"
-            print(f"[{done:{width}}/{len(plans)}] {verdict} #{p.index:<4} "
-                  f"{seconds:5.1f}s  {p.describe()}", flush=True)
-            if keys:
-                print(f"        {'; '.join(keys)}\n        "
-                      f"{reproduce(p, args.timeout)}", flush=True)
+            _print_boot(done, len(plans), p, keys, seconds, args.timeout)
     except (KeyboardInterrupt, CannotWrite):
         # Nothing more starts, the running boots are killed with their
         # QEMUs; what ran is kept, the rest said to be interrupted. A
         # full disk stops it as well: every boot after would fail so.
         serial.stop_all()
         pool.shutdown(wait=True, cancel_futures=True)
-        seen = {id(p) for p, _, _ in outcomes}
-        for future, p in futures.items():
-            if id(p) in seen:
-                continue
-            keys, _, run_dir = future.result() if future.done() and \
-                not future.cancelled() else (None, 0, None)
-            outcomes.append((p, keys, run_dir))
+        _add_unfinished(outcomes, futures)
         with contextlib.suppress(CannotWrite):
             write_soak(soak_json, args, outcomes, complete=False)
             print(f"tools/soak: stopped; {soak_json}", file=sys.stderr)
         raise
     finally:
         pool.shutdown(wait=True)
+    return outcomes
 
-    outcomes.sort(key=lambda o: o[0].index)
-    write_soak(soak_json, args, outcomes, complete=True)
-    print("\n".join(summarise(outcomes, args.seed, args.timeout)))
-    return 1 if any(keys for _, keys, _ in outcomes) else 0
+
+def _print_boot(done, total, p, keys, seconds, timeout):
+    """One boot's progress line, and for a failure its keys and how to
+    boot it again."""
+    width = len(str(total))
+    verdict = "FAIL" if keys else "pass"
+    print(f"[{done:{width}}/{total}] {verdict} #{p.index:<4} "
+          f"{seconds:5.1f}s  {p.describe()}", flush=True)
+    if keys:
+        print(f"        {'; '.join(keys)}\n        "
+              f"{reproduce(p, timeout)}", flush=True)
+
+
+def _add_unfinished(outcomes, futures):
+    """outcomes with every plan it lacks: a boot that finished before
+    the stop with its result, the others with none (interrupted)."""
+    seen = {id(p) for p, _, _ in outcomes}
+    for future, p in futures.items():
+        if id(p) in seen:
+            continue
+        keys, _, run_dir = future.result() if future.done() and \
+            not future.cancelled() else (None, 0, None)
+        outcomes.append((p, keys, run_dir))
 
 
 # What tools/entry.py turns into an exit status, with the message.

@@ -66,31 +66,13 @@ def leg(label, runs, log_dir,
     names = [f"{run.name}@{label}" for run in runs] + \
         [f"host-probe@{label}"] + \
         ([f"{REFEREE}@{label}"] if referee else [])
-
-    def all_rows(counts, verdict,
-                 text) -> list[tuple[str, results.Counts, str, str]]:
-        return [(n, results.Counts(**vars(counts)), verdict, text)
-                for n in names]
     try:
         kernel = hostkernel.resolve(label, log=lambda line: print(
             line, flush=True))
     except hostkernel.HostKernelError as err:
-        why = f"host kernel {label}: {err}"
-        for n in names:
-            ctx.seen[n] = why
-        if os.environ.get("CI") == "true":
-            return all_rows(results.Counts(failed=1), "lost",
-                            f"CI=true and {why}\n")
-        return all_rows(results.Counts(skipped=1), Status.SKIP, why + "\n")
+        return unavailable_rows(names, f"host kernel {label}: {err}", ctx)
     if referee:
-        # L1 sees the checkout but not apt's lists: the referee's Linux is
-        # fetched here, into the cache L1 boots it from.
-        try:
-            hostkernel.fetch_debian(REFEREE_L2, log=lambda line: print(
-                line, flush=True))
-        except hostkernel.HostKernelError as err:
-            print(f"host kernel {REFEREE_L2} for the referee: {err}",
-                  flush=True)
+        fetch_referee_linux()
     share = log_dir / f"on-{label}"
     commands = leg_commands(runs, share, referee)
     l0 = nested.choose_l0(kvm.flavour()["module"], ctx.kvm[0])
@@ -99,8 +81,47 @@ def leg(label, runs, log_dir,
                              leg_timeout(len(runs), referee), l0,
                              stream=None)
     except (nested.NestedError, OSError) as err:
-        return all_rows(results.Counts(failed=1), "no L1", f"{err}\n")
+        return same_rows(names, results.Counts(failed=1), "no L1",
+                         f"{err}\n")
     ctx.nested[label] = (outcome, [run.name for run in runs])
+    return leg_rows(label, names, runs, share, outcome, kernel, ctx)
+
+
+def same_rows(names, counts, verdict,
+              text) -> list[tuple[str, results.Counts, str, str]]:
+    """One row per name, each with its own copy of counts."""
+    return [(n, results.Counts(**vars(counts)), verdict, text)
+            for n in names]
+
+
+def unavailable_rows(names, why,
+                     ctx) -> list[tuple[str, results.Counts, str, str]]:
+    """The rows of a leg whose host kernel cannot be had: skipped with
+    why, or lost under CI=true."""
+    for n in names:
+        ctx.seen[n] = why
+    if os.environ.get("CI") == "true":
+        return same_rows(names, results.Counts(failed=1), "lost",
+                         f"CI=true and {why}\n")
+    return same_rows(names, results.Counts(skipped=1), Status.SKIP,
+                     why + "\n")
+
+
+def fetch_referee_linux() -> None:
+    """L1 sees the checkout but not apt's lists: the referee's Linux is
+    fetched here, into the cache L1 boots it from."""
+    try:
+        hostkernel.fetch_debian(REFEREE_L2, log=lambda line: print(
+            line, flush=True))
+    except hostkernel.HostKernelError as err:
+        print(f"host kernel {REFEREE_L2} for the referee: {err}",
+              flush=True)
+
+
+def leg_rows(label, names, runs, share, outcome, kernel,
+             ctx) -> list[tuple[str, results.Counts, str, str]]:
+    """The rows of a leg that booted: each run judged from the results
+    it left in share, then host-probe, then the referee if it ran."""
     rows = []
     for name, run, rc in zip(names, runs, outcome.statuses[:len(runs)]):
         path = share / run.name / "results.json"
@@ -113,7 +134,7 @@ def leg(label, runs, log_dir,
         rows.append((name, *judged(name, rc, text, doc, ctx.seen)))
     rows.append((f"host-probe@{label}",
                  *probe_row(share, outcome.statuses[len(runs)])))
-    if referee:
+    if label == REFEREE_L1:
         rows.append((names[-1], *referee_counts(share / REFEREE,
                                                 outcome.statuses[-1])))
     return rows

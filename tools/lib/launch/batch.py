@@ -216,46 +216,13 @@ def run_all(specs, batch_dir, jobs, about, stream=None, live=None,
     batch is (name, file...); resume: keep runs that have results, of
     the folders batch_dir's index lists (the caller has checked it with
     resume_refusal)."""
-    listed = listed_runs(read_index(batch_dir)) if resume else set()
-    kvm = kvm_state()
-    index = {"schema": results.SCHEMA, "kind": "batch", **about,
-             "started_at": datetime.datetime.now(
-                 datetime.timezone.utc).isoformat(timespec="seconds"),
-             "jobs": jobs, "complete": False,
-             "plan": [s.run_name for s in specs], "runs": []}
-    records: list[dict[str, Any] | None] = [None] * len(specs)
-    lock = threading.Lock()
-    # Set by the first run that cannot write: no run starts after it,
-    # even one a free worker takes before the pool is shut down.
-    full = threading.Event()
-
-    def write() -> None:
-        index["runs"] = [r for r in records if r is not None]
-        try:
-            jsonfile.write(batch_dir / INDEX, index)
-        except OSError as err:
-            raise CannotWrite.of(batch_dir / INDEX, err) from None
-
+    listed = listed_runs(read_index(batch_dir)) if resume else False
+    batch = _Batch(specs, batch_dir, jobs, about, listed)
     with Progress(len(specs), stream=stream, live=live) as progress:
-        def one(i, spec) -> None:
-            try:
-                if not full.is_set():
-                    run_and_record(i, spec)
-            except CannotWrite:
-                full.set()
-                raise
-
-        def run_and_record(i, spec) -> None:
-            progress.started()
-            record, outcome = run_one(spec, batch_dir, kvm,
-                                      listed if resume else False)
-            show_finished(progress, record, outcome)
-            with lock:
-                records[i] = record
-                write()
         pool = concurrent.futures.ThreadPoolExecutor(jobs)
         try:
-            futures = [pool.submit(one, i, s) for i, s in enumerate(specs)]
+            futures = [pool.submit(batch.one, progress, i, s)
+                       for i, s in enumerate(specs)]
             # In the order they end, so that the first to fail stops
             # the rest at once.
             for future in concurrent.futures.as_completed(futures):
@@ -263,26 +230,76 @@ def run_all(specs, batch_dir, jobs, about, stream=None, live=None,
         except (KeyboardInterrupt, CannotWrite) as err:
             serial.stop_all()
             pool.shutdown(wait=True, cancel_futures=True)
-            with lock:
-                for i, spec in enumerate(specs):
-                    if records[i] is None:
-                        records[i] = cancelled(spec)
-                index["interrupted"] = True
-                if isinstance(err, CannotWrite):
-                    index["stopped"] = str(err)
-                index["elapsed_s"] = round(progress.clock() -
-                                           progress.start, 3)
-                try:
-                    write()
-                except CannotWrite:
-                    pass    # the disk is still full: the error is said
+            batch.stopped(err, progress)
             raise
         finally:
             pool.shutdown(wait=True)
-        index["elapsed_s"] = round(progress.clock() - progress.start, 3)
-    index["complete"] = True
-    write()
-    return index
+        batch.index["elapsed_s"] = round(progress.clock() - progress.start,
+                                         3)
+    batch.index["complete"] = True
+    batch.write()
+    return batch.index
+
+
+class _Batch:
+    """One run_all's index and records, shared by its worker threads."""
+
+    def __init__(self, specs, batch_dir, jobs, about, listed):
+        self.specs, self.batch_dir, self.listed = specs, batch_dir, listed
+        self.kvm = kvm_state()
+        self.index = {"schema": results.SCHEMA, "kind": "batch", **about,
+                      "started_at": datetime.datetime.now(
+                          datetime.timezone.utc).isoformat(
+                              timespec="seconds"),
+                      "jobs": jobs, "complete": False,
+                      "plan": [s.run_name for s in specs], "runs": []}
+        self.records: list[dict[str, Any] | None] = [None] * len(specs)
+        self.lock = threading.Lock()
+        # Set by the first run that cannot write: no run starts after it,
+        # even one a free worker takes before the pool is shut down.
+        self.full = threading.Event()
+
+    def write(self) -> None:
+        self.index["runs"] = [r for r in self.records if r is not None]
+        try:
+            jsonfile.write(self.batch_dir / INDEX, self.index)
+        except OSError as err:
+            raise CannotWrite.of(self.batch_dir / INDEX, err) from None
+
+    def one(self, progress, i, spec) -> None:
+        """Run spec i unless the disk has filled, and record it."""
+        try:
+            if not self.full.is_set():
+                self._run_and_record(progress, i, spec)
+        except CannotWrite:
+            self.full.set()
+            raise
+
+    def _run_and_record(self, progress, i, spec) -> None:
+        progress.started()
+        record, outcome = run_one(spec, self.batch_dir, self.kvm,
+                                  self.listed)
+        show_finished(progress, record, outcome)
+        with self.lock:
+            self.records[i] = record
+            self.write()
+
+    def stopped(self, err, progress) -> None:
+        """Write the index of a batch that ^C or a full disk stopped:
+        what ran, and every other run cancelled."""
+        with self.lock:
+            for i, spec in enumerate(self.specs):
+                if self.records[i] is None:
+                    self.records[i] = cancelled(spec)
+            self.index["interrupted"] = True
+            if isinstance(err, CannotWrite):
+                self.index["stopped"] = str(err)
+            self.index["elapsed_s"] = round(progress.clock() -
+                                            progress.start, 3)
+            try:
+                self.write()
+            except CannotWrite:
+                pass    # the disk is still full: the error is said
 
 
 def tally(index) -> dict[str, int]:

@@ -233,87 +233,134 @@ def _apply(spec, keys, where, merge) -> RunSpec:
         raise ScenarioError(f"{where}: unknown key {unknown[0]!r} (accepted: "
                             f"{', '.join(sorted(allowed))})")
     for key, value in keys.items():
-        if key == "description":
-            if not isinstance(value, str):
-                raise ScenarioError(f"{where}: description must be a string")
-            spec.description = value
-        elif key in ("boot", "accel"):
-            choices = qemu.BOOTS if key == "boot" else qemu.ACCELS
-            if value not in choices:
-                raise ScenarioError(f"{where}: {key} must be {KEYS[key]}, "
-                                    f"not {value!r}")
-            setattr(spec, key, value)
-        elif key == "vcpus":
-            spec.vcpus = _int(value, where, key, 1, qemu.MAX_CPUS)
-        elif key == "numa":
-            spec.numa = _int(value, where, key, 0, qemu.MAX_NODES)
-        elif key == "expect_status":
-            spec.expect_status = _int(value, where, key, 0)
-        elif key == "mem":
-            try:
-                spec.mem_mib = (value if type(value) is int and value > 0
-                                else qemu.parse_size(str(value)))
-            except qemu.ConfigError as err:
-                raise ScenarioError(f"{where}: {err}") from None
-        elif key == "cpu":
-            spec.cpu = _cpu(value, where)
-        elif key == "machine":
-            if not isinstance(value, str) or not value:
-                raise ScenarioError(f"{where}: machine must be {KEYS[key]}")
-            spec.machine = value
-        elif key == "qemu_args":
-            if not (isinstance(value, list)
-                    and all(isinstance(a, str) for a in value)):
-                raise ScenarioError(f"{where}: qemu_args must be a list of "
-                                    "strings")
-            spec.qemu_args = spec.qemu_args + value if merge else list(value)
-        elif key == "cmdline":
-            words = _words(value, where)
-            spec.cmdline = merge_cmdline(spec.cmdline, words) if merge \
-                else words
-        elif key == "timeout":
-            try:
-                spec.timeout = seconds.finite(value)
-            except ValueError as err:
-                raise ScenarioError(f"{where}: timeout {err}") from None
-        elif key == "needs_kvm":
-            if not isinstance(value, bool):
-                raise ScenarioError(f"{where}: needs_kvm must be true or "
-                                    "false")
-            spec.needs_kvm = value
-        elif key == "expect_fail":
-            spec.expect_fail = _regex(value, where, key)
-        elif key == "expect_lines":
-            if not isinstance(value, list) or not value:
-                raise ScenarioError(f"{where}: expect_lines must be "
-                                    f"{KEYS[key]}")
-            spec.expect_lines = [_regex(v, where, key) for v in value]
-        elif key == "expect_data":
-            data = _expect_data(value, where)
-            spec.expect_data = {**spec.expect_data, **data} if merge \
-                else data
-        elif key == "iso_entry":
-            if not isinstance(value, str) or not value:
-                raise ScenarioError(f"{where}: iso_entry must be {KEYS[key]}")
-            spec.iso_entry = value
-        elif key == "min_qemu":
-            if not isinstance(value, str) or not _RELEASE.fullmatch(value):
-                raise ScenarioError(f"{where}: min_qemu must be {KEYS[key]}, "
-                                    f"not {value!r}")
-            spec.min_qemu = value
-        elif key == "host_kernels":
-            if not (isinstance(value, list) and value and
-                    all(k in SERIES for k in value)
-                    and len(set(value)) == len(value)):
-                raise ScenarioError(f"{where}: host_kernels must list "
-                                    f"{KEYS[key]}, not {value!r}")
-            spec.host_kernels = list(value)
-        elif key == "tool":
-            if value not in RUNNERS:
-                raise ScenarioError(f"{where}: tool must be {KEYS[key]}, "
-                                    f"not {value!r}")
-            spec.tool = value
+        setter = _SETTERS.get(key)
+        if setter:
+            setter(spec, key, value, where, merge)
     return spec
+
+
+def _set_description(spec, key, value, where, merge) -> None:
+    if not isinstance(value, str):
+        raise ScenarioError(f"{where}: description must be a string")
+    spec.description = value
+
+
+def _set_choice(spec, key, value, where, merge) -> None:
+    choices = {"boot": qemu.BOOTS, "accel": qemu.ACCELS, "tool": RUNNERS}
+    if value not in choices[key]:
+        raise ScenarioError(f"{where}: {key} must be {KEYS[key]}, "
+                            f"not {value!r}")
+    setattr(spec, key, value)
+
+
+def _set_count(spec, key, value, where, merge) -> None:
+    low, high = {"vcpus": (1, qemu.MAX_CPUS), "numa": (0, qemu.MAX_NODES),
+                 "expect_status": (0, None)}[key]
+    setattr(spec, key, _int(value, where, key, low, high))
+
+
+def _set_mem(spec, key, value, where, merge) -> None:
+    try:
+        spec.mem_mib = (value if type(value) is int and value > 0
+                        else qemu.parse_size(str(value)))
+    except qemu.ConfigError as err:
+        raise ScenarioError(f"{where}: {err}") from None
+
+
+def _set_cpu(spec, key, value, where, merge) -> None:
+    spec.cpu = _cpu(value, where)
+
+
+def _set_text(spec, key, value, where, merge) -> None:
+    """A key whose value is any non-empty string (machine, iso_entry)."""
+    if not isinstance(value, str) or not value:
+        raise ScenarioError(f"{where}: {key} must be {KEYS[key]}")
+    setattr(spec, key, value)
+
+
+def _set_qemu_args(spec, key, value, where, merge) -> None:
+    if not (isinstance(value, list)
+            and all(isinstance(a, str) for a in value)):
+        raise ScenarioError(f"{where}: qemu_args must be a list of "
+                            "strings")
+    spec.qemu_args = spec.qemu_args + value if merge else list(value)
+
+
+def _set_cmdline(spec, key, value, where, merge) -> None:
+    words = _words(value, where)
+    spec.cmdline = merge_cmdline(spec.cmdline, words) if merge else words
+
+
+def _set_timeout(spec, key, value, where, merge) -> None:
+    try:
+        spec.timeout = seconds.finite(value)
+    except ValueError as err:
+        raise ScenarioError(f"{where}: timeout {err}") from None
+
+
+def _set_needs_kvm(spec, key, value, where, merge) -> None:
+    if not isinstance(value, bool):
+        raise ScenarioError(f"{where}: needs_kvm must be true or "
+                            "false")
+    spec.needs_kvm = value
+
+
+def _set_expect_fail(spec, key, value, where, merge) -> None:
+    spec.expect_fail = _regex(value, where, key)
+
+
+def _set_expect_lines(spec, key, value, where, merge) -> None:
+    if not isinstance(value, list) or not value:
+        raise ScenarioError(f"{where}: expect_lines must be "
+                            f"{KEYS[key]}")
+    spec.expect_lines = [_regex(v, where, key) for v in value]
+
+
+def _set_expect_data(spec, key, value, where, merge) -> None:
+    data = _expect_data(value, where)
+    spec.expect_data = {**spec.expect_data, **data} if merge else data
+
+
+def _set_min_qemu(spec, key, value, where, merge) -> None:
+    if not isinstance(value, str) or not _RELEASE.fullmatch(value):
+        raise ScenarioError(f"{where}: min_qemu must be {KEYS[key]}, "
+                            f"not {value!r}")
+    spec.min_qemu = value
+
+
+def _set_host_kernels(spec, key, value, where, merge) -> None:
+    if not (isinstance(value, list) and value and
+            all(k in SERIES for k in value)
+            and len(set(value)) == len(value)):
+        raise ScenarioError(f"{where}: host_kernels must list "
+                            f"{KEYS[key]}, not {value!r}")
+    spec.host_kernels = list(value)
+
+
+# How each scenario key reaches its RunSpec field; name, variants and
+# repeat are read by the loaders, not set here.
+_SETTERS = {
+    "description": _set_description,
+    "boot": _set_choice,
+    "accel": _set_choice,
+    "vcpus": _set_count,
+    "numa": _set_count,
+    "expect_status": _set_count,
+    "mem": _set_mem,
+    "cpu": _set_cpu,
+    "machine": _set_text,
+    "qemu_args": _set_qemu_args,
+    "cmdline": _set_cmdline,
+    "timeout": _set_timeout,
+    "needs_kvm": _set_needs_kvm,
+    "expect_fail": _set_expect_fail,
+    "expect_lines": _set_expect_lines,
+    "expect_data": _set_expect_data,
+    "iso_entry": _set_text,
+    "min_qemu": _set_min_qemu,
+    "host_kernels": _set_host_kernels,
+    "tool": _set_choice,
+}
 
 
 def _regex(value, where, key) -> str:

@@ -215,10 +215,8 @@ def tally(lines) -> Tally:
     recording started inside the window), or in case there is no mark at
     all; an open window at the end has no end. Each cancel that follows
     its cause (Causes) also counts under caused_nmi and caused_pmi_nmi."""
-    windows: list[Window] = []
     totals: dict[int, Counter[str]] = {}
-    pre: Window | None = Window()
-    current: Window | None = None
+    marks = _Marks()
     first = last = None
     n = 0
     causes = Causes()
@@ -232,22 +230,7 @@ def tally(lines) -> Tally:
         first = stamp if first is None else first
         last = stamp
         if event == MARK_EVENT:
-            pio = PIO.search(trace)
-            if not pio or int(pio.group(1), 16) != MARK_PORT:
-                continue
-            value = int(pio.group(2), 16)
-            if value == MARK_BEGIN:
-                if current is not None:
-                    windows.append(current)     # begun twice: keep both
-                current, pre = Window(begin=stamp, tid=tid), None
-            elif value == MARK_END:
-                if current is None and pre is not None:
-                    current = pre
-                    current.tid = tid
-                if current is not None:
-                    current.end = stamp
-                    windows.append(current)
-                current = pre = None
+            marks.see(trace, tid, stamp)
             continue
         key = classify(event, trace)
         if key is None:
@@ -255,19 +238,58 @@ def tally(lines) -> Tally:
         for k, amount in ((key, 1), *causes.see(n, tid, key, trace,
                                                  stamp)):
             totals.setdefault(tid, Counter())[k] += amount
-            for w in (current, pre):
-                if w is not None:
-                    w.add(tid, k, stamp, trace, amount)
-    if current is not None:
-        windows.append(current)
-    elif pre is not None and pre.first is not None:
-        windows.append(pre)     # no mark at all: the whole recording
-    for w in windows:           # the recording bounds what no mark does
-        if w.begin is None:
-            w.first = first
-        if w.end is None:
-            w.last = last
-    return Tally(windows, totals, n, first, last)
+            marks.add(tid, k, stamp, trace, amount)
+    return Tally(marks.windows_of(first, last), totals, n, first, last)
+
+
+class _Marks:
+    """The windows as the guest's port-0x80 marks open and close them:
+    the one open now, and the stretch before the first mark."""
+
+    def __init__(self):
+        self.windows: list[Window] = []
+        self.pre: Window | None = Window()
+        self.current: Window | None = None
+
+    def see(self, trace, tid, stamp) -> None:
+        """A MARK_EVENT line: a begin or end mark opens or closes a
+        window; any other port write is not ours."""
+        pio = PIO.search(trace)
+        if not pio or int(pio.group(1), 16) != MARK_PORT:
+            return
+        value = int(pio.group(2), 16)
+        if value == MARK_BEGIN:
+            if self.current is not None:
+                self.windows.append(self.current)   # begun twice: keep both
+            self.current, self.pre = Window(begin=stamp, tid=tid), None
+        elif value == MARK_END:
+            if self.current is None and self.pre is not None:
+                self.current = self.pre
+                self.current.tid = tid
+            if self.current is not None:
+                self.current.end = stamp
+                self.windows.append(self.current)
+            self.current = self.pre = None
+
+    def add(self, tid, key, stamp, trace, amount) -> None:
+        """Count an event in whichever windows are open."""
+        for w in (self.current, self.pre):
+            if w is not None:
+                w.add(tid, key, stamp, trace, amount)
+
+    def windows_of(self, first, last) -> list[Window]:
+        """Every window once the recording (first to last) has ended."""
+        windows = list(self.windows)
+        if self.current is not None:
+            windows.append(self.current)
+        elif self.pre is not None and self.pre.first is not None:
+            windows.append(self.pre)    # no mark at all: the whole recording
+        for w in windows:           # the recording bounds what no mark does
+            if w.begin is None:
+                w.first = first
+            if w.end is None:
+                w.last = last
+        return windows
 
 
 MARK_LINE = re.compile(r"# host mark 0x([0-9a-f]+) \((\S+) (begins|ends)\)")

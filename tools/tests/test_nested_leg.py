@@ -1,0 +1,106 @@
+# SPDX-License-Identifier: MIT
+"""make check's nested leg rows: one per run, then host-probe, then the
+referee under its series; every row skipped with the reason when the
+host kernel cannot be had (lost under CI=true), failed when L1 does not
+boot, and judged from the results each run left in L1's share when it
+does. The host kernel, L1 and KVM are stand-ins."""
+
+import contextlib
+import io
+import json
+import os
+import tempfile
+import unittest
+from pathlib import Path
+from types import SimpleNamespace
+from unittest import mock
+
+from tools.lib.checks import nested as leg_module
+from tools.lib.checks.guests import Context
+from tools.lib.checks.referee import REFEREE, REFEREE_L1
+from tools.lib.hostkernels import hostkernel, nested
+
+
+def run(name):
+    return SimpleNamespace(name=name, run_argv=lambda: ["--", "test=smp"])
+
+
+class Kernel:
+    def describe(self):
+        return "Linux 6.1 (stand-in)"
+
+
+def rows_of(label, resolve=None, boot=None, ci=None, share_files=None):
+    """leg()'s rows with stand-ins for the kernel and L1, and ctx."""
+    ctx = Context(kvm=(True, ""), qemu=(9, 2))
+    with tempfile.TemporaryDirectory() as d, \
+            mock.patch.object(hostkernel, "resolve",
+                              resolve or (lambda label, log: Kernel())), \
+            mock.patch.object(hostkernel, "fetch_debian"), \
+            mock.patch.object(nested, "choose_l0", return_value="kvm"), \
+            mock.patch.object(leg_module.kvm, "flavour",
+                              return_value={"module": "kvm_intel"}), \
+            mock.patch.object(nested, "run", boot), \
+            mock.patch.dict(os.environ, {"CI": ci or "false"}), \
+            contextlib.redirect_stdout(io.StringIO()):
+        for path, text in (share_files or {}).items():
+            f = Path(d) / f"on-{label}" / path
+            f.parent.mkdir(parents=True, exist_ok=True)
+            f.write_text(text)
+        rows = leg_module.leg(label, [run("a"), run("b")], Path(d), ctx)
+    return [(n, (c.passed, c.failed, c.skipped), v, t)
+            for n, c, v, t in rows], ctx
+
+
+def no_kernel(label, log):
+    raise hostkernel.HostKernelError("no such series")
+
+
+class Leg(unittest.TestCase):
+    def test_kernel_missing_skips_every_row(self):
+        rows, ctx = rows_of("6.1", resolve=no_kernel)
+        why = "host kernel 6.1: no such series\n"
+        self.assertEqual(rows, [(n, (0, 0, 1), "skip", why) for n in
+                                ("a@6.1", "b@6.1", "host-probe@6.1")])
+        self.assertEqual(ctx.seen["a@6.1"], why.strip())
+
+    def test_kernel_missing_under_ci_is_lost(self):
+        rows, _ = rows_of(REFEREE_L1, resolve=no_kernel, ci="true")
+        self.assertEqual([r[0] for r in rows],
+                         [f"a@{REFEREE_L1}", f"b@{REFEREE_L1}",
+                          f"host-probe@{REFEREE_L1}",
+                          f"{REFEREE}@{REFEREE_L1}"])
+        self.assertEqual({r[1:3] for r in rows}, {((0, 1, 0), "lost")})
+
+    def test_l1_that_does_not_boot_fails_every_row(self):
+        def boot(*args, **kwargs):
+            raise nested.NestedError("L1 crashed")
+        rows, _ = rows_of("6.1", boot=boot)
+        self.assertEqual(rows, [(n, (0, 1, 0), "no L1", "L1 crashed\n")
+                                for n in ("a@6.1", "b@6.1",
+                                          "host-probe@6.1")])
+
+    def test_booted_leg_judges_each_run(self):
+        outcome = SimpleNamespace(statuses=[0, 1, 0], console="c.log")
+        doc = {"verdict": "pass", "tests": [], "crash": None,
+               "host_checks": [{"status": "pass"}]}
+        rows, ctx = rows_of(
+            "6.1", boot=lambda *a, **k: outcome,
+            share_files={"a/results.json": json.dumps(doc),
+                         "host-probe-row.json": json.dumps(
+                             {"passed": 2, "failed": 0, "skipped": 1,
+                              "verdict": "pass"}),
+                         "host-probe/probe.txt": "probe said\n"})
+        self.assertEqual([r[0] for r in rows],
+                         ["a@6.1", "b@6.1", "host-probe@6.1"])
+        self.assertEqual(rows[0][1:3], ((1, 0, 0), "pass"))
+        self.assertEqual(rows[1][1:3], ((0, 1, 0), "no result"))
+        self.assertEqual(rows[1][3], "inside L1 (Linux 6.1 (stand-in)): "
+                         "exit status 1; console c.log\n")
+        self.assertEqual(rows[2][1:3], ((2, 0, 1), "pass"))
+        self.assertEqual(ctx.seen["a@6.1"], doc)
+        self.assertIn("6.1", ctx.nested)
+
+
+if __name__ == "__main__":
+    unittest.main()
