@@ -7,8 +7,8 @@ Each is one row of the verdict; a row whose input a side did not print
 is "not compared", with the reason, and never counts as agreement.
 
 Linux 6.1 is judged against hvprobe's lpj_policy=linux-6.1 with serial
-bring-up, Linux 6.12 against lpj_policy=linux-6.5 with bringup=linux-6.5
-bring-up. Linux boots with a busybox
+bring-up, Linux 6.12 against lpj_policy=linux-6.12 with bringup=linux-6.5
+bring-up (6.5's shape, which 6.12 keeps). Linux boots with a busybox
 initramfs that prints each CPU's bogomips (a copied lpj equals its source
 to the last digit), its calibration and TSC lines, and, with
 dyndbg="file tsc_sync.c +p", each TSC-sync check (tools/lib/referee.py).
@@ -42,7 +42,7 @@ from tools.lib.base.status import Status
 
 # hvprobe's policy and bring-up that claim to be each Linux's.
 POLICIES = {"6.1": ("linux-6.1", "serial"),
-            "6.12": ("linux-6.5", "linux-6.5")}
+            "6.12": ("linux-6.12", "linux-6.5")}
 TIMEOUT_S = 300
 # One nested scenario: four L2 boots (two Linux, two hvprobe) under an L1
 # that may itself run under TCG.

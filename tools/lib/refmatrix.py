@@ -9,7 +9,7 @@ Hyper-V alone (kvm=off, so that Linux sees no KVM leaves) with and
 without them, and hv-frequencies without kvmclock; each on one node and
 on four (one package per node). Each
 scenario is one tools/linux-referee run (Debian's 6.1 and 6.12 beside
-hvprobe's linux-6.1 and linux-6.5 in the same machine), which writes
+hvprobe's linux-6.1 and linux-6.12 in the same machine), which writes
 its referee.json; the table is read from those: per series the AP
 calibrations and boot CPU's source of each side, and the verdict of
 the comparisons beyond them (lpj classes, the TSC's unstable reason,

@@ -19,7 +19,8 @@ TCG (apic/smp/smp_json.c's keys)."""
 
 import unittest
 
-from tools.lib import referee
+from tools.commands import linux_referee
+from tools.lib import buildinfo, referee
 
 CONTROL_ON = ('dyndbg: arch/x86/kernel/tsc_sync.c:424 [tsc_sync]'
               'check_tsc_sync_source =p "TSC synchronization [CPU#%d -> '
@@ -259,6 +260,18 @@ class Compare(unittest.TestCase):
         self.assertEqual(referee.tally(rows), (4, 0, 1))
         bad = verdicts(HYPERV_61, hvprobe(SYNCED_APS))
         self.assertEqual(bad["why the TSC is unstable"][0], referee.DISAGREE)
+
+
+class Policies(unittest.TestCase):
+    def test_each_series_has_the_policy_of_its_version(self):
+        # Linux 6.12 defers mark_tsc_unstable() and counts packages in
+        # unsynchronized_tsc(): linux-6.12's rules, not 6.5.0's.
+        self.assertEqual(linux_referee.POLICIES,
+                         {"6.1": ("linux-6.1", "serial"),
+                          "6.12": ("linux-6.12", "linux-6.5")})
+        for policy, bringup in linux_referee.POLICIES.values():
+            self.assertIn(policy, buildinfo.words("lpj_policy"))
+            self.assertIn(bringup, buildinfo.words("bringup"))
 
 
 if __name__ == "__main__":

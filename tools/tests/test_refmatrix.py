@@ -25,7 +25,7 @@ def referee_doc(linux61=(2, "lpj_fine", None), hv61=(2, "lpj_fine"),
     verdicts of the comparisons beyond them."""
     rows = []
     for series, policy, lx, hv in (("6.1", "linux-6.1", linux61, hv61),
-                                   ("6.12", "linux-6.5", linux612, hv612)):
+                                   ("6.12", "linux-6.12", linux612, hv612)):
         agree = lx[:2] == hv and "disagree" not in beyond
         rows.append({"series": series, "release": f"{series}.0-test",
                      "policy": policy, "bringup": "serial",
