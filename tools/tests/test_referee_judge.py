@@ -22,9 +22,15 @@ import unittest
 from tools.commands import linux_referee
 from tools.lib import buildinfo, referee
 
-CONTROL_ON = ('dyndbg: arch/x86/kernel/tsc_sync.c:424 [tsc_sync]'
+# Dynamic debug's control lines for the pr_debug, as Debian's
+# 6.1.0-57-amd64 and 6.12.95+deb12-amd64 printed them in a referee boot
+# under TCG (6.12's target CPU is unsigned).
+CONTROL_ON = ('dyndbg: arch/x86/kernel/tsc_sync.c:398 [tsc_sync]'
               'check_tsc_sync_source =p "TSC synchronization [CPU#%d -> '
-              'CPU#%u]: passed\\n"')
+              'CPU#%d]: passed\\n"')
+CONTROL_612 = ('dyndbg: arch/x86/kernel/tsc_sync.c:391 [tsc_sync]'
+               'check_tsc_sync_source =p "TSC synchronization [CPU#%d -> '
+               'CPU#%u]: passed\\n"')
 CONTROL_OFF = CONTROL_ON.replace(" =p ", " =_ ")
 
 
@@ -78,7 +84,7 @@ ADJUSTED_612 = console(["4890.83"] * 4, [0, 0, 1, 1], """
 [    0.340000] TSC ADJUST compensate: CPU2 observed 86311 warp. Adjust: 86311
 [    0.360000] TSC synchronization [CPU#0 -> CPU#2]: passed
 [    0.392000] TSC synchronization [CPU#0 -> CPU#3]: passed
-""")
+""", CONTROL_612)
 
 # Linux 6.1 under Hyper-V without the invariant-TSC privilege, 4 CPUs on
 # 4 packages: unstable before any check, each package's CPU measures.
