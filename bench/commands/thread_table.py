@@ -128,8 +128,10 @@ def boot_linux(vmlinuz, row, mem_mib, accel, lpj, run_dir, timeout):
     """One Linux boot with the referee's initramfs; its figures."""
     run_dir.mkdir(parents=True, exist_ok=True)
     initrd = referee.initramfs(run_dir / "initramfs.gz")
+    # dyndbg: each TSC-sync check that passed says so (referee.CMDLINE).
     argv = linuxref.qemu_argv(Machine(row.cpu, row.vcpus, row.nodes),
-                              mem_mib, accel, vmlinuz, lpj, initrd)
+                              mem_mib, accel, vmlinuz, lpj, initrd,
+                              extra=(referee.CMDLINE,))
     try:
         boot = linuxref.Boot(run_dir, until=END)
         boot.boot(argv, timeout)
@@ -138,7 +140,8 @@ def boot_linux(vmlinuz, row, mem_mib, accel, lpj, run_dir, timeout):
     figs = threadtable.linux_figures(
         boot.lines(), (run_dir / serial.LOG).read_text(errors="replace"),
         row.vcpus)
-    figs.update(cmdline=linuxref.cmdline(lpj), kernel=vmlinuz.name)
+    figs.update(cmdline=linuxref.cmdline(lpj, (referee.CMDLINE,)),
+                kernel=vmlinuz.name)
     if figs["error"] and boot.timed_out:
         figs["error"] += f" (timed out after {timeout:g} s)"
     return figs
