@@ -268,3 +268,18 @@ def row_json(row):
                         for p, b in CONFIGS],
             "linux": [{"series": s, "hz": row.linux_hz.get(s), "runs": r}
                       for s, r in row.linux.items()]}
+
+
+def rows_from_json(docs) -> list[Row]:
+    """Rows back from row_json()'s documents (a run inside L1 writes
+    them; the host prints their table)."""
+    rows = []
+    for d in docs:
+        row = Row(d["name"], d["cpu"], d["vcpus"], d["nodes"], d["preset"],
+                  d["thread_ms"])
+        row.hvprobe = {(h["lpj_policy"], h["bringup"]): h["runs"]
+                       for h in d["hvprobe"] if h["runs"]}
+        row.linux = {x["series"]: x["runs"] for x in d["linux"]}
+        row.linux_hz = {x["series"]: x["hz"] for x in d["linux"]}
+        rows.append(row)
+    return rows

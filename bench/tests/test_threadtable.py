@@ -268,6 +268,91 @@ class Table(unittest.TestCase):
                                                      "ap_calibrations": 0}]})
 
 
+class HyperV(unittest.TestCase):
+    def test_rows_under_kvms_hyperv_at_linux_hz(self):
+        pairs = tt.rows_and_specs(["calibrating-16", "four-nodes-32"], "kvm",
+                                  cpu=tab.HYPERV_CPU)
+        self.assertEqual({r.cpu for r, _ in pairs}, {
+            "host,-arch-capabilities,hv-relaxed,hv-vpindex,hv-time,"
+            "hv-frequencies,kvm=off"})
+        row, spec = pairs[1]
+        one = tt.hvprobe_spec(spec, row, "linux-6.1", "serial", "kvm", 120,
+                              1, hz=250)
+        self.assertEqual(one.cmdline, ["test=smp,lpj", "hz=250",
+                                       "lpj_policy=linux-6.1",
+                                       "bringup=serial"])
+        self.assertEqual(one.cpu, tab.HYPERV_CPU)
+        self.assertEqual(tt.hvprobe_spec(spec, row, "linux-6.1", "serial",
+                                         "kvm", 120, 1).cmdline[1], "hz=1000")
+
+    def test_linux_hz_is_the_images(self):
+        self.assertEqual(tt.linux_hz({"6.1": 250, "6.12": 250}), 250)
+        with self.assertRaises(tt.CannotRun):
+            tt.linux_hz({"6.1": 250, "6.12": 1000})
+        with self.assertRaises(tt.CannotRun):
+            tt.linux_hz({})
+
+    def test_options(self):
+        with contextlib.redirect_stderr(io.StringIO()):
+            with self.assertRaises(SystemExit):
+                tt.parse_args(["--hyperv"])             # needs KVM
+            with self.assertRaises(SystemExit):
+                tt.parse_args(["--linux-hz", "--no-linux"])
+            with self.assertRaises(SystemExit):
+                tt.parse_args(["--host-kernel", "5.10"])
+        args = tt.parse_args(["--host-kernel", "6.12", "--hyperv",
+                              "--linux-hz", "--rows", "four-nodes-32"])
+        self.assertEqual(args.accel, "kvm")     # L1's KVM, real
+
+    def test_host_kernel_runs_the_table_inside_one_l1(self):
+        row = Table().row()
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "t.json"
+            args = tt.parse_args(["--host-kernel", "6.12", "--hyperv",
+                                  "--linux-hz", "--rows", "four-nodes-32",
+                                  "--runs", "2", "--output", str(out)])
+            got = {}
+
+            def run(kernel, commands, share, timeout, l0):
+                got["commands"], got["share"] = commands, share
+                inner = Path(commands[0][commands[0].index("--output") + 1])
+                inner.write_text(json.dumps({
+                    "rows": [tab.row_json(row)], "runs": 2,
+                    "linux": {"6.1": {"release": "6.1.0-57-cloud-amd64"}}}))
+                return mock.Mock(statuses=[0])
+
+            said = io.StringIO()
+            with mock.patch.object(tt.hostkernel, "resolve",
+                                   return_value=mock.Mock(
+                                       describe=lambda: "Debian 6.12")), \
+                    mock.patch.object(tt, "linux_kernels",
+                                      return_value=({}, {})), \
+                    mock.patch.object(tt.nested, "choose_l0",
+                                      return_value=mock.Mock(accel="tcg",
+                                                             why="test")), \
+                    mock.patch.object(tt.kvm_lib, "flavour_works",
+                                      return_value=("kvm_pvm", False)), \
+                    mock.patch.object(tt.nested, "run", run), \
+                    contextlib.redirect_stdout(said):
+                rc = tt.run_nested(args)
+            self.assertEqual(rc, 0)
+            inner = got["commands"][0]
+            self.assertEqual(inner[1:6], [str(tt.ROOT / "bench" /
+                                              "thread-table"), "--no-build",
+                                          "--accel", "kvm", "--rows"])
+            for word in ("--hyperv", "--linux-hz"):
+                self.assertIn(word, inner)
+            self.assertEqual(inner[inner.index("--runs") + 1], "2")
+            self.assertNotIn("--host-kernel", inner)
+            self.assertTrue(out.exists())
+            text = said.getvalue()
+            self.assertIn("inside L1 Debian 6.12", text)
+            self.assertIn("The lpj thread's table: KVM", text)
+            self.assertIn("four-nodes-32: 32 vCPUs on 4 nodes", text)
+        self.assertEqual(tab.rows_from_json([tab.row_json(row)])[0].hvprobe,
+                         row.hvprobe)
+
+
 class CommandLine(unittest.TestCase):
     def test_options(self):
         args = tt.parse_args(["--quick", "--output", "x.json"])
