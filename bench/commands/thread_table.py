@@ -170,11 +170,13 @@ def linux_hz(hzs):
 
 def inner_argv(args, output) -> list[str]:
     """bench/thread-table's command line inside L1: this one's, without
-    --host-kernel, under L1's KVM, its JSON to output."""
+    --host-kernel, under L1's KVM, its JSON to output and its run
+    folders beside it (L1's own temporary folder dies with L1, and a
+    boot that went wrong there is read from its serial.log here)."""
     argv = [sys.executable, str(ROOT / "bench" / "thread-table"),
             "--no-build", "--accel", "kvm", "--rows", ",".join(args.rows),
             "--runs", str(args.runs), "--timeout", f"{args.timeout:g}",
-            "--output", str(output)]
+            "--output", str(output), "--keep", str(output.parent / "runs")]
     for flag in ("quick", "hyperv", "linux_hz", "no_linux"):
         if getattr(args, flag):
             argv.append("--" + flag.replace("_", "-"))

@@ -343,6 +343,9 @@ class HyperV(unittest.TestCase):
             for word in ("--hyperv", "--linux-hz"):
                 self.assertIn(word, inner)
             self.assertEqual(inner[inner.index("--runs") + 1], "2")
+            # L1's run folders outlive it, beside its JSON in the share.
+            self.assertEqual(inner[inner.index("--keep") + 1],
+                             str(got["share"] / "runs"))
             self.assertNotIn("--host-kernel", inner)
             self.assertTrue(out.exists())
             text = said.getvalue()
