@@ -15,6 +15,19 @@ into a busybox initramfs that prints each CPU's bogomips (a copied lpj
 equals its source exactly), from which the count of APs that calibrated
 comes (tools/lib/referee.py). Each line states the HZ its kernel ran at.
 
+Each line also gives the APs that ran the TSC-sync check and
+hvprobe's time in it, apart from the bring-up time, and an hvprobe line
+at an HZ no Linux line of its row ran at says it is hvprobe's alone.
+
+--hyperv boots every row under KVM's Hyper-V emulation without KVM's
+leaves (threadtable.HYPERV_CPU), where Linux and hvprobe both take
+Hyper-V as the platform, as on the thread's guests; --linux-hz boots
+hvprobe at the HZ Debian's Linux is built with (250) instead of the
+row's, so that every hvprobe line stands beside Linux's. Both want a
+real KVM: --host-kernel SERIES runs the whole table inside one boot of
+Debian's SERIES as L1 (as tools/run --host-kernel boots one), under
+L1's KVM, and prints it here.
+
 Prints the table and writes every run to
 results/thread-table-DATE-TIME.json.
 
@@ -23,6 +36,7 @@ Exit status: 0 every boot gave a time, 1 some did not, 2 bad usage,
 """
 
 import dataclasses
+import json
 import datetime
 import os
 import re
@@ -37,7 +51,9 @@ from tools import ROOT
 from tools.lib import cli, hostinfo, referee
 from tools.lib.base import jsonfile, seconds
 from tools.lib.analysis import results
+from tools.lib.hostkernels import hostkernel, nested
 from tools.lib.launch import batch, qemu
+from tools.lib.launch import kvm as kvm_lib
 from tools.lib.launch import scenario as scen
 from tools.lib.launch import serial
 from tools.lib.base.exits import (EXIT_CANNOT_RUN, EXIT_FAILED, EXIT_OK,
@@ -73,8 +89,28 @@ def parse_args(argv):
                         "results/thread-table-DATE-TIME.json)")
     p.add_argument("--keep", metavar="DIR",
                    help="keep the run folders in DIR")
+    p.add_argument("--hyperv", action="store_true",
+                   help="every row under KVM's Hyper-V emulation, kvm=off "
+                        f"(-cpu {threadtable.HYPERV_CPU}); needs --accel "
+                        "kvm or --host-kernel")
+    p.add_argument("--linux-hz", action="store_true",
+                   help="hvprobe at the HZ Debian's Linux is built with, "
+                        "not the row's")
+    p.add_argument("--host-kernel", metavar="SERIES",
+                   choices=hostkernel.SERIES,
+                   help="run the table inside one boot of Debian's SERIES "
+                        f"({', '.join(hostkernel.SERIES)}) as L1, under "
+                        "its KVM")
     cli.no_build(p)
     args = p.parse_args(argv)
+    if args.host_kernel:
+        args.accel = "kvm"
+    if args.hyperv and args.accel != "kvm":
+        p.error("--hyperv takes --accel kvm (or --host-kernel): Hyper-V's "
+                "emulation is KVM's")
+    if args.linux_hz and args.no_linux:
+        p.error("--linux-hz takes Linux's HZ from its images: not with "
+                "--no-linux")
     if args.runs is None:
         args.runs = 1 if args.quick else 3
     if args.runs < 1:
@@ -90,12 +126,15 @@ def parse_args(argv):
     return args
 
 
-def rows_and_specs(names, accel, quick=False):
-    """[(threadtable.Row, its scenario RunSpec)] for the named rows."""
+def rows_and_specs(names, accel, quick=False, cpu=None):
+    """[(threadtable.Row, its scenario RunSpec)] for the named rows; cpu,
+    when given, is every row's CPU model instead of the scenario's."""
     specs = {s.variant: s for s in scen.load_scenario(threadtable.SCENARIO)}
     out = []
     for name in names:
         spec = specs[name]
+        if cpu:
+            spec = dataclasses.replace(spec, cpu=cpu)
         row = threadtable.Row(name, spec.cpu_for(accel), spec.vcpus,
                               max(spec.numa, 1),
                               f"lpj={hostinfo.HOST_LPJ}" in spec.cmdline,
@@ -106,14 +145,81 @@ def rows_and_specs(names, accel, quick=False):
     return out
 
 
-def hvprobe_spec(spec, row, policy, bringup, accel, timeout, repeat):
-    """The scenario's spec for one hvprobe line of row."""
+def hvprobe_spec(spec, row, policy, bringup, accel, timeout, repeat,
+                 hz=None):
+    """The scenario's spec for one hvprobe line of row; hz, when given,
+    replaces the row's."""
     return dataclasses.replace(
         spec, name=f"{spec.name}-{policy}-{bringup}", vcpus=row.vcpus,
         accel=accel, timeout=timeout, repeat=repeat,
         qemu_args=list(spec.qemu_args), axes={},
-        cmdline=scen.merge_cmdline(spec.cmdline, [f"lpj_policy={policy}",
-                                                  f"bringup={bringup}"]))
+        cmdline=scen.merge_cmdline(spec.cmdline, [
+            *([f"hz={hz}"] if hz else []), f"lpj_policy={policy}",
+            f"bringup={bringup}"]))
+
+
+def linux_hz(hzs):
+    """The one HZ of Debian's images ({series: CONFIG_HZ}), for
+    --linux-hz; CannotRun when they differ or none says."""
+    found = {h for h in hzs.values() if h}
+    if len(found) != 1:
+        raise CannotRun("--linux-hz: Linux's images give HZ "
+                        f"{sorted(found) or 'nowhere'}, not one")
+    return found.pop()
+
+
+def inner_argv(args, output) -> list[str]:
+    """bench/thread-table's command line inside L1: this one's, without
+    --host-kernel, under L1's KVM, its JSON to output and its run
+    folders beside it (L1's own temporary folder dies with L1, and a
+    boot that went wrong there is read from its serial.log here)."""
+    argv = [sys.executable, str(ROOT / "bench" / "thread-table"),
+            "--no-build", "--accel", "kvm", "--rows", ",".join(args.rows),
+            "--runs", str(args.runs), "--timeout", f"{args.timeout:g}",
+            "--output", str(output), "--keep", str(output.parent / "runs")]
+    for flag in ("quick", "hyperv", "linux_hz", "no_linux"):
+        if getattr(args, flag):
+            argv.append("--" + flag.replace("_", "-"))
+    return argv
+
+
+def run_nested(args):
+    """The table inside one boot of --host-kernel as L1: Linux's images
+    fetched here (L1 has the checkout, not apt), the table printed from
+    what L1 wrote; the exit status of the run inside."""
+    try:
+        kernel = hostkernel.resolve(args.host_kernel)
+    except hostkernel.HostKernelError as err:
+        raise CannotRun(f"host kernel {args.host_kernel}: {err}") from None
+    linux_kernels(args)
+    out = Path(args.output)
+    share = out.parent / (out.stem + "-l1")
+    share.mkdir(parents=True, exist_ok=True)
+    inner = share / "thread-table.json"
+    l0 = nested.choose_l0(*kvm_lib.flavour_works(ROOT,
+                                                 hostinfo.qemu_version()))
+    print(f"inside L1 {kernel.describe()} under {l0.accel} ({l0.why})",
+          flush=True)
+    boots = args.runs * len(args.rows) * (len(threadtable.CONFIGS) + 2)
+    try:
+        outcome = nested.run(kernel, [inner_argv(args, inner)], share,
+                             boots * args.timeout, l0)
+    except nested.NestedError as err:
+        raise CannotRun(f"L1 {args.host_kernel}: {err}") from None
+    try:
+        doc = json.loads(inner.read_text())
+    except (OSError, ValueError) as err:
+        print(f"bench/thread-table: L1 wrote no table ({err}); its exit "
+              f"status {outcome.statuses[0]}", file=sys.stderr)
+        return EXIT_FAILED
+    rows = threadtable.rows_from_json(doc["rows"])
+    releases = {s: v["release"] for s, v in doc.get("linux", {}).items()}
+    print("\n" + "\n".join(threadtable.table(
+        rows, doc.get("runs", args.runs), releases, "kvm", args.quick)))
+    jsonfile.write(out, {**doc, "host_kernel": kernel.describe()})
+    print(f"raw timings: {shown(out)}", flush=True)
+    rc = outcome.statuses[0]
+    return EXIT_FAILED if rc is None else rc
 
 
 def linux_lpj(hz):
@@ -128,8 +234,10 @@ def boot_linux(vmlinuz, row, mem_mib, accel, lpj, run_dir, timeout):
     """One Linux boot with the referee's initramfs; its figures."""
     run_dir.mkdir(parents=True, exist_ok=True)
     initrd = referee.initramfs(run_dir / "initramfs.gz")
+    # dyndbg: each TSC-sync check that passed says so (referee.CMDLINE).
     argv = linuxref.qemu_argv(Machine(row.cpu, row.vcpus, row.nodes),
-                              mem_mib, accel, vmlinuz, lpj, initrd)
+                              mem_mib, accel, vmlinuz, lpj, initrd,
+                              extra=(referee.CMDLINE,))
     try:
         boot = linuxref.Boot(run_dir, until=END)
         boot.boot(argv, timeout)
@@ -138,7 +246,8 @@ def boot_linux(vmlinuz, row, mem_mib, accel, lpj, run_dir, timeout):
     figs = threadtable.linux_figures(
         boot.lines(), (run_dir / serial.LOG).read_text(errors="replace"),
         row.vcpus)
-    figs.update(cmdline=linuxref.cmdline(lpj), kernel=vmlinuz.name)
+    figs.update(cmdline=linuxref.cmdline(lpj, (referee.CMDLINE,)),
+                kernel=vmlinuz.name)
     if figs["error"] and boot.timed_out:
         figs["error"] += f" (timed out after {timeout:g} s)"
     return figs
@@ -180,12 +289,16 @@ def main(argv):
         failed = cli.build(ROOT)
         if failed:
             raise CannotRun(failed)
+    if args.host_kernel:
+        return run_nested(args)
     kernels, releases = linux_kernels(args)
-    pairs = rows_and_specs(args.rows, args.accel, args.quick)
+    pairs = rows_and_specs(args.rows, args.accel, args.quick,
+                           threadtable.HYPERV_CPU if args.hyperv else None)
     for row, _ in pairs:
         for series, vmlinuz in kernels.items():
             row.linux_hz[series] = threadtable.config_hz(vmlinuz)
             row.linux.setdefault(series, [])
+    hz = linux_hz(pairs[0][0].linux_hz) if args.linux_hz and pairs else None
     kvm = batch.kvm_state()
     failed = 0
     total = args.runs * len(pairs) * (len(threadtable.CONFIGS) + len(kernels))
@@ -197,7 +310,7 @@ def main(argv):
             for row, spec in pairs:
                 for policy, bringup in threadtable.CONFIGS:
                     one = hvprobe_spec(spec, row, policy, bringup,
-                                       args.accel, args.timeout, r)
+                                       args.accel, args.timeout, r, hz)
                     record, outcome = batch.run_one(one, workdir, kvm)
                     figs = threadtable.hvprobe_figures(
                         outcome.doc if outcome else None)

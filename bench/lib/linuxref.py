@@ -227,14 +227,14 @@ def ensure_backport(directory=BACKPORT_DIR, log=print):
     return ensure_series(BACKPORT_SERIES, directory, log)
 
 
-def cmdline(lpj=None):
+def cmdline(lpj=None, extra=()):
     """The reference kernel's command line: serial console, and panic=-1
     so that the panic for want of a root ends QEMU at once (-no-reboot)
-    should the run get that far."""
+    should the run get that far; then lpj= and the extra words."""
     words = ["console=ttyS0", "panic=-1"]
     if lpj is not None:
         words.append(f"lpj={lpj}")
-    return " ".join(words)
+    return " ".join([*words, *extra])
 
 
 class Boot(serial.Console):
@@ -277,17 +277,18 @@ def boot(argv, run_dir, timeout, silence=SILENCE_S):
     return run
 
 
-def qemu_argv(machine, mem_mib, accel, vmlinuz, lpj=None, initrd=None):
+def qemu_argv(machine, mem_mib, accel, vmlinuz, lpj=None, initrd=None,
+              extra=()):
     """QEMU's command line for Linux on machine (cpu, vcpus, nodes): the
     very machine tools/run gives hvprobe, from the same module; initrd,
-    when given, is its initramfs."""
+    when given, is its initramfs; extra, more kernel words."""
     m = qemu.Machine(boot="kernel", smp=machine.vcpus, numa=machine.nodes,
                      mem_mib=mem_mib, accel=accel,
                      cpu=pinned(machine.cpu),
                      extra=[] if initrd is None else ["-initrd", str(initrd)])
     kvm_ok = guest.kvm_ok_for(accel)
     return qemu.qemu_argv(m, kvm_ok, kernel=str(vmlinuz),
-                          cmdline=cmdline(lpj))[0]
+                          cmdline=cmdline(lpj, extra))[0]
 
 
 def parse(lines):

@@ -11,7 +11,13 @@ bringup=parallel hvprobe's own concurrent mode, never Linux's); "Linux"
 lines are Linux's own boots, their time from host stamps of its serial
 lines and their calibrations from each CPU's bogomips. The HZ on each
 line is the one that kernel ran at: hvprobe's from its DATA, Linux's
-from the config file beside its image.
+from the config file beside its image; an hvprobe line at an HZ no Linux
+line of its row runs at is hvprobe's alone, and says so.
+
+The TSC-sync check's share is shown apart from the bring-up time: the
+APs that ran it (hvprobe's smp DATA; Linux's pr_debug lines with
+dyndbg="file tsc_sync.c +p", tools/lib/referee.py) and hvprobe's control
+CPU's time in it (tsc_sync_us). Linux prints no time for it.
 """
 
 import re
@@ -43,6 +49,12 @@ LINUX = {"6.1": "serial", "6.12": "parallel, Linux's own"}
 # --quick: fewer vCPUs, the same shapes (one node stays one, four stay
 # four).
 QUICK_VCPUS = {16: 4, 32: 8}
+# --hyperv: KVM's Hyper-V emulation without KVM's own leaves, where Linux
+# and hvprobe both take Hyper-V as the platform (Linux's
+# ms_hyperv_platform()): the enlightenments mshyperv.c looks for, the
+# reference TSC page (hv-time) and the frequency MSRs.
+HYPERV_CPU = "host,-arch-capabilities,hv-relaxed,hv-vpindex,hv-time," \
+    "hv-frequencies,kvm=off"
 
 
 @dataclass
@@ -67,7 +79,12 @@ def hvprobe_figures(doc):
     smp = figures.data(doc or {}, "smp") or {}
     aps = [ap for ap in figures.records(doc or {}, "smp", "ap")
            if ap.get("cpu") != 0]
+    sync = referee.hvprobe_facts(smp, aps, figures.data(doc or {}, "lpj"))
+    sync_us = smp.get("tsc_sync_us")
     out = {"ms": None, "error": None,
+           "sync_checks": (sync["sync_checks"] or [None])[0],
+           "sync_ms": round(sync_us / 1000.0, 3)
+           if isinstance(sync_us, (int, float)) else None,
            "ap_calibrations": sum(1 for ap in aps
                                   if ap.get("lpj_source") == "calibrate")
            if aps else None,
@@ -92,6 +109,9 @@ def linux_figures(lines, text, vcpus):
     verdict = referee.parse(text)
     out = {"ms": None, "error": None, "cpus": b["cpus"],
            "ap_calibrations": verdict.calibrations if verdict else None,
+           # APs that ran the TSC-sync check; None without dyndbg.
+           "sync_checks": verdict.sync[0] if verdict and verdict.sync
+           else None,
            "bsp_lpj_source": verdict.bsp_source if verdict else None,
            "tsc_unstable": verdict.tsc_unstable if verdict else None}
     if b["ms"] is None:
@@ -117,12 +137,25 @@ def config_hz(vmlinuz):
     return int(m.group(1)) if m else None
 
 
+def agreed(runs, key):
+    """A figure of a line's runs as text: the value when the runs agree,
+    "?" when they differ, "" when none gave it."""
+    got = {r.get(key) for r in runs if r.get(key) is not None}
+    return "" if not got else (str(got.pop()) if len(got) == 1 else "?")
+
+
+def sync_cell(runs):
+    """(TSC-sync checks, median ms of the control CPU in them) of a
+    line's runs as text; "-" for a time none of them gave (Linux's)."""
+    ms = [r["sync_ms"] for r in runs if r.get("sync_ms") is not None]
+    return (agreed(runs, "sync_checks"),
+            f"{statistics.median(ms):.1f}" if ms else "-")
+
+
 def cell(runs):
     """(median ms, min ms, AP calibrations, HZ) of a line's runs as
     text: the calibrations when the runs agree, "?" when they differ."""
     ms = [r["ms"] for r in runs if r.get("ms") is not None]
-    cals = {r.get("ap_calibrations") for r in runs
-            if r.get("ap_calibrations") is not None}
     hz = {r.get("hz") for r in runs if r.get("hz")}
     if not runs:
         med = low = "-"
@@ -132,13 +165,14 @@ def cell(runs):
         med = f"{statistics.median(ms):.1f}" + ("*" if len(ms) < len(runs)
                                                  else "")
         low = f"{min(ms):.1f}"
-    cal = "" if not cals else (str(cals.pop()) if len(cals) == 1 else "?")
+    cal = agreed(runs, "ap_calibrations")
     return med, low, cal, (str(hz.pop()) if len(hz) == 1 else
                            "?" if hz else "")
 
 
-HEADER = (f"{'row':<15} {'HZ':>4}  {'who':<70} {'cal':>3} {'median':>8} "
-          f"{'min':>8}")
+WHO = 88
+HEADER = (f"{'row':<15} {'HZ':>4}  {'who':<{WHO}} {'cal':>3} {'chk':>3} "
+          f"{'sync':>6} {'median':>8} {'min':>8}")
 
 
 def machine_line(row):
@@ -148,14 +182,30 @@ def machine_line(row):
             f"reported {row.thread_ms} ms (its Linux, its host)")
 
 
+def alone(row, hz) -> str:
+    """What an hvprobe line at hz says of itself: nothing where a Linux
+    line of its row ran at that HZ, else that it is hvprobe's alone."""
+    linux = {h for s, h in row.linux_hz.items() if h and s in row.linux}
+    if not hz or not linux or hz in {str(h) for h in linux}:
+        return ""
+    return f" [HZ {hz}: hvprobe's alone, Linux ran at " \
+        f"{'/'.join(str(h) for h in sorted(linux))}]"
+
+
+def line(hz, who, cal, sync, med, low) -> str:
+    return (f"{'':<15} {hz:>4}  {who:<{WHO}} {cal:>3} {sync[0]:>3} "
+            f"{sync[1]:>6} {med:>8} {low:>8}")
+
+
 def lines_of(row, releases):
     """The table lines of one row: hvprobe's, then Linux's."""
     out = ["", machine_line(row)]
     for policy, bringup in CONFIGS:
         runs = row.hvprobe.get((policy, bringup), [])
         med, low, cal, hz = cell(runs)
-        who = f"hvprobe lpj_policy={policy}, {BRINGUP_NAMES[bringup]}"
-        out.append(f"{'':<15} {hz:>4}  {who:<70} {cal:>3} {med:>8} {low:>8}")
+        who = f"hvprobe lpj_policy={policy}, {BRINGUP_NAMES[bringup]}" + \
+            alone(row, hz)
+        out.append(line(hz, who, cal, sync_cell(runs), med, low))
     for series, shape in LINUX.items():
         runs = row.linux.get(series)
         if runs is None:
@@ -163,8 +213,7 @@ def lines_of(row, releases):
         med, low, cal, _ = cell(runs)
         hz = row.linux_hz.get(series)
         who = f"Linux {releases.get(series, series)} ({shape})"
-        out.append(f"{'':<15} {hz or '?':>4}  {who:<70} {cal:>3} {med:>8} "
-                   f"{low:>8}")
+        out.append(line(hz or "?", who, cal, sync_cell(runs), med, low))
     return out
 
 
@@ -191,8 +240,14 @@ def table(rows, runs, releases, accel, quick=False):
         "built with its",
         "own, whatever the row). Only the Linux lines are Linux's figures; "
         "bringup=parallel",
-        "is hvprobe's own concurrent mode. *: some runs failed, FAIL: all "
-        "did, -: not run.",
+        "is hvprobe's own concurrent mode. chk: APs that ran the TSC-sync "
+        "check (Linux: its",
+        "dyndbg lines; none under Hyper-V, whose TSC is reliable or "
+        "unstable). sync: ms the",
+        "control CPU spent in those checks, inside the bring-up time "
+        "(hvprobe's tsc_sync_us;",
+        "Linux prints no time for it). *: some runs failed, FAIL: all did, "
+        "-: not run.",
     ]
     return out
 
@@ -213,3 +268,18 @@ def row_json(row):
                         for p, b in CONFIGS],
             "linux": [{"series": s, "hz": row.linux_hz.get(s), "runs": r}
                       for s, r in row.linux.items()]}
+
+
+def rows_from_json(docs) -> list[Row]:
+    """Rows back from row_json()'s documents (a run inside L1 writes
+    them; the host prints their table)."""
+    rows = []
+    for d in docs:
+        row = Row(d["name"], d["cpu"], d["vcpus"], d["nodes"], d["preset"],
+                  d["thread_ms"])
+        row.hvprobe = {(h["lpj_policy"], h["bringup"]): h["runs"]
+                       for h in d["hvprobe"] if h["runs"]}
+        row.linux = {x["series"]: x["runs"] for x in d["linux"]}
+        row.linux_hz = {x["series"]: x["hz"] for x in d["linux"]}
+        rows.append(row)
+    return rows

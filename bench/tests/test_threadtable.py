@@ -20,11 +20,15 @@ from tools.lib.analysis import resultset
 def hvprobe_doc(total_us=952000, hz=1000, sources=("lpj_fine", "calibrate",
                                                     "copied", "calibrate")):
     """The results document of an smp run whose CPUs got lpj from
-    sources (the boot CPU first)."""
-    aps = [{"cpu": i, "lpj_source": s} for i, s in enumerate(sources)]
+    sources (the boot CPU first); every AP ran the TSC-sync check, the
+    first of its package 20 ms, its sibling 2 ms."""
+    aps = [{"cpu": i, "lpj_source": s, "tsc_sync_ms": 20 if i % 2 else 2}
+           for i, s in enumerate(sources)]
     smp = {"test": "smp", "cpus": len(sources), "bringup": "serial",
            "lpj_policy": "linux-6.1", "lpj_source": sources[0],
-           "calibrations": 3, "hz": hz, "total_us": total_us, "aps": aps}
+           "calibrations": 3, "hz": hz, "total_us": total_us,
+           "tsc_sync_checks": len(sources) - 1, "tsc_warps": 0,
+           "tsc_sync_us": 61234, "aps": aps}
     text = "\n".join(["KTAP version 1", "1..1", "    KTAP version 1",
                       "    # Subtest: smp", f"    # DATA {json.dumps(smp)}",
                       "    ok 1 all CPUs online", "    1..1", "ok 1 smp",
@@ -52,13 +56,22 @@ REFEREE_TEXT = "\n".join(
     [text for _, text in LINUX_LINES] + [referee.BEGIN] +
     [f"processor\t: {i}\nphysical id\t: {i // 2}\nbogomips\t: {b}"
      for i, b in enumerate(BOGOMIPS)] +
-    [LINUX_LINES[1][1], referee.END]) + "\n"
+    [LINUX_LINES[1][1]] +
+    # check_tsc_sync_source()'s pr_debug (tsc_sync.c v6.1) for each AP,
+    # and dynamic debug's control line saying it is on.
+    [f"[    1.0{i}0000] TSC synchronization [CPU#0 -> CPU#{i}]: passed"
+     for i in range(1, 8)] +
+    [f"{referee.DYNDBG}arch/x86/kernel/tsc_sync.c:398 [tsc_sync]"
+     "check_tsc_sync_source =p \"TSC synchronization [CPU#%d -> CPU#%d]: "
+     "passed\\n\"", referee.END]) + "\n"
 
 
 class Figures(unittest.TestCase):
     def test_hvprobe(self):
         f = tab.hvprobe_figures(hvprobe_doc())
         self.assertEqual(f["ms"], 952.0)
+        # The TSC-sync check apart: 3 APs ran it, 61.2 ms on the BSP.
+        self.assertEqual((f["sync_checks"], f["sync_ms"]), (3, 61.234))
         # APs only: the boot CPU's lpj_fine is not a calibration.
         self.assertEqual(f["ap_calibrations"], 2)
         self.assertEqual((f["hz"], f["policy"], f["bringup"],
@@ -78,7 +91,12 @@ class Figures(unittest.TestCase):
         self.assertEqual(f["ms"], 2750.0)
         self.assertEqual(f["ap_calibrations"], 3)
         self.assertEqual(f["bsp_lpj_source"], "lpj_fine")
+        self.assertEqual(f["sync_checks"], 7)
         self.assertIsNone(f["error"])
+        # Without dyndbg's control line a silent check is no count.
+        f = tab.linux_figures(LINUX_LINES, REFEREE_TEXT.replace(" =p ",
+                                                                " =_ "), 8)
+        self.assertIsNone(f["sync_checks"])
         # Short of CPUs: no time; no end marker: no count, and it says so.
         self.assertEqual(tab.linux_figures(LINUX_LINES, REFEREE_TEXT,
                                            16)["error"],
@@ -135,6 +153,38 @@ class Rows(unittest.TestCase):
                           "lpj-thread.four-nodes-32-linux-6.5-linux-6.5-r2"))
         self.assertEqual(spec.vcpus, 32)        # the scenario's own spec
 
+    def test_linux_boots_with_dyndbg_for_tsc_sync(self):
+        row, _ = tt.rows_and_specs(["four-nodes-32"], "tcg", True)[0]
+        got = {}
+
+        def argv(*args, **kwargs):
+            got["extra"] = kwargs.get("extra")
+            return ["qemu"]
+
+        class Boot:
+            timed_out = False
+
+            def __init__(self, run_dir, until):
+                self.run_dir = run_dir
+
+            def boot(self, argv, timeout):
+                (self.run_dir / "serial.log").write_text(REFEREE_TEXT)
+
+            def lines(self):
+                return LINUX_LINES
+
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.object(tt.linuxref, "qemu_argv", argv), \
+                mock.patch.object(tt.linuxref, "Boot", Boot), \
+                mock.patch.object(tt.referee, "initramfs",
+                                  lambda out: Path(out)):
+            figs = tt.boot_linux(Path("/k/vmlinuz-6.1"), row, 512, "tcg",
+                                 None, Path(tmp), 60)
+        self.assertEqual(got["extra"], ('dyndbg="file tsc_sync.c +p"',))
+        self.assertTrue(figs["cmdline"].endswith('dyndbg="file tsc_sync.c '
+                                                 '+p"'))
+        self.assertEqual(figs["sync_checks"], 7)
+
     def test_linux_lpj_at_linux_hz(self):
         # lpj=host at Linux's HZ, not the row's: 2095.2 MHz / 250.
         with mock.patch("tools.lib.hostinfo.tsc_mhz",
@@ -147,15 +197,18 @@ class Table(unittest.TestCase):
     def row(self):
         row = tab.Row("four-nodes-32", "Skylake-Client", 32, 4, False, "~210")
         row.hvprobe[("linux-6.1", "serial")] = [
-            {"ms": 952.0, "ap_calibrations": 3, "hz": 1000},
-            {"ms": 900.0, "ap_calibrations": 3, "hz": 1000}]
+            {"ms": 952.0, "ap_calibrations": 3, "hz": 1000,
+             "sync_checks": 31, "sync_ms": 110.0},
+            {"ms": 900.0, "ap_calibrations": 3, "hz": 1000,
+             "sync_checks": 31, "sync_ms": 104.0}]
         row.hvprobe[("hvprobe", "parallel")] = [
             {"ms": None, "ap_calibrations": None, "hz": None}]
         row.hvprobe[("linux-6.5", "linux-6.5")] = [
             {"ms": 370.8, "ap_calibrations": 0, "hz": 1000},
             {"ms": 400.0, "ap_calibrations": 1, "hz": 1000},
             {"ms": None, "ap_calibrations": None, "hz": None}]
-        row.linux = {"6.1": [{"ms": 2739.4, "ap_calibrations": 3}],
+        row.linux = {"6.1": [{"ms": 2739.4, "ap_calibrations": 3,
+                              "sync_checks": 31}],
                      "6.12": [{"ms": 2445.0, "ap_calibrations": 0}]}
         row.linux_hz = {"6.1": 250, "6.12": 250}
         return row
@@ -168,26 +221,33 @@ class Table(unittest.TestCase):
         self.assertEqual(lines[3], "four-nodes-32: 32 vCPUs on 4 nodes (a "
                          "socket per node), -cpu Skylake-Client; the thread "
                          "reported ~210 ms (its Linux, its host)")
+        self.assertEqual(lines[1].split(), ["row", "HZ", "who", "cal", "chk",
+                                            "sync", "median", "min"])
         body = lines[4:4 + len(tab.CONFIGS) + 2]
+        # At 1000 Hz, beside Linux at 250: hvprobe's alone, and it says
+        # so; its TSC-sync checks and their time apart.
         self.assertEqual(body[0].split(), [
-            "1000", "hvprobe", "lpj_policy=linux-6.1,", "serial", "3",
-            "926.0", "900.0"])
+            "1000", "hvprobe", "lpj_policy=linux-6.1,", "serial", "[HZ",
+            "1000:", "hvprobe's", "alone,", "Linux", "ran", "at", "250]",
+            "3", "31", "107.0", "926.0", "900.0"])
         quick = tab.table([self.row()], 1, {}, "tcg", quick=True)
         self.assertIn("(--quick: 4 and 8 vCPUs where the thread had 16 and "
                       "32)", quick[0])
         # Runs that disagree on the count show ?, a failed run *.
-        self.assertEqual(body[1].split()[-3:], ["?", "385.4*", "370.8"])
+        # (no run said its checks: an empty chk, no sync time)
+        self.assertEqual(body[1].split()[-4:], ["?", "-", "385.4*", "370.8"])
         self.assertIn("bringup=linux-6.5 (Linux 6.5's shape)", body[1])
         self.assertEqual(body[2].split()[-2:], ["-", "-"])      # not run
         self.assertIn("bringup=parallel (hvprobe's own, not Linux)", body[5])
         self.assertEqual(body[5].split()[-2:], ["FAIL", "FAIL"])
         # Linux's lines: its own figures, its own HZ, its release.
+        # Linux's TSC-sync checks from dyndbg, and no time for them.
         self.assertEqual(body[6].split(), [
-            "250", "Linux", "6.1.0-57-cloud-amd64", "(serial)", "3",
-            "2739.4", "2739.4"])
+            "250", "Linux", "6.1.0-57-cloud-amd64", "(serial)", "3", "31",
+            "-", "2739.4", "2739.4"])
         self.assertEqual(body[7].split(), [
             "250", "Linux", "6.12", "(parallel,", "Linux's", "own)", "0",
-            "2445.0", "2445.0"])
+            "-", "2445.0", "2445.0"])
         # No hvprobe line is labelled Linux but the shape it copies.
         for line in body[:6]:
             self.assertNotIn("Linux 6.1", line)
@@ -206,6 +266,94 @@ class Table(unittest.TestCase):
         self.assertEqual(doc["linux"][1], {"series": "6.12", "hz": 250,
                                            "runs": [{"ms": 2445.0,
                                                      "ap_calibrations": 0}]})
+
+
+class HyperV(unittest.TestCase):
+    def test_rows_under_kvms_hyperv_at_linux_hz(self):
+        pairs = tt.rows_and_specs(["calibrating-16", "four-nodes-32"], "kvm",
+                                  cpu=tab.HYPERV_CPU)
+        self.assertEqual({r.cpu for r, _ in pairs}, {
+            "host,-arch-capabilities,hv-relaxed,hv-vpindex,hv-time,"
+            "hv-frequencies,kvm=off"})
+        row, spec = pairs[1]
+        one = tt.hvprobe_spec(spec, row, "linux-6.1", "serial", "kvm", 120,
+                              1, hz=250)
+        self.assertEqual(one.cmdline, ["test=smp,lpj", "hz=250",
+                                       "lpj_policy=linux-6.1",
+                                       "bringup=serial"])
+        self.assertEqual(one.cpu, tab.HYPERV_CPU)
+        self.assertEqual(tt.hvprobe_spec(spec, row, "linux-6.1", "serial",
+                                         "kvm", 120, 1).cmdline[1], "hz=1000")
+
+    def test_linux_hz_is_the_images(self):
+        self.assertEqual(tt.linux_hz({"6.1": 250, "6.12": 250}), 250)
+        with self.assertRaises(tt.CannotRun):
+            tt.linux_hz({"6.1": 250, "6.12": 1000})
+        with self.assertRaises(tt.CannotRun):
+            tt.linux_hz({})
+
+    def test_options(self):
+        with contextlib.redirect_stderr(io.StringIO()):
+            with self.assertRaises(SystemExit):
+                tt.parse_args(["--hyperv"])             # needs KVM
+            with self.assertRaises(SystemExit):
+                tt.parse_args(["--linux-hz", "--no-linux"])
+            with self.assertRaises(SystemExit):
+                tt.parse_args(["--host-kernel", "5.10"])
+        args = tt.parse_args(["--host-kernel", "6.12", "--hyperv",
+                              "--linux-hz", "--rows", "four-nodes-32"])
+        self.assertEqual(args.accel, "kvm")     # L1's KVM, real
+
+    def test_host_kernel_runs_the_table_inside_one_l1(self):
+        row = Table().row()
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "t.json"
+            args = tt.parse_args(["--host-kernel", "6.12", "--hyperv",
+                                  "--linux-hz", "--rows", "four-nodes-32",
+                                  "--runs", "2", "--output", str(out)])
+            got = {}
+
+            def run(kernel, commands, share, timeout, l0):
+                got["commands"], got["share"] = commands, share
+                inner = Path(commands[0][commands[0].index("--output") + 1])
+                inner.write_text(json.dumps({
+                    "rows": [tab.row_json(row)], "runs": 2,
+                    "linux": {"6.1": {"release": "6.1.0-57-cloud-amd64"}}}))
+                return mock.Mock(statuses=[0])
+
+            said = io.StringIO()
+            with mock.patch.object(tt.hostkernel, "resolve",
+                                   return_value=mock.Mock(
+                                       describe=lambda: "Debian 6.12")), \
+                    mock.patch.object(tt, "linux_kernels",
+                                      return_value=({}, {})), \
+                    mock.patch.object(tt.nested, "choose_l0",
+                                      return_value=mock.Mock(accel="tcg",
+                                                             why="test")), \
+                    mock.patch.object(tt.kvm_lib, "flavour_works",
+                                      return_value=("kvm_pvm", False)), \
+                    mock.patch.object(tt.nested, "run", run), \
+                    contextlib.redirect_stdout(said):
+                rc = tt.run_nested(args)
+            self.assertEqual(rc, 0)
+            inner = got["commands"][0]
+            self.assertEqual(inner[1:6], [str(tt.ROOT / "bench" /
+                                              "thread-table"), "--no-build",
+                                          "--accel", "kvm", "--rows"])
+            for word in ("--hyperv", "--linux-hz"):
+                self.assertIn(word, inner)
+            self.assertEqual(inner[inner.index("--runs") + 1], "2")
+            # L1's run folders outlive it, beside its JSON in the share.
+            self.assertEqual(inner[inner.index("--keep") + 1],
+                             str(got["share"] / "runs"))
+            self.assertNotIn("--host-kernel", inner)
+            self.assertTrue(out.exists())
+            text = said.getvalue()
+            self.assertIn("inside L1 Debian 6.12", text)
+            self.assertIn("The lpj thread's table: KVM", text)
+            self.assertIn("four-nodes-32: 32 vCPUs on 4 nodes", text)
+        self.assertEqual(tab.rows_from_json([tab.row_json(row)])[0].hvprobe,
+                         row.hvprobe)
 
 
 class CommandLine(unittest.TestCase):

@@ -1,14 +1,18 @@
 # SPDX-License-Identifier: MIT
 """tools/linux-referee: boot Debian's Linux and hvprobe on the same
 machine and hold hvprobe's lpj policy to what Linux itself did: how many
-APs calibrated, and where the boot CPU's lpj came from.
+APs calibrated, where the boot CPU's lpj came from, which CPUs share an
+lpj, why the TSC was marked unstable, and how many TSC-sync checks ran.
+Each is one row of the verdict; a row whose input a side did not print
+is "not compared", with the reason, and never counts as agreement.
 
 Linux 6.1 is judged against hvprobe's lpj_policy=linux-6.1 with serial
-bring-up, Linux 6.12 against lpj_policy=linux-6.5 with bringup=linux-6.5
-bring-up. Linux boots with a busybox initramfs that prints each CPU's
-bogomips (a copied lpj equals its source to the last digit) and its
-calibration and TSC lines (tools/lib/referee.py). Linux's kernel is
-fetched as --host-kernel fetches it: never installed.
+bring-up, Linux 6.12 against lpj_policy=linux-6.12 with bringup=linux-6.5
+bring-up (6.5's shape, which 6.12 keeps). Linux boots with a busybox
+initramfs that prints each CPU's bogomips (a copied lpj equals its source
+to the last digit), its calibration and TSC lines, and, with
+dyndbg="file tsc_sync.c +p", each TSC-sync check (tools/lib/referee.py).
+Linux's kernel is fetched as --host-kernel fetches it: never installed.
 
 --matrix runs every scenario of the comparison instead of one machine
 (tools/lib/refmatrix.py): TCG on one node and on four, and inside each
@@ -37,11 +41,8 @@ from tools.lib.launch import kvm as kvm_lib
 from tools.lib.base.status import Status
 
 # hvprobe's policy and bring-up that claim to be each Linux's.
-POLICIES = {"6.1": ("linux-6.1", "serial"), "6.12": ("linux-6.5", "linux-6.5")}
-# hvprobe's boot CPU lpj sources, in Linux's words (calibrate_delay()).
-SOURCES = {"lpj_fine": "lpj_fine", "calibrate": "calibrate",
-           "cmdline": "preset", "kvmclock": "preset", "hyperv": "preset",
-           "kvm": "preset", "cpuid": "lpj_fine"}
+POLICIES = {"6.1": ("linux-6.1", "serial"),
+            "6.12": ("linux-6.12", "linux-6.5")}
 TIMEOUT_S = 300
 # One nested scenario: four L2 boots (two Linux, two hvprobe) under an L1
 # that may itself run under TCG.
@@ -101,20 +102,34 @@ def parse_args(argv):
 
 
 def hvprobe_side(machine, policy, bringup, run_dir, kvm_ok):
-    """(calibrations, BSP source in Linux's words, verdict) of hvprobe
-    under policy on machine."""
+    """What hvprobe under policy on machine says of each comparison
+    (referee.hvprobe_facts()), and its run's verdict."""
     words = ["test=smp,lpj", f"lpj_policy={policy}", f"bringup={bringup}"]
     run_dir.mkdir(parents=True, exist_ok=True)
     outcome = guest.run(machine, words, run_dir, TIMEOUT_S, kvm_ok=kvm_ok)
-    smp = figures.data(outcome.doc, "smp") or {}
-    aps = figures.records(outcome.doc, "smp", "ap")
-    # APs only: both kernels' boot CPUs take lpj_fine from the TSC rate,
-    # which each measured against a timer (smp's "calibrations" counts
-    # that too).
-    measured = sum(1 for ap in aps if ap.get("lpj_source") == "calibrate") \
-        if aps else None
-    return (measured, SOURCES.get(smp.get("lpj_source")),
-            outcome.doc["verdict"])
+    facts = referee.hvprobe_facts(
+        figures.data(outcome.doc, "smp") or {},
+        figures.records(outcome.doc, "smp", "ap"),
+        figures.data(outcome.doc, "lpj"))
+    return {**facts, "verdict": outcome.doc["verdict"]}
+
+
+def judged(series, release, policy, bringup, linux, ours) -> dict:
+    """One series' row of referee.json, and its lines of the printed
+    verdict: one per comparison, then AGREE or DISAGREE."""
+    rows = referee.compare(linux, ours)
+    ok = ours["verdict"] == Status.PASS and referee.agrees(rows)
+    width = max(len(r["what"]) for r in rows)
+    said = [f"Linux {release} beside hvprobe lpj_policy={policy} "
+            f"bringup={bringup} ({ours['verdict']}):"]
+    for r in rows:
+        said.append(f"  {r['verdict']:<12}  {r['what']:<{width}}  Linux "
+                    f"{r['linux']}; hvprobe {r['hvprobe']}"
+                    + (f" ({r['why']})" if r.get("why") else ""))
+    agree, disagree, unjudged = referee.tally(rows)
+    said.append(f"{'AGREE' if ok else 'DISAGREE'}  {series}: {agree} "
+                f"agree, {disagree} disagree, {unjudged} not compared")
+    return {"comparisons": rows, "agree": bool(ok), "said": said}
 
 
 def run_matrix(args):
@@ -233,8 +248,7 @@ def main(argv):
         row = {"series": series, "release": kernel.release,
                "policy": policy, "bringup": bringup,
                "linux": linux.to_json() if linux else None,
-               "hvprobe": {"calibrations": ours[0], "bsp_lpj_source": ours[1],
-                           "verdict": ours[2]}}
+               "hvprobe": ours}
         if linux is None:
             # Linux never reached its end marker: nothing to compare, so
             # neither agreement nor disagreement; say what it last said.
@@ -249,19 +263,13 @@ def main(argv):
             rows.append(row)
             print(f"NOT RUN  {series}: {row['not_run']}", flush=True)
             continue
-        row["agree"] = bool(ours[2] == Status.PASS and
-                            linux.calibrations == ours[0] and
-                            linux.bsp_source == ours[1])
+        verdict = judged(series, kernel.release, policy, bringup, linux,
+                         ours)
+        row["comparisons"], row["agree"] = verdict["comparisons"], \
+            verdict["agree"]
         agree &= row["agree"]
         rows.append(row)
-        said = f"{linux.calibrations} calibrated, boot CPU {linux.bsp_source}" \
-            + (f", TSC unstable: {linux.tsc_unstable}" if linux.tsc_unstable
-               else "")
-        print(f"Linux {kernel.release}: {said}\n"
-              f"hvprobe lpj_policy={policy} bringup={bringup}: {ours[0]} "
-              f"calibrated, boot CPU {ours[1]} ({ours[2]})\n"
-              f"{'AGREE' if row['agree'] else 'DISAGREE'}  {series}",
-              flush=True)
+        print("\n".join(verdict["said"]), flush=True)
     doc = {"schema": results.SCHEMA, "kind": "referee",
            "machine": {"accel": accel, "cpu": machine.cpu, "vcpus": args.smp,
                        "nodes": args.numa}, "rows": rows, "agree": agree,

@@ -9,9 +9,12 @@ Hyper-V alone (kvm=off, so that Linux sees no KVM leaves) with and
 without them, and hv-frequencies without kvmclock; each on one node and
 on four (one package per node). Each
 scenario is one tools/linux-referee run (Debian's 6.1 and 6.12 beside
-hvprobe's linux-6.1 and linux-6.5 in the same machine), which writes
-its referee.json; the table is read from those. Nothing here boots
-anything, so the tests can feed it made-up documents.
+hvprobe's linux-6.1 and linux-6.12 in the same machine), which writes
+its referee.json; the table is read from those: per series the AP
+calibrations and boot CPU's source of each side, and the verdict of
+the comparisons beyond them (lpj classes, the TSC's unstable reason,
+the TSC-sync checks). Nothing here boots anything, so the tests can
+feed it made-up documents.
 """
 
 import fnmatch
@@ -100,7 +103,7 @@ def lines(scenario, doc, rc=None) -> list[tuple[str, ...]]:
     head = (scenario.name, where, scenario.flavour, str(scenario.nodes))
     if doc is None:
         why = "never ran" if rc is None else f"no referee.json (exit {rc})"
-        return [head + ("-", why, "", "", "", "", "NO RESULT")]
+        return [head + ("-", why, "", "", "", "", "", "NO RESULT")]
     out: list[tuple[str, ...]] = []
     for row in doc["rows"]:
         linux, ours = row.get("linux") or {}, row["hvprobe"]
@@ -112,13 +115,30 @@ def lines(scenario, doc, rc=None) -> list[tuple[str, ...]]:
         out.append(head + (row["series"], row.get("release") or "?", said,
                            row["policy"], f"{ours.get('calibrations')} "
                            f"{ours.get('bsp_lpj_source')}", ours.get("verdict")
-                           or "?", verdict))
+                           or "?", beyond(row.get("comparisons")), verdict))
     return out
+
+
+# The comparisons beyond the two counts the table shows, by short name,
+# and their verdicts as referee.json words them (tools/lib/referee.py's
+# COMPARISONS and AGREE, DISAGREE, NOT_COMPARED, one floor above this).
+BEYOND = {"CPUs that share an lpj": "classes",
+          "why the TSC is unstable": "unstable", "TSC-sync checks": "checks"}
+MARKS = {"agree": "ok", "disagree": "DIFFER", "not compared": "n/c"}
+
+
+def beyond(comparisons) -> str:
+    """One cell for the comparisons beyond the calibration count and the
+    boot CPU's source: each one's short name and ok, DIFFER or n/c (not
+    compared); "-" for a referee.json that has none."""
+    cells = [f"{BEYOND[c['what']]}:{MARKS.get(c['verdict'], '?')}"
+             for c in comparisons or [] if c.get("what") in BEYOND]
+    return ",".join(cells) or "-"
 
 
 HEADER = ("scenario", "host", "CPU flavour", "nodes", "Linux", "release",
           "Linux: APs cal, BSP lpj", "hvprobe policy",
-          "hvprobe: APs cal, BSP lpj", "run", "verdict")
+          "hvprobe: APs cal, BSP lpj", "run", "also judged", "verdict")
 
 
 def table(results) -> list[str]:

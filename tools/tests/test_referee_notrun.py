@@ -19,6 +19,11 @@ from tools.lib.base.status import Status
 from tools.lib.checks import referee as referee_row
 from tools.lib.launch import serial
 
+# hvprobe's side of a 2-vCPU boot: one AP that measured.
+HVPROBE = {"calibrations": 1, "bsp_lpj_source": "lpj_fine",
+           "classes": [[0], [1]], "tsc_unstable": None,
+           "sync_checks": [1, 1], "verdict": "pass"}
+
 
 class NotRun(unittest.TestCase):
     def setUp(self):
@@ -41,7 +46,7 @@ class NotRun(unittest.TestCase):
                                return_value=kernel), \
                 mock.patch.object(linux_referee.referee, "run", boot), \
                 mock.patch.object(linux_referee, "hvprobe_side",
-                                  return_value=(1, "lpj_fine", "pass")), \
+                                  return_value=HVPROBE), \
                 mock.patch.object(linux_referee.guest, "kvm_ok_for",
                                   return_value=False), \
                 contextlib.redirect_stdout(out):
@@ -72,8 +77,23 @@ class NotRun(unittest.TestCase):
         rc, out, doc = self.referee(linux)
         self.assertEqual(rc, 1, out)
         self.assertIn("DISAGREE  6.1", out)
-        counts, verdict, _ = referee_row.referee_counts(self.dir / "r", rc)
-        self.assertEqual((counts.failed, verdict), (1, Status.FAIL))
+        counts, verdict, text = referee_row.referee_counts(self.dir / "r",
+                                                           rc)
+        # Both CPUs' bogomips are equal: Linux measured on neither AP and
+        # they share one lpj, where hvprobe's AP measured its own.
+        self.assertEqual((counts.failed, verdict), (2, Status.FAIL))
+        self.assertIn("FAIL APs that calibrated: Linux 6.1.0-57-amd64 0, "
+                      "hvprobe linux-6.1 1", text)
+        self.assertIn("FAIL CPUs that share an lpj: Linux 6.1.0-57-amd64 "
+                      "{0,1}, hvprobe linux-6.1 {0} {1}", text)
+        self.assertIn("SKIP TSC-sync checks", text)
+        self.assertIn("  disagree      CPUs that share an lpj   Linux {0,1}; "
+                      "hvprobe {0} {1}", out)
+        self.assertIn("DISAGREE  6.1: 2 agree, 2 disagree, 1 not compared",
+                      out)
+        self.assertEqual([c["verdict"] for c in doc["rows"][0]["comparisons"]],
+                         ["disagree", "agree", "disagree", "agree",
+                          "not compared"])
 
 
 class Console(unittest.TestCase):

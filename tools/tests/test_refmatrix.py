@@ -12,24 +12,31 @@ from pathlib import Path
 from unittest import mock
 
 from tools.commands import linux_referee as lr
+from tools.lib import referee
 from tools.lib import refmatrix as rm
 
 
 def referee_doc(linux61=(2, "lpj_fine", None), hv61=(2, "lpj_fine"),
-                linux612=(0, "lpj_fine", None), hv612=(0, "lpj_fine")):
+                linux612=(0, "lpj_fine", None), hv612=(0, "lpj_fine"),
+                beyond=("agree", "agree", "not compared")):
     """What tools/linux-referee writes: per series, Linux's count of APs
-    that calibrated, its boot CPU's source and TSC verdict, and hvprobe's
-    count and source under the policy of the same name."""
+    that calibrated, its boot CPU's source and TSC verdict, hvprobe's
+    count and source under the policy of the same name, and the
+    verdicts of the comparisons beyond them."""
     rows = []
     for series, policy, lx, hv in (("6.1", "linux-6.1", linux61, hv61),
-                                   ("6.12", "linux-6.5", linux612, hv612)):
-        agree = lx[:2] == hv
+                                   ("6.12", "linux-6.12", linux612, hv612)):
+        agree = lx[:2] == hv and "disagree" not in beyond
         rows.append({"series": series, "release": f"{series}.0-test",
                      "policy": policy, "bringup": "serial",
                      "linux": {"calibrations": lx[0], "bsp_lpj_source": lx[1],
                                "tsc_unstable": lx[2]},
                      "hvprobe": {"calibrations": hv[0],
                                  "bsp_lpj_source": hv[1], "verdict": "pass"},
+                     "comparisons": [
+                         {"what": what, "verdict": verdict}
+                         for what, verdict in zip(referee.COMPARISONS[2:],
+                                                  beyond)],
                      "agree": agree})
     return {"rows": rows, "agree": all(r["agree"] for r in rows)}
 
@@ -85,6 +92,7 @@ class Table(unittest.TestCase):
         self.assertEqual(cells[0], ["tcg-4node", "TCG", "default", "4", "6.1",
                                     "6.1.0-test", "2", "lpj_fine",
                                     "linux-6.1", "2", "lpj_fine", "pass",
+                                    "classes:ok,unstable:ok,checks:n/c",
                                     "agree"])
         self.assertEqual(cells[1][4], "6.12")
         # hvprobe models Linux's refusal to calibrate its TSC, so a
@@ -94,12 +102,26 @@ class Table(unittest.TestCase):
             "6.1.0-test", "3", "calibrate", "(TSC"])
         self.assertEqual(cells[2][-1], "DISAGREE")
         self.assertEqual(cells[3][-1], "agree")
+        # A comparison beyond the counts that differs is a disagreement
+        # the table names.
+        differ = rm.lines(tcg, referee_doc(
+            beyond=("disagree", "agree", "agree")))[0]
+        self.assertEqual(differ[-2:], ("classes:DIFFER,unstable:ok,checks:ok",
+                                       "DISAGREE"))
+        self.assertEqual(rm.beyond(None), "-")
         self.assertEqual(cells[4][-2:], ["NO", "RESULT"])
         self.assertIn("no referee.json (exit 3)", lines[5])
         self.assertEqual(len(lines), 6)
         self.assertEqual(rm.agreed([(tcg, referee_doc(), 0),
                                     (hv, referee_doc(hv61=(1, "lpj_fine")),
                                      1), (freq, None, None)]), (1, 3))
+
+
+class Words(unittest.TestCase):
+    def test_the_table_reads_the_referees_words(self):
+        self.assertEqual(set(rm.BEYOND), set(referee.COMPARISONS[2:]))
+        self.assertEqual(set(rm.MARKS), {referee.AGREE, referee.DISAGREE,
+                                         referee.NOT_COMPARED})
 
 
 def referee_agrees(cmd):

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: MIT
 """make check's referee rows: Debian's Linux booted beside hvprobe's
 policies of the same name (tools/linux-referee), judged by its
-referee.json; a run of the catalogue with tool = "linux-referee", and
-the one nested scenario the L1 leg runs."""
+referee.json, one case per comparison; a run of the catalogue with
+tool = "linux-referee", and the one nested scenario the L1 leg runs."""
 
 import json
 import os
@@ -10,6 +10,7 @@ import subprocess
 import sys
 
 from ... import ROOT, TOOLS
+from .. import referee
 from ..analysis import results
 from ..base.status import Status
 from ..launch import serial
@@ -35,9 +36,10 @@ def referee_command(results_dir, *args) -> list[str]:
 
 def referee_counts(folder, rc) -> tuple[results.Counts, str, str]:
     """A row from tools/linux-referee's referee.json: per Linux series,
-    the count of APs that calibrated and the boot CPU's lpj source each
-    equal to hvprobe's, and hvprobe's run passed. Exit 3 (no kernel to
-    boot) is a skip, except under CI=true."""
+    hvprobe's run passed, and each comparison (tools/lib/referee.py's
+    COMPARISONS) a pass where the two agree, a fail where not, and a
+    skip with its reason where a side did not print its input. Exit 3
+    (no kernel to boot) is a skip, except under CI=true."""
     try:
         doc = json.loads((folder / "referee.json").read_text())
     except (OSError, ValueError):
@@ -55,19 +57,19 @@ def referee_counts(folder, rc) -> tuple[results.Counts, str, str]:
             counts.add(Status.SKIP)
             text += f"SKIP Linux {row['series']}: {row['not_run']}\n"
             continue
-        linux, ours = row["linux"] or {}, row["hvprobe"]
-        for ok, what in (
-                (ours["verdict"] == Status.PASS,
-                 f"hvprobe {row['policy']} passed"),
-                (linux.get("calibrations") == ours["calibrations"],
-                 f"APs that calibrated: Linux {row['release']} "
-                 f"{linux.get('calibrations')}, hvprobe {row['policy']} "
-                 f"{ours['calibrations']}"),
-                (linux.get("bsp_lpj_source") == ours["bsp_lpj_source"],
-                 f"boot CPU's lpj: Linux {linux.get('bsp_lpj_source')}, "
-                 f"hvprobe {ours['bsp_lpj_source']}")):
-            counts.add(Status.PASS if ok else Status.FAIL)
-            text += f"{'PASS' if ok else 'FAIL'} {what}\n"
+        ok = row["hvprobe"]["verdict"] == Status.PASS
+        counts.add(Status.PASS if ok else Status.FAIL)
+        text += f"{'PASS' if ok else 'FAIL'} hvprobe {row['policy']} " \
+            "passed\n"
+        for c in row.get("comparisons") or []:
+            status = {referee.AGREE: Status.PASS,
+                      referee.DISAGREE: Status.FAIL}.get(c["verdict"],
+                                                         Status.SKIP)
+            counts.add(status)
+            text += f"{status.upper()} {c['what']}: Linux {row['release']} " \
+                f"{c['linux']}, hvprobe {row['policy']} {c['hvprobe']}" + \
+                (f" (not compared: {c['why']})" if c.get("why") else "") + \
+                "\n"
     verdict = Status.FAIL if counts.failed else \
         Status.SKIP if counts.skipped and not counts.passed else Status.PASS
     return counts, verdict, text
