@@ -341,6 +341,9 @@ def verdict(nmi, fixed):
         if fig.get("lost"):
             missing.append(f"perf lost {fig['lost']} records in the {mode} "
                            "run")
+        if fig.get("guest_failed"):
+            missing.append(f"the guest's pmi_stress failed with {mode}: "
+                           f"{fig['guest_failed']}")
         if (fig.get("pmis") or 0) < MIN_PMIS:
             missing.append(f"{fig.get('pmis') or 0} PMIs with {mode}, "
                            f"fewer than {MIN_PMIS}")
@@ -605,6 +608,10 @@ class Verdict:
                 self.skip(f"LVTPC={lvtpc}", why)
                 return None, self.finish(None, self.with_kprobe_note(why))
             fig = mode_figures(rec[0], data, lvtpc)
+            if test and test["status"] not in (Status.PASS, Status.SKIP):
+                # Lost PMIs, say: its ratio would divide what it missed.
+                fig["guest_failed"] = test["reason"] or \
+                    f"{test['status']}, see its serial.log"
             rec[1]["figures"] = fig
             figures[lvtpc] = fig
             self.say(*mode_lines(fig))

@@ -192,7 +192,10 @@ class Arithmetic(unittest.TestCase):
                         ({"lost": 3}, "perf lost 3 records in the LVTPC=nmi"),
                         ({"pmis": 999}, "PMIs with LVTPC=nmi, fewer than "
                          "1000"),
-                        ({"caused": None}, "the cause was not counted")):
+                        ({"caused": None}, "the cause was not counted"),
+                        # A guest that lost PMIs measured no ratio.
+                        ({"guest_failed": "2 PMIs lost"}, "the guest's "
+                         "pmi_stress failed with LVTPC=nmi: 2 PMIs lost")):
             with self.subTest(kw=kw):
                 status, text = line(0.97, 0.01, **kw)
                 self.assertEqual(status, "inconclusive")
