@@ -54,12 +54,17 @@ ROWS = (
     ("fuzz", fuzz.row),
     ("host-probe", probecheck.row),
 )
+# The rows of ROWS that need no guest run and take a minute or more: they
+# run beside the guest runs, as workers come free, for the L1 legs keep
+# one worker for minutes while the other runs out of plain runs.
+BESIDE_RUNS = frozenset({"python", "fuzz"})
 # How a run of the matrix runs, by its tool (scenario.RUNNERS): a
 # function of the run, the log folder and the runs' Context.
 TOOLS_RUN_BY_NAME = {"run": guest_run, "linux-referee": referee.referee_run}
-# The rows after the guest runs, over what they wrote.
+# The rows after the guest runs, over what they wrote, each with what can
+# be made ready beside the guest runs (a function of nothing) or None.
 AFTER_RUNS = (
-    ("kunit", kunit.row),
+    ("kunit", kunit.row, kunit.prefetch),
 )
 
 
@@ -93,7 +98,7 @@ def parse_args(argv):
     except UsageError as err:
         p.error(str(err))
     if args.only:
-        names = [n for n, _ in ROWS + AFTER_RUNS] + \
+        names = [n for n, *_ in ROWS + AFTER_RUNS] + \
             [r.name for r in args.guest_runs] + \
             [f"{r.name}@{k}" for r in args.guest_runs
              for k in r.host_kernels]
@@ -101,7 +106,7 @@ def parse_args(argv):
                      if not any(fnmatch.fnmatchcase(n, o) for n in names)]
         if unmatched:
             p.error(f"--only {unmatched[0]!r} matches no row or run (rows: "
-                    f"{', '.join(n for n, _ in ROWS + AFTER_RUNS)}; runs: "
+                    f"{', '.join(n for n, *_ in ROWS + AFTER_RUNS)}; runs: "
                     f"{os.path.relpath(args.runs)})")
     return args
 
@@ -257,16 +262,18 @@ class Board:
         self.total += counts
 
     def steps(self, args, table, log_dir):
-        """The rows of table (ROWS or AFTER_RUNS) that --only chooses."""
-        for name, step in table:
-            if chosen(args, name):
+        """The rows of table (ROWS or AFTER_RUNS) that --only chooses,
+        but for those that run beside the guest runs."""
+        for name, step, *_ in table:
+            if chosen(args, name) and name not in BESIDE_RUNS:
                 self.finished(name, *timed(step, log_dir))
 
 
 def guest_runs(args, plain, by_kernel, log_dir, ctx, board):
-    """The guest runs, args.jobs at a time, onto board; KeyboardInterrupt
-    (or CannotWrite: a full disk) once every run has stopped, when one
-    came."""
+    """The guest runs and the rows beside them (BESIDE_RUNS, and what
+    AFTER_RUNS can ready), args.jobs at a time, onto board;
+    KeyboardInterrupt (or CannotWrite: a full disk) once every run has
+    stopped, when one came."""
     def leg(label, runs):
         start = time.monotonic()
         rows = nested_runs(label, runs, log_dir, ctx)
@@ -277,6 +284,13 @@ def guest_runs(args, plain, by_kernel, log_dir, ctx, board):
         step = TOOLS_RUN_BY_NAME[run.tool]
         return [(run.name, *timed(step, run, log_dir, ctx))]
 
+    def row(name, step):
+        return [(name, *timed(step, log_dir))]
+
+    def ready(job):
+        job()
+        return []
+
     pool = concurrent.futures.ThreadPoolExecutor(args.jobs)
     try:
         # The L1 legs first, one after another in one job: two L1s at
@@ -286,6 +300,10 @@ def guest_runs(args, plain, by_kernel, log_dir, ctx, board):
                                         by_kernel.items()
                                         for row in leg(label, runs)])] \
             if by_kernel else []
+        futures += [pool.submit(row, name, step) for name, step in ROWS
+                    if name in BESIDE_RUNS and chosen(args, name)]
+        futures += [pool.submit(ready, job) for name, _, job in AFTER_RUNS
+                    if job and chosen(args, name)]
         futures += [pool.submit(one, run) for run in plain]
         for future in concurrent.futures.as_completed(futures):
             for name, *row in future.result():
@@ -330,7 +348,7 @@ def main(argv):
               file=sys.stderr)
         return 2
     plain, by_kernel = split_runs(args)
-    board = Board([name for name, _ in ROWS + AFTER_RUNS] +
+    board = Board([name for name, *_ in ROWS + AFTER_RUNS] +
                   [r.name for r in plain] +
                   [f"{r.name}@{k}" for k, runs in by_kernel.items()
                    for r in runs] +

@@ -24,6 +24,7 @@ from tools.lib.analysis import ktap, results
 from tools.lib.checks import python, referee, style
 from tools.lib.checks.guests import Context, guest_run
 from tools.lib.launch import serial
+from tools.tests import rowchild
 from tools.tests.fakehost import alive
 from tools.lib.launch.scenario import RunSpec
 
@@ -170,7 +171,9 @@ class Rows(unittest.TestCase):
                          ["layering", "format", "lint", "types", "unit",
                           "python", "fuzz", "host-probe"])
         self.assertTrue(all(callable(step) for _, step in check.ROWS))
-        self.assertEqual([name for name, _ in check.AFTER_RUNS], ["kunit"])
+        self.assertEqual([name for name, *_ in check.AFTER_RUNS], ["kunit"])
+        self.assertLessEqual(check.BESIDE_RUNS,
+                             {name for name, _ in check.ROWS})
 
     def test_python_row_finds_both_packages(self):
         def ids(suite):
@@ -229,13 +232,50 @@ class QuietChild(unittest.TestCase):
 
 
 class PythonRowOutput(unittest.TestCase):
+    def row(self, d, *names, env="count"):
+        tests = [f"{rowchild.__name__}.Outcomes.test_{n}"
+                 for n in names]
+        with mock.patch.dict(os.environ, {"HVPROBE_ROW_CHILD": env,
+                                          "PIDS": str(Path(d) / "pids")}):
+            return python.row(Path(d), tests)
+
+    def test_counts_come_from_the_child(self):
+        with tempfile.TemporaryDirectory() as d:
+            counts, verdict, text = self.row(d, "passes", "fails", "skips")
+        self.assertEqual((counts.passed, counts.failed, counts.skipped,
+                          verdict), (1, 1, 1, "fail"))
+        self.assertIn("test_fails", text)
+        self.assertIn("AssertionError: on purpose", text)
+
+    def test_a_child_without_counts_fails_with_its_output(self):
+        with tempfile.TemporaryDirectory() as d:
+            counts, verdict, text = self.row(d, "passes", "dies", env="die")
+        self.assertEqual((counts.failed, verdict), (1, "fail"))
+        self.assertIn("gave no counts (exit status 3)", text)
+        self.assertIn("dying on purpose", text)
+
+    def test_the_interrupt_kills_the_child(self):
+        self.addCleanup(serial.STOP.clear)
+        got = {}
+        with tempfile.TemporaryDirectory() as d:
+            worker = threading.Thread(
+                target=lambda: got.setdefault(
+                    "row", self.row(d, "sleeps", env="sleep")),
+                daemon=True)
+            worker.start()
+            pids = wait_for_pids(Path(d) / "pids", 1)
+            serial.stop_all()
+            worker.join(60)
+        self.assertFalse(worker.is_alive(), "the row outlived the interrupt")
+        self.assertEqual(got["row"][1], "interrupted")
+        self.assertTrue(gone(pids), "the suite outlived the interrupt")
+
     def test_a_child_error_stays_in_the_log(self):
-        suite = unittest.defaultTestLoader.loadTestsFromTestCase(QuietChild)
-        with tempfile.TemporaryDirectory() as d, \
-                mock.patch.object(python, "python_suite", return_value=suite):
+        with tempfile.TemporaryDirectory() as d:
             terminal = Path(d) / "terminal"
             with python.fds_into(terminal):
-                counts, verdict, _ = python.row(Path(d))
+                counts, verdict, _ = python.row(
+                    Path(d), [f"{__name__}.QuietChild"])
             self.assertEqual((counts.passed, verdict), (1, "pass"))
             self.assertNotIn("Error 2", terminal.read_text())
             logged = (Path(d) / "python-output.log").read_text()
@@ -294,8 +334,8 @@ class NestedLegs(unittest.TestCase):
     """The runs with host_kernels go to one L1 leg per series, under
     NAME@SERIES rows, beside the plain runs."""
 
-    def check(self, *argv):
-        legs = []
+    def check(self, *argv, rows=(), after=()):
+        legs, self.guest_started = [], threading.Event()
 
         def nested_runs(label, runs, log_dir, ctx):
             legs.append((label, [r.name for r in runs]))
@@ -307,6 +347,7 @@ class NestedLegs(unittest.TestCase):
                     for n in names]
 
         def plain(run, log_dir, ctx):
+            self.guest_started.set()
             return results.Counts(passed=2), "pass", ""
 
         with tempfile.TemporaryDirectory() as d:
@@ -314,8 +355,8 @@ class NestedLegs(unittest.TestCase):
             runs.write_text('[[scenario]]\nname = "p"\n'
                             '[[scenario]]\nname = "n"\n'
                             'host_kernels = ["6.1", "6.12"]\n')
-            with mock.patch.object(check, "ROWS", ()), \
-                    mock.patch.object(check, "AFTER_RUNS", ()), \
+            with mock.patch.object(check, "ROWS", rows), \
+                    mock.patch.object(check, "AFTER_RUNS", after), \
                     mock.patch.object(check, "nested_runs", nested_runs), \
                     mock.patch.dict(check.TOOLS_RUN_BY_NAME, {"run": plain}), \
                     mock.patch.object(check, "kvm_works",
@@ -335,6 +376,31 @@ class NestedLegs(unittest.TestCase):
         self.assertEqual(rows, ["host-probe@6.1", "host-probe@6.12",
                                 "linux-referee@6.12", "n@6.1", "n@6.12", "p"])
         self.assertEqual(legs, [("6.1", ["n"]), ("6.12", ["n"])])
+
+    def test_slow_rows_run_beside_the_guest_runs(self):
+        order = []
+
+        def python_row(log_dir):
+            # Only a guest run sets it: run before the guest runs, as the
+            # other rows are, this row would wait in vain.
+            beside = self.guest_started.wait(120)
+            return (results.Counts(passed=1) if beside else
+                    results.Counts(failed=1)), "pass", ""
+
+        def layering_row(log_dir):
+            order.append("layering")
+            return results.Counts(passed=1), "pass", ""
+
+        def kunit_row(log_dir):
+            order.append("kunit")
+            return results.Counts(passed=1), "pass", ""
+
+        rc, rows, _ = self.check(
+            rows=(("layering", layering_row), ("python", python_row)),
+            after=(("kunit", kunit_row, lambda: order.append("ready")),))
+        self.assertEqual(rc, 0)
+        self.assertEqual(rows.count("python"), 1)
+        self.assertEqual(order, ["layering", "ready", "kunit"])
 
     def test_only_one_leg(self):
         rc, rows, legs = self.check("--only", "n@6.12")

@@ -8,8 +8,11 @@ from pathlib import Path
 from ... import ROOT
 from ..analysis import ktap, results
 from ..base.status import Status
+from ..launch import serial
 
 FUZZ = ROOT / "tests" / "fuzz" / "run"
+# The targets take under a minute together; this long is a hang.
+ROW_TIMEOUT_S = 900
 
 
 def row(log_dir: Path) -> tuple[results.Counts, str, str]:
@@ -17,11 +20,18 @@ def row(log_dir: Path) -> tuple[results.Counts, str, str]:
     (tests/fuzz/run --check); it prints KTAP with one result per target,
     counted like the unit tests'."""
     cmd = [sys.executable, str(FUZZ), "--check"]
-    done = subprocess.run(cmd, cwd=ROOT, capture_output=True,
-                          stdin=subprocess.DEVNULL)
-    out = done.stdout + done.stderr
+    try:
+        rc, out = serial.run_child(cmd, ROW_TIMEOUT_S, cwd=ROOT,
+                                   stdin=subprocess.DEVNULL,
+                                   stdout=subprocess.PIPE,
+                                   stderr=subprocess.STDOUT)
+    except serial.Interrupted:
+        return results.Counts(), "interrupted", ""
+    if serial.STOP.is_set():
+        return results.Counts(), "interrupted", ""
+    if rc is None:
+        out, rc = f"still running after {ROW_TIMEOUT_S} s\n".encode(), 1
     (log_dir / "fuzz.log").write_bytes(out)
-    counts = results.count_unit(ktap.parse(out.splitlines()),
-                                done.returncode)
+    counts = results.count_unit(ktap.parse(out.splitlines()), rc)
     return counts, Status.FAIL if counts.failed else Status.PASS, \
         out.decode(errors="replace")

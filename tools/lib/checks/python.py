@@ -1,10 +1,13 @@
 # SPDX-License-Identifier: MIT
 """make check's python row: the tools' and bench's own Python tests, run
-in this process, one case per test method."""
+in a child process, one case per test method."""
 
 import contextlib
+import dataclasses
 import io
+import json
 import os
+import subprocess
 import sys
 import unittest
 from collections.abc import Iterator
@@ -12,7 +15,9 @@ from pathlib import Path
 
 from ... import ROOT
 from ..analysis import results
+from ..base import jsonfile
 from ..base.status import Status
+from ..launch import serial
 
 
 def python_suite() -> unittest.TestSuite:
@@ -47,15 +52,56 @@ def fds_into(path) -> Iterator[None]:
             os.close(fd)
 
 
-def row(log_dir: Path) -> tuple[results.Counts, str, str]:
-    """The Python tests, run here: one case per test method. What they
-    and their children print besides goes to python-output.log."""
+# A suite that has not ended in this long hangs (it takes 1-2 minutes).
+ROW_TIMEOUT_S = 1200
+COUNTS = "python-counts.json"
+
+
+def row(log_dir: Path, tests=()) -> tuple[results.Counts, str, str]:
+    """The Python tests (or only the named ones), one case per test
+    method, in a child (python -m tools.lib.checks.python): make check
+    runs this row beside the guest runs, whose lines must reach the
+    terminal meanwhile, and the interrupt (serial.stop_all()) kills it
+    with them. What the tests and their children print besides goes to
+    python-output.log."""
+    cmd = [sys.executable, "-m", "tools.lib.checks.python", str(log_dir),
+           *tests]
+    try:
+        with open(log_dir / "python-output.log", "wb") as out:
+            rc, _ = serial.run_child(cmd, ROW_TIMEOUT_S, cwd=ROOT,
+                                     stdin=subprocess.DEVNULL, stdout=out,
+                                     stderr=subprocess.STDOUT)
+    except serial.Interrupted:
+        return results.Counts(), "interrupted", ""
+    if serial.STOP.is_set():
+        return results.Counts(), "interrupted", ""
+    try:
+        said = json.loads((log_dir / COUNTS).read_text())
+        counts = results.Counts(**said)
+        text = (log_dir / "python.log").read_text()
+    except (OSError, ValueError, TypeError):
+        ended = f"still running after {ROW_TIMEOUT_S} s" if rc is None \
+            else f"exit status {rc}"
+        tail = (log_dir / "python-output.log").read_bytes()[-2000:]
+        return results.Counts(failed=1), Status.FAIL, \
+            f"the Python tests gave no counts ({ended}):\n" \
+            f"{tail.decode(errors='replace')}"
+    return counts, Status.FAIL if counts.failed else Status.PASS, text
+
+
+def main(argv) -> int:
+    """The child: the suite (or argv[1:], test names) with its report in
+    LOG_DIR/python.log and its counts in LOG_DIR/python-counts.json."""
+    log_dir, names = Path(argv[0]), argv[1:]
+    suite = unittest.defaultTestLoader.loadTestsFromNames(names) \
+        if names else python_suite()
     stream = io.StringIO()
-    suite = python_suite()
-    with fds_into(log_dir / "python-output.log"):
-        result = unittest.TextTestRunner(stream=stream,
-                                         verbosity=2).run(suite)
+    result = unittest.TextTestRunner(stream=stream, verbosity=2).run(suite)
     (log_dir / "python.log").write_text(stream.getvalue())
-    counts = results.count_unittest(result)
-    return counts, Status.FAIL if counts.failed else Status.PASS, \
-        stream.getvalue()
+    jsonfile.write(log_dir / COUNTS, dataclasses.asdict(
+        results.count_unittest(result)))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))

@@ -91,18 +91,14 @@ def referee_run(run, log_dir, ctx) -> tuple[results.Counts, str, str]:
     cmd = [sys.executable, str(TOOL), "--no-build",
            "--results", str(log_dir), "--name", run.name, *referee_argv(run)]
     try:
-        proc = serial.spawn(cmd, cwd=ROOT, stdin=subprocess.DEVNULL,
-                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                            text=True, errors="replace")
+        rc, said = serial.run_child(
+            cmd, RUN_TIMEOUT_S, cwd=ROOT, stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+            errors="replace")
     except serial.Interrupted:
         return results.Counts(), "interrupted", ""
-    try:
-        said, _ = proc.communicate(timeout=RUN_TIMEOUT_S)
-        rc = proc.returncode
-    except subprocess.TimeoutExpired:
-        rc, said = None, f"still running after {RUN_TIMEOUT_S} s\n"
-    finally:
-        serial.kill(proc)
+    if rc is None:
+        said = f"still running after {RUN_TIMEOUT_S} s\n"
     if serial.STOP.is_set():
         return results.Counts(), "interrupted", ""
     counts, verdict, text = referee_counts(log_dir / run.name, rc)

@@ -107,6 +107,22 @@ def kill(proc) -> None:
     proc.wait()
 
 
+def run_child(argv, timeout, **kwargs) -> tuple[int | None, Any]:
+    """spawn(argv, **kwargs), waited for up to timeout seconds and then
+    killed with its group: (its exit status, None when it ran past the
+    timeout; what communicate() returned). After stop_all() the status
+    is that of the kill; the caller asks STOP."""
+    proc = spawn(argv, **kwargs)
+    try:
+        said, _ = proc.communicate(timeout=timeout)
+        rc = proc.returncode
+    except subprocess.TimeoutExpired:
+        rc, said = None, None
+    finally:
+        kill(proc)
+    return rc, said
+
+
 def stop_all() -> None:
     """The interrupt: no new child starts, every running one is killed
     with its group."""
