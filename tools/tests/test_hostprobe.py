@@ -50,12 +50,21 @@ class Host(unittest.TestCase):
         self.assertEqual(facts["fixes"], {"73554b29bd70": "unseen"})
         text = "\n".join(hostprobe.facts_lines(facts))
         self.assertIn("host: PMU model emulated (no "
-                      "kvm.enable_mediated_pmu)", text)
-        param = self.host.sysmodule / "kvm/parameters/enable_mediated_pmu"
+                      "kvm_intel.enable_mediated_pmu)", text)
+        # The parameter is the vendor module's (module_param in vmx.c and
+        # svm.c, the kvm-x86-pmu-6.20 pull); kvm.ko has none of that name.
+        wrong = self.host.sysmodule / "kvm/parameters/enable_mediated_pmu"
+        wrong.write_text("Y\n")
+        with self.host.patched():
+            self.assertEqual(hostprobe.host_facts()["pmu_model"], "emulated")
+        wrong.unlink()
+        param = self.host.sysmodule / "kvm_intel/parameters/enable_mediated_pmu"
+        param.parent.mkdir(parents=True, exist_ok=True)
         param.write_text("N\n")
         with self.host.patched():
             facts = hostprobe.host_facts()
-        self.assertIn("host: PMU model emulated (kvm.enable_mediated_pmu=N)",
+        self.assertIn("host: PMU model emulated "
+                      "(kvm_intel.enable_mediated_pmu=N)",
                       hostprobe.facts_lines(facts))
         param.write_text("Y\n")
         with open(self.host.proc / "kallsyms", "a") as f:
@@ -65,13 +74,26 @@ class Host(unittest.TestCase):
         self.assertEqual(facts["pmu_model"], "mediated")
         self.assertEqual(facts["fixes"], {"73554b29bd70": "no"})
         text = "\n".join(hostprobe.facts_lines(facts))
-        self.assertIn("host: PMU model mediated (kvm.enable_mediated_pmu=Y: "
-                      "counter accesses do not exit, a guest PMI reaches "
-                      "the host on KVM's own vector; the verdict still "
-                      "judges the PMI's NMI request at VM-entry)", text)
+        self.assertIn("host: PMU model mediated "
+                      "(kvm_intel.enable_mediated_pmu=Y: counter reads and "
+                      "writes do not exit (event selects still do), a guest "
+                      "PMI reaches the host on its own vector; the verdict "
+                      "still judges the PMI's NMI request at VM-entry)", text)
         self.assertIn("host: 73554b29bd70 no (kvm_pmi_trigger_fn in "
                       "kallsyms: the irq_work that delivers a PMI twice)",
                       text)
+
+    def test_the_mediated_parameter_is_the_amd_modules_on_amd(self):
+        tmp = tempfile.TemporaryDirectory()
+        self.addCleanup(tmp.cleanup)
+        host = FakeHost(tmp.name, vendor="kvm_amd", cpu="AuthenticAMD",
+                        cpu_flags="svm")
+        (host.sysmodule / "kvm_amd/parameters/enable_mediated_pmu") \
+            .write_text("Y\n")
+        with host.patched():
+            facts = hostprobe.host_facts()
+        self.assertEqual((facts["vendor_module"], facts["pmu_model"]),
+                         ("kvm_amd", "mediated"))
 
     def test_kmsg_records_and_throttling(self):
         seq, text = hostprobe.kmsg_record(

@@ -179,9 +179,9 @@ def host_facts() -> dict[str, Any]:
         "vendor_module": module,
         "vendor_module_by": vendor_choice()[1],
         "enable_pmu": read(SYSMODULE / "kvm/parameters/enable_pmu"),
-        "enable_mediated_pmu":
-            read(SYSMODULE / "kvm/parameters/enable_mediated_pmu"),
-        "pmu_model": pmu_model(),
+        "mediated_pmu_param": mediated_param(module),
+        "enable_mediated_pmu": mediated_setting(module),
+        "pmu_model": pmu_model(module),
         "fixes": fixes(),
         "perf_event_max_sample_rate": sample_rate(),
         "throttle_messages_since_boot":
@@ -189,13 +189,26 @@ def host_facts() -> dict[str, Any]:
     }
 
 
-def pmu_model() -> str:
-    """Which vPMU KVM gives its guests: "mediated" where
-    kvm.enable_mediated_pmu=Y (the kvm-x86-pmu-6.20 pull: the guest owns
-    the counters between entry and exit), else "emulated" (perf events
-    standing for the guest's counters)."""
-    mediated = read(SYSMODULE / "kvm/parameters/enable_mediated_pmu")
-    return "mediated" if mediated in ("Y", "1") else "emulated"
+def mediated_param(module) -> str:
+    """The mediated vPMU's switch: a parameter of the vendor module
+    (module_param(enable_mediated_pmu) in vmx.c and svm.c, the
+    kvm-x86-pmu-6.20 pull; read-only, off by default), not of kvm.ko."""
+    return f"{module or 'kvm_intel'}.enable_mediated_pmu"
+
+
+def mediated_setting(module) -> str | None:
+    if not module:
+        return None
+    return read(SYSMODULE / module / "parameters/enable_mediated_pmu")
+
+
+def pmu_model(module) -> str:
+    """Which vPMU KVM gives its guests: "mediated" where the vendor
+    module's enable_mediated_pmu is Y (the guest owns the counters
+    between entry and exit), else "emulated" (perf events standing for
+    the guest's counters)."""
+    return "mediated" if mediated_setting(module) in ("Y", "1") \
+        else "emulated"
 
 
 def fixes() -> dict[str, str]:
@@ -206,9 +219,13 @@ def fixes() -> dict[str, str]:
     return {"73554b29bd70": "no" if found else "unseen"}
 
 
-MEDIATED_MEANS = ("counter accesses do not exit, a guest PMI reaches the "
-                  "host on KVM's own vector; the verdict still judges the "
-                  "PMI's NMI request at VM-entry")
+# v6 of the series, "Disable interception of select PMU MSRs": the
+# counters and (where the guest's PMU matches the host's) the global
+# MSRs pass through; event selects and FIXED_CTR_CTRL still exit.
+MEDIATED_MEANS = ("counter reads and writes do not exit (event selects "
+                  "still do), a guest PMI reaches the host on its own "
+                  "vector; the verdict still judges the PMI's NMI request "
+                  "at VM-entry")
 
 
 def facts_lines(facts) -> list[str]:
@@ -224,12 +241,11 @@ def facts_lines(facts) -> list[str]:
         f"{facts.get('perf_event_max_sample_rate')}"]
     model = facts.get("pmu_model")
     if model:
+        param = facts.get("mediated_pmu_param", "enable_mediated_pmu")
         lines.append(f"host: PMU model {model} (" + (
-            f"kvm.enable_mediated_pmu=Y: {MEDIATED_MEANS})"
-            if model == "mediated" else
-            f"kvm.enable_mediated_pmu={facts['enable_mediated_pmu']})"
-            if facts.get("enable_mediated_pmu") else
-            "no kvm.enable_mediated_pmu)"))
+            f"{param}=Y: {MEDIATED_MEANS})" if model == "mediated" else
+            f"{param}={facts['enable_mediated_pmu']})"
+            if facts.get("enable_mediated_pmu") else f"no {param})"))
     if (facts.get("fixes") or {}).get("73554b29bd70") == "no":
         lines.append("host: 73554b29bd70 no (kvm_pmi_trigger_fn in "
                      "kallsyms: the irq_work that delivers a PMI twice)")
