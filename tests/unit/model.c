@@ -78,18 +78,26 @@ static __thread struct mcpu *self;
  * The profiles (docs/pmi.md). exit_cycles: a VM exit's round trip, and
  * REPROGRAM_CYCLES more for each reprogram of the counters; a cancelled
  * entry costs CANCEL_CYCLES (it undoes the injection and loops again).
- * Checked against the sources: 6.1.y has a16eb25b09c0 and 49ff3b4aec51
- * (the stable backport of the latter, "[PATCH 6.1 123/141]", 2024-04-23,
- * lapic.c:2548 kvm_apic_local_deliver()) and still the irq_work of
- * __kvm_perf_overflow() (pmu.c:91-97, 138-141 in 6.1.141) with no
- * KVM_REQ_PMI in kvm_vcpu_has_events(): no 73554b29bd70; 6.12.19 has
- * KVM_REQ_PMI there (x86.c:11136).
+ * Checked against the sources: 6.1.y took a16eb25b09c0 in the stable
+ * review of 2023-10-23 ("[PATCH 6.1 020/196]") and 49ff3b4aec51 in that
+ * of 2024-04-23 ("[PATCH 6.1 123/141]"), so LVTPC is masked for every
+ * vendor in between; 6.1.141 masks in kvm_apic_local_deliver()
+ * (lapic.c:2585-2587), still queues the irq_work in __kvm_perf_overflow()
+ * (pmu.c:91-97, 138-141) and has no KVM_REQ_PMI in kvm_vcpu_has_events():
+ * no 73554b29bd70. 6.12.19 has KVM_REQ_PMI there (x86.c:11136) and checks
+ * KVM_REQ_PMU and KVM_REQ_PMI before KVM_REQ_NMI (x86.c:10784-10792),
+ * where 6.1.141 checks KVM_REQ_NMI first (x86.c:10682-10686).
  */
 #define REPROGRAM_CYCLES 10
 #define CANCEL_CYCLES 15
 
 const struct model_host model_hosts[MODEL_HOSTS] = {
 	[MODEL_HOST_6_1_0] = { .name = "6.1.0", .commits = "none", .exit_cycles = 20 },
+	[MODEL_HOST_6_1_60] = { .name = "6.1.60",
+				.commits = "a16eb25b09c0",
+				.mask_intel = true,
+				.mask_amd = true,
+				.exit_cycles = 20 },
 	[MODEL_HOST_6_1_141] = { .name = "6.1.141",
 				 .commits = "a16eb25b09c0 49ff3b4aec51",
 				 .mask_intel = true,
@@ -794,7 +802,11 @@ static bool msr_write(struct mcpu *c, u32 msr, u64 val)
 
 /*
  * Whether an access to msr exits: with the mediated vPMU the guest owns
- * the PMU's MSRs between entry and exit, and their accesses do not.
+ * the counters between entry and exit, and the global MSRs where its PMU
+ * has the host's counters (the model's does), but KVM still intercepts
+ * the event selects and FIXED_CTR_CTRL to filter events
+ * (vmx_recalc_pmu_msr_intercepts(), svm_recalc_pmu_msr_intercepts(),
+ * the kvm-x86-pmu-6.20 pull).
  */
 static bool msr_exits(struct mcpu *c, u32 msr)
 {
@@ -802,8 +814,8 @@ static bool msr_exits(struct mcpu *c, u32 msr)
 
 	if (!m.c.host->mediated)
 		return true;
-	return !gp_counter(c, msr, &legacy) && !evtsel(c, msr) && msr != status_msr() &&
-	       msr != ctrl_msr() && msr != clear_msr() && msr != MSR_IA32_FIXED_CTR_CTRL;
+	return !gp_counter(c, msr, &legacy) && msr != status_msr() && msr != ctrl_msr() &&
+	       msr != clear_msr();
 }
 
 u64 rdmsr(u32 msr)
@@ -1314,6 +1326,11 @@ u64 model_record_close(void *out)
 void model_mark(u8 what)
 {
 	record(&m.cpu[0], "kvm:kvm_pio", "pio_write at 0x80 size 1 count 1 val 0x%x ", what);
+}
+
+bool model_msr_exits(u32 cpu, u32 msr)
+{
+	return msr_exits(&m.cpu[cpu], msr);
 }
 
 const struct model_truth *model_truth(u32 cpu)

@@ -57,9 +57,12 @@
  *   delivers a PMI (a16eb25b09c0), for Intel-compatible guests only
  *   from 49ff3b4aec51.
  * - one_pmi_per_exit: 73554b29bd70 removed the irq_work
- *   (kvm_pmi_trigger_fn()); without it, an overflow of an instruction
- *   KVM emulates is delivered by the irq_work in the exit and again by
- *   KVM_REQ_PMI at the VM-entry.
+ *   (kvm_pmi_trigger_fn()). Without it one exit can deliver two PMIs:
+ *   the irq_work's, for a host PMI taken outside the guest, and
+ *   KVM_REQ_PMI's, for an overflow of an instruction KVM emulated in
+ *   the same exit (the commit's changelog). The model does not time a
+ *   host PMI's skid past the exit; it delivers every overflow in an exit
+ *   twice, the most such a host can.
  * - pmi_before_nmi: fad505b2cb83; before it vcpu_enter_guest() checks
  *   KVM_REQ_NMI before KVM_REQ_PMU and KVM_REQ_PMI, so the NMI the PMI's
  *   delivery queues is found by kvm_vcpu_exit_request(), and the entry is
@@ -68,9 +71,10 @@
  *   applied at VM-entry by kvm_pmu_handle_event() (KVM_REQ_PMU), whose
  *   overflow then raises KVM_REQ_PMI; before, in the exit itself
  *   (kvm_pmu_incr_counter()), at a reprogram's cost each.
- * - mediated: the mediated vPMU (kvm.enable_mediated_pmu): the guest owns
- *   the counters, their MSR accesses do not exit, and an overflow
- *   reaches the host on a dedicated vector, not the host's perf NMI.
+ * - mediated: the mediated vPMU (kvm_intel.enable_mediated_pmu or
+ *   kvm_amd's): the guest owns the counters, their reads and writes do
+ *   not exit (the event selects still do), and an overflow reaches the
+ *   host on a dedicated vector, not the host's perf NMI.
  */
 struct model_host {
 	const char *name;
@@ -84,8 +88,9 @@ struct model_host {
 };
 
 enum model_host_id {
-	MODEL_HOST_6_1_0,    /* 6.1.0 to about 6.1.58: none of the four */
-	MODEL_HOST_6_1_141,  /* 6.1.y with a16eb25b09c0 and 49ff3b4aec51 */
+	MODEL_HOST_6_1_0,    /* 6.1.0 to 6.1.59: none of the four */
+	MODEL_HOST_6_1_60,   /* 6.1.60 to about 6.1.87: a16eb25b09c0 alone */
+	MODEL_HOST_6_1_141,  /* 6.1.y from about 6.1.88: and 49ff3b4aec51 */
 	MODEL_HOST_6_6,	     /* a16eb25b09c0, 73554b29bd70 */
 	MODEL_HOST_6_6_Y,    /* 6.6.y: and 49ff3b4aec51 */
 	MODEL_HOST_6_7,	     /* a16eb25b09c0, 73554b29bd70, fad505b2cb83 */
@@ -214,6 +219,8 @@ void model_spurious_nmi(u32 cpu);
 void model_lose_overflow(u32 cpu, u32 bit, u32 skip);
 
 const struct model_truth *model_truth(u32 cpu);
+/* Whether an access to msr on cpu is a VM exit under the started host. */
+bool model_msr_exits(u32 cpu, u32 msr);
 /*
  * What a host probe records from now on (tools/pmi-verdict's events, as
  * perf script prints them): VM-entries and exits, cancelled entries, PMI
