@@ -254,8 +254,10 @@ def main(argv):
             # neither agreement nor disagreement; say what it last said.
             tail = referee.last_lines(folder / f"linux-{series}")
             stuck = referee.stall(folder / f"linux-{series}")
-            row["not_run"] = f"Linux {kernel.release} never finished in " \
-                f"{TIMEOUT_S} s; its console's last lines: " + \
+            why = referee.ending(folder / f"linux-{series}") or \
+                f"in {TIMEOUT_S} s"
+            row["not_run"] = f"Linux {kernel.release} never finished " \
+                f"({why}); its console's last lines: " + \
                 (" | ".join(tail) if tail else "(none)") + \
                 (f"; when its time ran out: {' | '.join(stuck)}"
                  if stuck else "")

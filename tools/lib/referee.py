@@ -338,6 +338,8 @@ def last_lines(run_dir, n=6) -> list[str]:
 
 
 STALL = "stall.txt"
+# Why a boot ended, in words, for one that never reached its end marker.
+ENDED = "ended.txt"
 
 
 class Boot(serial.Console):
@@ -357,6 +359,30 @@ class Boot(serial.Console):
         if self.sock is not None and self.pid is not None:
             lines = qmp.vcpus(self.sock, self.pid)
             (self.run_dir / STALL).write_text("\n".join(lines) + "\n")
+
+
+def ended(boot, timeout) -> str:
+    """Why boot stopped: its time ran out, it flooded, or QEMU exited,
+    which without the end marker is a guest that reset or powered off
+    (QEMU runs with -no-reboot)."""
+    if boot.timed_out:
+        return f"still running after {timeout} s"
+    if boot.flooded:
+        return "stopped: it printed more than a boot's output may"
+    took = f" after {boot.wall:.0f} s" if boot.wall is not None else ""
+    if boot.exit_status == 0:
+        return f"QEMU exited with status 0{took}, with no end marker: " \
+            "the guest reset or powered off (-no-reboot)"
+    return f"QEMU exited with status {boot.exit_status}{took}"
+
+
+def ending(run_dir) -> str:
+    """What ended() wrote for a boot in run_dir, or "" (none written)."""
+    try:
+        text = (Path(run_dir) / ENDED).read_text(errors="replace")
+    except OSError:
+        return ""
+    return escaped(text.strip())
 
 
 def stall(run_dir) -> list[str]:
@@ -393,4 +419,7 @@ def run(vmlinuz, machine, run_dir, kvm_ok=False, cmdline="",
     finally:
         initrd.unlink(missing_ok=True)
         shutil.rmtree(sock_dir, ignore_errors=True)
-    return parse((run_dir / serial.LOG).read_text(errors="replace"))
+    verdict = parse((run_dir / serial.LOG).read_text(errors="replace"))
+    if verdict is None:
+        (run_dir / ENDED).write_text(ended(boot, timeout) + "\n")
+    return verdict

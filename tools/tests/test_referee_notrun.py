@@ -96,6 +96,61 @@ class NotRun(unittest.TestCase):
                           "not compared"])
 
 
+class Ending(unittest.TestCase):
+    """Why a referee boot that never finished stopped: a QEMU that exits
+    mid-line (a guest reset under -no-reboot) is not a timeout."""
+
+    def boot(self, script, timeout=60):
+        d = Path(self.enterContext(tempfile.TemporaryDirectory()))
+        with mock.patch.object(referee, "initramfs", lambda out: Path(out)), \
+                mock.patch.object(referee.qemu, "qemu_argv",
+                                  lambda *a, **k: (["sh", "-c", script], None)):
+            verdict = referee.run("vmlinuz", referee.qemu.Machine(), d / "b",
+                                  timeout=timeout)
+        return verdict, referee.ending(d / "b")
+
+    def test_a_reset_mid_line_says_qemu_exited(self):
+        verdict, why = self.boot("printf 'Linux version 6.1\\nACPI: PCI: I'")
+        self.assertIsNone(verdict)
+        self.assertRegex(why, r"^QEMU exited with status 0 after \d+ s, "
+                              r"with no end marker: the guest reset or "
+                              r"powered off \(-no-reboot\)$")
+
+    def test_a_timeout_says_so(self):
+        verdict, why = self.boot("echo 'Linux version 6.1'; exec sleep 60",
+                                 timeout=1)
+        self.assertIsNone(verdict)
+        self.assertEqual(why, "still running after 1 s")
+
+    def test_the_row_names_why(self):
+        def boot(vmlinuz, machine, run_dir, kvm_ok, timeout):
+            Path(run_dir).mkdir(parents=True)
+            (Path(run_dir) / serial.LOG).write_text("ACPI: PCI: I")
+            (Path(run_dir) / referee.ENDED).write_text(
+                "QEMU exited with status 0 after 18 s, with no end marker: "
+                "the guest reset or powered off (-no-reboot)\n")
+            return None
+
+        kernel = SimpleNamespace(vmlinuz="vmlinuz", release="6.1.0-57-amd64")
+        d = Path(self.enterContext(tempfile.TemporaryDirectory()))
+        with mock.patch.object(linux_referee.hostkernel, "fetch_debian",
+                               return_value=kernel), \
+                mock.patch.object(linux_referee.referee, "run", boot), \
+                mock.patch.object(linux_referee, "hvprobe_side",
+                                  return_value=HVPROBE), \
+                mock.patch.object(linux_referee.guest, "kvm_ok_for",
+                                  return_value=False), \
+                contextlib.redirect_stdout(io.StringIO()) as out:
+            rc = linux_referee.main(["--no-build", "--accel", "tcg",
+                                     "--results", str(d), "--name", "r",
+                                     "--series", "6.1"])
+        self.assertEqual(rc, 3)
+        self.assertIn("NOT RUN  6.1: Linux 6.1.0-57-amd64 never finished "
+                      "(QEMU exited with status 0 after 18 s, with no end "
+                      "marker: the guest reset or powered off (-no-reboot)); "
+                      "its console's last lines: ACPI: PCI: I", out.getvalue())
+
+
 class Console(unittest.TestCase):
     def test_the_boot_keeps_its_console_from_the_first_line(self):
         seen = {}
