@@ -36,6 +36,7 @@ DEFINE_OPTION_ENUM("pmu.lvtpc", pmu_options.lvtpc, pmu_lvtpc_names, PMU_LVTPC_NM
 /*
  * The default arms every counter the plan can (PMU_ARMED_MAX at most);
  * 1 arms GP counter 0 alone, for tools/pmi-verdict --quick: one
- * overflow per PMI, no merging, the fewest exits per PMI.
+ * overflow per PMI, no merging, and where there is global control the
+ * lean form's four exits per PMI (pmu_lean()).
  */
 DEFINE_OPTION_U32("pmu.counters", pmu_options.counters, 1, PMU_ARMED_MAX, PMU_ARMED_MAX);

@@ -82,15 +82,26 @@ static u64 poll_pmu(struct pmu_cpu *p, const struct trap_frame *f, u64 entry_tsc
 	p->raised = 0;
 	if (!p->pmu_armed)
 		return 0;
-	ctrl = pmu_pause();
-	masked = apic_read(APIC_LVT_PMC) & APIC_LVT_MASKED;
-	apic_write(APIC_LVT_PMC, p->lvtpc);
-	while (looks < max_looks && (found = pmu_service(p->counter_overflows, &skid))) {
-		overflows += found;
-		late += looks ? found : 0;
-		looks++;
+	if (pmu_lean()) {
+		/*
+		 * Nothing paused: every entry is a PMI, whose counter was
+		 * re-armed a period short of its next wrap by the entry before.
+		 */
+		overflows = pmu_service(p->counter_overflows, &skid);
+		looks = 1;
+		masked = apic_read(APIC_LVT_PMC) & APIC_LVT_MASKED;
+		apic_write(APIC_LVT_PMC, p->lvtpc);
+	} else {
+		ctrl = pmu_pause();
+		masked = apic_read(APIC_LVT_PMC) & APIC_LVT_MASKED;
+		apic_write(APIC_LVT_PMC, p->lvtpc);
+		while (looks < max_looks && (found = pmu_service(p->counter_overflows, &skid))) {
+			overflows += found;
+			late += looks ? found : 0;
+			looks++;
+		}
+		pmu_resume(ctrl);
 	}
-	pmu_resume(ctrl);
 	if (!overflows)
 		return 0;
 	p->pmis++;

@@ -131,6 +131,12 @@ bool pmu_probe_counts(void)
 static const struct pmu_plan *plan;
 static u64 enable_bits; /* what GLOBAL_CTRL holds while counting */
 /*
+ * pmu.counters=1 (the quick form) where there is global control and no
+ * NMI IPIs: the handler's own exits are what a host probe records, so it
+ * takes only the four it cannot do without (pmu_lean()).
+ */
+static bool lean;
+/*
  * What each CPU's GLOBAL_CTRL holds, as pmu_enable() and pmu_disable()
  * set it, so that pmu_pause() need not read it back: one VM exit less
  * per PMI under KVM's emulated vPMU, where every PMU MSR access exits.
@@ -203,6 +209,7 @@ static u64 all_status_bits(void)
 void pmu_program(const struct pmu_plan *p)
 {
 	plan = p;
+	lean = p->lean;
 	enable_bits = all_status_bits();
 	global_on[this_cpu()->index] = 0;
 	if (pmu.global_ctrl)
@@ -237,12 +244,29 @@ void pmu_disable(void)
 	select_events(false);
 }
 
+/*
+ * A lone armed counter, counting on through the handler: its value says
+ * whether it wrapped, as on a PMU without a status register, for the
+ * counter read the servicing needs anyway (its carry-over), so that
+ * neither a pause nor a status read nor a status clear costs an exit.
+ * Every NMI is then a PMI, after which the counter was re-armed a
+ * period short of its wrap, and a period is far longer than the
+ * handler, so it cannot wrap while serviced. The
+ * status keeps the bit KVM sets on each overflow: neither KVM
+ * (__kvm_perf_overflow()) nor the SDM (Vol 3B 21.2.2) makes a set bit
+ * hold back the next PMI.
+ */
+bool pmu_lean(void)
+{
+	return lean;
+}
+
 /* The armed counters' bits that say "overflowed": the status, or wrapped values. */
 static u64 overflowed_bits(void)
 {
 	u64 bits = 0;
 
-	if (pmu.global_ctrl)
+	if (pmu.global_ctrl && !lean)
 		return rdmsr(status_msr()) & enable_bits;
 	for (u32 i = 0; i < plan->narmed; i++)
 		if (pmu_counter_overflowed(pmu_read(&plan->armed[i]), plan->armed[i].width))
@@ -268,7 +292,9 @@ u64 pmu_silent_wraps(void)
 {
 	u64 status, lost = 0;
 
-	if (!pmu.global_ctrl || !plan)
+	/* The lean form never clears the status: a lost wrap is not told
+	 * apart there, and its counter falls short in the strict check. */
+	if (!pmu.global_ctrl || lean || !plan)
 		return 0;
 	status = rdmsr(status_msr());
 	for (u32 i = 0; i < plan->narmed; i++) {
@@ -298,7 +324,7 @@ u32 pmu_leftover(void)
  */
 u64 pmu_pause(void)
 {
-	if (!pmu.global_ctrl)
+	if (!pmu.global_ctrl || lean)
 		return 0;
 	wrmsr(global_ctrl_msr(), 0);
 	return global_on[this_cpu()->index];
@@ -306,15 +332,32 @@ u64 pmu_pause(void)
 
 void pmu_resume(u64 ctrl)
 {
-	if (pmu.global_ctrl)
+	if (pmu.global_ctrl && !lean)
 		wrmsr(global_ctrl_msr(), ctrl);
+}
+
+/* The lean form's servicing: one read, and the re-arm if it wrapped. */
+static u32 service_lone(u64 *per_counter, u64 *skid)
+{
+	const struct pmu_counter *c = &plan->armed[0];
+	u64 since_wrap = pmu_read(c);
+
+	if (!pmu_counter_overflowed(since_wrap, c->width))
+		return 0;
+	*skid = pmu_skid(since_wrap, c->width);
+	write_counter(c, c->armed_value + MIN(since_wrap, c->period / 2));
+	per_counter[0]++;
+	return 1;
 }
 
 u32 pmu_service(u64 *per_counter, u64 *skid)
 {
-	u64 status = overflowed_bits();
+	u64 status;
 	u32 serviced = 0;
 
+	if (lean)
+		return service_lone(per_counter, skid);
+	status = overflowed_bits();
 	if (!status)
 		return 0;
 	for (u32 i = 0; i < plan->narmed; i++) {

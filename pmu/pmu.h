@@ -168,6 +168,11 @@ struct pmu_plan {
 	u32 narmed;
 	bool has_reference;
 	u32 reference; /* the GP counter counting freely */
+	/*
+	 * pmu_lean(): one counter asked for (pmu.counters=1) where there is
+	 * global control and no NMI IPIs; the stress decides (stress.c).
+	 */
+	bool lean;
 };
 
 /*
@@ -207,10 +212,16 @@ u64 pmu_read(const struct pmu_counter *c);
 /* The free-running reference GP counter's value, 0 without one. */
 u64 pmu_read_reference(void);
 /*
+ * Whether the plan programmed is the lean form (pmu_plan.lean): one armed
+ * counter with global control, which the handler services with no pause,
+ * status read or status clear (pmu.c).
+ */
+bool pmu_lean(void);
+/*
  * Around servicing: global control off (what pmu_enable() or
  * pmu_disable() last set on this CPU is returned, not read back), and
- * back. Where there is none (AMD legacy and core, Intel v1) the counters
- * keep counting meanwhile.
+ * back. Where there is none (AMD legacy and core, Intel v1), and in the
+ * lean form, the counters keep counting meanwhile.
  */
 u64 pmu_pause(void);
 void pmu_resume(u64 ctrl);

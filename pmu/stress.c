@@ -250,8 +250,18 @@ bool stress_prepare(struct stress_config *c, char *why, size_t whylen)
 	c->cost_iterations = MIN(MAX(iterations, (u64)COST_ITERATIONS_MIN), COST_ITERATIONS_MAX);
 	if (c->cost_pmis)
 		c->cost_iterations = c->cost_pmis * c->period / WORKLOAD_INSNS_PER_ITERATION;
-	return pmu_plan(&pmu, c->period, c->counters ? c->counters : PMU_ARMED_MAX, &c->plan, why,
-			whylen);
+	if (!pmu_plan(&pmu, c->period, c->counters ? c->counters : PMU_ARMED_MAX, &c->plan, why,
+		      whylen))
+		return false;
+	/*
+	 * The lean form (pmu_lean()) only where every NMI is a PMI: with
+	 * nothing paused, an NMI IPI's entry can find the counter a few
+	 * instructions from its wrap, which then lands between the handler's
+	 * reads and its LVTPC write and takes the host's mask with it
+	 * (unit_pmi_model_lean_race).
+	 */
+	c->plan.lean = c->counters == 1 && pmu.global_ctrl && !c->nmi_ipi_rate;
+	return true;
 }
 
 bool stress_run(struct stress_config *c)
