@@ -131,12 +131,6 @@ bool pmu_probe_counts(void)
 static const struct pmu_plan *plan;
 static u64 enable_bits; /* what GLOBAL_CTRL holds while counting */
 /*
- * pmu.counters=1 (the quick form) where there is global control and no
- * NMI IPIs: the handler's own exits are what a host probe records, so it
- * takes only the four it cannot do without (pmu_lean()).
- */
-static bool lean;
-/*
  * What each CPU's GLOBAL_CTRL holds, as pmu_enable() and pmu_disable()
  * set it, so that pmu_pause() need not read it back: one VM exit less
  * per PMI under KVM's emulated vPMU, where every PMU MSR access exits.
@@ -209,7 +203,6 @@ static u64 all_status_bits(void)
 void pmu_program(const struct pmu_plan *p)
 {
 	plan = p;
-	lean = p->lean;
 	enable_bits = all_status_bits();
 	global_on[this_cpu()->index] = 0;
 	if (pmu.global_ctrl)
@@ -245,7 +238,10 @@ void pmu_disable(void)
 }
 
 /*
- * A lone armed counter, counting on through the handler: its value says
+ * pmu.counters=1 (the quick form) where there is global control and no
+ * NMI IPIs: the handler's own exits are what a host probe records, so it
+ * takes only the four it cannot do without. A lone armed counter,
+ * counting on through the handler: its value says
  * whether it wrapped, as on a PMU without a status register, for the
  * counter read the servicing needs anyway (its carry-over), so that
  * neither a pause nor a status read nor a status clear costs an exit.
@@ -258,7 +254,7 @@ void pmu_disable(void)
  */
 bool pmu_lean(void)
 {
-	return lean;
+	return plan && plan->lean;
 }
 
 /* The armed counters' bits that say "overflowed": the status, or wrapped values. */
@@ -266,7 +262,7 @@ static u64 overflowed_bits(void)
 {
 	u64 bits = 0;
 
-	if (pmu.global_ctrl && !lean)
+	if (pmu.global_ctrl && !pmu_lean())
 		return rdmsr(status_msr()) & enable_bits;
 	for (u32 i = 0; i < plan->narmed; i++)
 		if (pmu_counter_overflowed(pmu_read(&plan->armed[i]), plan->armed[i].width))
@@ -294,7 +290,7 @@ u64 pmu_silent_wraps(void)
 
 	/* The lean form never clears the status: a lost wrap is not told
 	 * apart there, and its counter falls short in the strict check. */
-	if (!pmu.global_ctrl || lean || !plan)
+	if (!pmu.global_ctrl || !plan || pmu_lean())
 		return 0;
 	status = rdmsr(status_msr());
 	for (u32 i = 0; i < plan->narmed; i++) {
@@ -324,7 +320,7 @@ u32 pmu_leftover(void)
  */
 u64 pmu_pause(void)
 {
-	if (!pmu.global_ctrl || lean)
+	if (!pmu.global_ctrl || pmu_lean())
 		return 0;
 	wrmsr(global_ctrl_msr(), 0);
 	return global_on[this_cpu()->index];
@@ -332,7 +328,7 @@ u64 pmu_pause(void)
 
 void pmu_resume(u64 ctrl)
 {
-	if (pmu.global_ctrl && !lean)
+	if (pmu.global_ctrl && !pmu_lean())
 		wrmsr(global_ctrl_msr(), ctrl);
 }
 
@@ -355,7 +351,7 @@ u32 pmu_service(u64 *per_counter, u64 *skid)
 	u64 status;
 	u32 serviced = 0;
 
-	if (lean)
+	if (pmu_lean())
 		return service_lone(per_counter, skid);
 	status = overflowed_bits();
 	if (!status)

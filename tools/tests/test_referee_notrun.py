@@ -25,6 +25,25 @@ HVPROBE = {"calibrations": 1, "bsp_lpj_source": "lpj_fine",
            "sync_checks": [1, 1], "verdict": "pass"}
 
 
+def referee_main(results, boot):
+    """tools/linux-referee's one-machine path for Linux 6.1 into results,
+    with boot standing for referee.run(): (its exit status, what it
+    printed)."""
+    kernel = SimpleNamespace(vmlinuz="vmlinuz", release="6.1.0-57-amd64")
+    with mock.patch.object(linux_referee.hostkernel, "fetch_debian",
+                           return_value=kernel), \
+            mock.patch.object(linux_referee.referee, "run", boot), \
+            mock.patch.object(linux_referee, "hvprobe_side",
+                              return_value=HVPROBE), \
+            mock.patch.object(linux_referee.guest, "kvm_ok_for",
+                              return_value=False), \
+            contextlib.redirect_stdout(io.StringIO()) as out:
+        rc = linux_referee.main(["--no-build", "--accel", "tcg",
+                                 "--results", str(results), "--name", "r",
+                                 "--series", "6.1"])
+    return rc, out.getvalue()
+
+
 class NotRun(unittest.TestCase):
     def setUp(self):
         self.dir = Path(self.enterContext(tempfile.TemporaryDirectory()))
@@ -32,8 +51,6 @@ class NotRun(unittest.TestCase):
     def referee(self, linux):
         """tools/linux-referee's one-machine path over a Linux that
         prints a stalled console (linux None) or finishes (a Verdict)."""
-        kernel = SimpleNamespace(vmlinuz="vmlinuz", release="6.1.0-57-amd64")
-
         def boot(vmlinuz, machine, run_dir, kvm_ok, timeout):
             Path(run_dir).mkdir(parents=True)
             (Path(run_dir) / serial.LOG).write_text(
@@ -41,20 +58,9 @@ class NotRun(unittest.TestCase):
                 "Booting Node 1 Processor 1 APIC 0x1\n")
             return linux
 
-        out = io.StringIO()
-        with mock.patch.object(linux_referee.hostkernel, "fetch_debian",
-                               return_value=kernel), \
-                mock.patch.object(linux_referee.referee, "run", boot), \
-                mock.patch.object(linux_referee, "hvprobe_side",
-                                  return_value=HVPROBE), \
-                mock.patch.object(linux_referee.guest, "kvm_ok_for",
-                                  return_value=False), \
-                contextlib.redirect_stdout(out):
-            rc = linux_referee.main(["--no-build", "--accel", "tcg",
-                                     "--results", str(self.dir),
-                                     "--name", "r", "--series", "6.1"])
+        rc, out = referee_main(self.dir, boot)
         doc = json.loads((self.dir / "r" / "referee.json").read_text())
-        return rc, out.getvalue(), doc
+        return rc, out, doc
 
     def test_a_stalled_linux_is_not_run_with_its_last_lines(self):
         rc, out, doc = self.referee(None)
@@ -131,24 +137,13 @@ class Ending(unittest.TestCase):
                 "the guest reset or powered off (-no-reboot)\n")
             return None
 
-        kernel = SimpleNamespace(vmlinuz="vmlinuz", release="6.1.0-57-amd64")
         d = Path(self.enterContext(tempfile.TemporaryDirectory()))
-        with mock.patch.object(linux_referee.hostkernel, "fetch_debian",
-                               return_value=kernel), \
-                mock.patch.object(linux_referee.referee, "run", boot), \
-                mock.patch.object(linux_referee, "hvprobe_side",
-                                  return_value=HVPROBE), \
-                mock.patch.object(linux_referee.guest, "kvm_ok_for",
-                                  return_value=False), \
-                contextlib.redirect_stdout(io.StringIO()) as out:
-            rc = linux_referee.main(["--no-build", "--accel", "tcg",
-                                     "--results", str(d), "--name", "r",
-                                     "--series", "6.1"])
+        rc, out = referee_main(d, boot)
         self.assertEqual(rc, 3)
         self.assertIn("NOT RUN  6.1: Linux 6.1.0-57-amd64 never finished "
                       "(QEMU exited with status 0 after 18 s, with no end "
                       "marker: the guest reset or powered off (-no-reboot)); "
-                      "its console's last lines: ACPI: PCI: I", out.getvalue())
+                      "its console's last lines: ACPI: PCI: I", out)
 
 
 class Console(unittest.TestCase):

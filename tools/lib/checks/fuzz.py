@@ -27,8 +27,6 @@ def row(log_dir: Path) -> tuple[results.Counts, str, str]:
                                    stderr=subprocess.STDOUT)
     except serial.Interrupted:
         return results.Counts(), "interrupted", ""
-    if serial.STOP.is_set():
-        return results.Counts(), "interrupted", ""
     if rc is None:
         out, rc = f"still running after {ROW_TIMEOUT_S} s\n".encode(), 1
     (log_dir / "fuzz.log").write_bytes(out)

@@ -73,8 +73,6 @@ def row(log_dir: Path, tests=()) -> tuple[results.Counts, str, str]:
                                      stderr=subprocess.STDOUT)
     except serial.Interrupted:
         return results.Counts(), "interrupted", ""
-    if serial.STOP.is_set():
-        return results.Counts(), "interrupted", ""
     try:
         said = json.loads((log_dir / COUNTS).read_text())
         counts = results.Counts(**said)

@@ -99,7 +99,5 @@ def referee_run(run, log_dir, ctx) -> tuple[results.Counts, str, str]:
         return results.Counts(), "interrupted", ""
     if rc is None:
         said = f"still running after {RUN_TIMEOUT_S} s\n"
-    if serial.STOP.is_set():
-        return results.Counts(), "interrupted", ""
     counts, verdict, text = referee_counts(log_dir / run.name, rc)
     return counts, verdict, text + (said if counts.failed else "")

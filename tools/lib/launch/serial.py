@@ -110,8 +110,8 @@ def kill(proc) -> None:
 def run_child(argv, timeout, **kwargs) -> tuple[int | None, Any]:
     """spawn(argv, **kwargs), waited for up to timeout seconds and then
     killed with its group: (its exit status, None when it ran past the
-    timeout; what communicate() returned). After stop_all() the status
-    is that of the kill; the caller asks STOP."""
+    timeout; what communicate() returned). Interrupted when stop_all()
+    came before it started or while it ran."""
     proc = spawn(argv, **kwargs)
     try:
         said, _ = proc.communicate(timeout=timeout)
@@ -120,6 +120,8 @@ def run_child(argv, timeout, **kwargs) -> tuple[int | None, Any]:
         rc, said = None, None
     finally:
         kill(proc)
+    if STOP.is_set():
+        raise Interrupted("interrupted")
     return rc, said
 
 

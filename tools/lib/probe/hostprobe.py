@@ -173,6 +173,7 @@ def host_facts() -> dict[str, Any]:
     module, kvm.enable_pmu, the perf sample-rate cap, throttling seen
     so far (since boot)."""
     module = vendor_module()
+    mediated = mediated_setting(module)
     _, log = kmsg()
     return {
         "kernel": platform.release(),
@@ -180,8 +181,8 @@ def host_facts() -> dict[str, Any]:
         "vendor_module_by": vendor_choice()[1],
         "enable_pmu": read(SYSMODULE / "kvm/parameters/enable_pmu"),
         "mediated_pmu_param": mediated_param(module),
-        "enable_mediated_pmu": mediated_setting(module),
-        "pmu_model": pmu_model(module),
+        "enable_mediated_pmu": mediated,
+        "pmu_model": pmu_model(mediated),
         "fixes": fixes(),
         "perf_event_max_sample_rate": sample_rate(),
         "throttle_messages_since_boot":
@@ -202,13 +203,12 @@ def mediated_setting(module) -> str | None:
     return read(SYSMODULE / module / "parameters/enable_mediated_pmu")
 
 
-def pmu_model(module) -> str:
-    """Which vPMU KVM gives its guests: "mediated" where the vendor
-    module's enable_mediated_pmu is Y (the guest owns the counters
-    between entry and exit), else "emulated" (perf events standing for
-    the guest's counters)."""
-    return "mediated" if mediated_setting(module) in ("Y", "1") \
-        else "emulated"
+def pmu_model(mediated) -> str:
+    """Which vPMU KVM gives its guests, by the vendor module's
+    enable_mediated_pmu (mediated_setting()): "mediated" where it is Y
+    (the guest owns the counters between entry and exit), else
+    "emulated" (perf events standing for the guest's counters)."""
+    return "mediated" if mediated in ("Y", "1") else "emulated"
 
 
 def fixes() -> dict[str, str]:
