@@ -248,8 +248,11 @@ def boot_linux(vmlinuz, row, mem_mib, accel, lpj, run_dir, timeout):
         row.vcpus)
     figs.update(cmdline=linuxref.cmdline(lpj, (referee.CMDLINE,)),
                 kernel=vmlinuz.name)
-    if figs["error"] and boot.timed_out:
-        figs["error"] += f" (timed out after {timeout:g} s)"
+    # A boot this run did not stop itself (a fatal line stops it too, and
+    # says why) says how it ended: a guest that reset looks, in its
+    # console, like one that hangs.
+    if figs["error"] and (boot.timed_out or not boot.cut_short):
+        figs["error"] += f" ({referee.ended(boot, f'{timeout:g}')})"
     return figs
 
 
@@ -331,7 +334,7 @@ def main(argv):
                                           f"{row.name}-r{r}"), args.timeout)
                     row.linux[series].append(figs)
                     done += 1
-                    failed += figs["ms"] is None
+                    failed += figs["error"] is not None
                     say(done, total, f"{row.name} Linux {series}", figs)
     rows = [row for row, _ in pairs]
     print("\n" + "\n".join(threadtable.table(rows, args.runs, releases,
@@ -339,12 +342,18 @@ def main(argv):
     write_timings(args, rows, kernels, releases)
     if failed:
         print(f"bench/thread-table: {failed} boot{'s' if failed != 1 else ''}"
-              " gave no bring-up time", file=sys.stderr)
+              " gave no bring-up time or no calibration count",
+              file=sys.stderr)
         return EXIT_FAILED
     return EXIT_OK
 
 
 def say(done, total, what, figs):
-    said = f"FAILED: {figs['error']}" if figs["ms"] is None else \
-        f"{figs['ms']:.1f} ms, {figs['ap_calibrations']} APs calibrated"
+    if figs["ms"] is None:
+        said = f"FAILED: {figs['error']}"
+    elif figs["error"]:
+        # The bring-up was timed, but what it did is not known.
+        said = f"{figs['ms']:.1f} ms, APs calibrated unknown: {figs['error']}"
+    else:
+        said = f"{figs['ms']:.1f} ms, {figs['ap_calibrations']} APs calibrated"
     print(f"[{done}/{total}] {what}: {said}", flush=True)

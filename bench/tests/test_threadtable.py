@@ -185,6 +185,58 @@ class Rows(unittest.TestCase):
                                                  '+p"'))
         self.assertEqual(figs["sync_checks"], 7)
 
+    def test_linux_that_reset_says_so(self):
+        # Brought up, then reset before the initramfs ran: timed, no
+        # count, and the line says QEMU exited (-no-reboot) rather than
+        # "None APs calibrated".
+        row, _ = tt.rows_and_specs(["four-nodes-32"], "tcg", True)[0]
+
+        class Boot:
+            timed_out = flooded = cut_short = False
+            exit_status, wall = 0, 19.6
+
+            def __init__(self, run_dir, until):
+                self.run_dir = run_dir
+
+            def boot(self, argv, timeout):
+                (self.run_dir / "serial.log").write_text(
+                    "\n".join(t for _, t in LINUX_LINES) + "\n")
+
+            def lines(self):
+                return LINUX_LINES
+
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.object(tt.linuxref, "qemu_argv",
+                                  lambda *a, **k: ["qemu"]), \
+                mock.patch.object(tt.linuxref, "Boot", Boot), \
+                mock.patch.object(tt.referee, "initramfs",
+                                  lambda out: Path(out)):
+            figs = tt.boot_linux(Path("/k/vmlinuz-6.1"), row, 512, "kvm",
+                                 None, Path(tmp), 60)
+        self.assertEqual(figs["ms"], 2750.0)
+        self.assertIsNone(figs["ap_calibrations"])
+        self.assertEqual(figs["error"], "the referee initramfs never "
+                         "finished (QEMU exited with status 0 after 20 s, "
+                         "with no end marker: the guest reset or powered "
+                         "off (-no-reboot))")
+        out = io.StringIO()
+        with contextlib.redirect_stdout(out):
+            tt.say(7, 40, "calibrating-16 Linux 6.1", figs)
+        self.assertEqual(out.getvalue(),
+                         "[7/40] calibrating-16 Linux 6.1: 2750.0 ms, APs "
+                         f"calibrated unknown: {figs['error']}\n")
+        # One this run stopped at a fatal line says only that line.
+        Boot.cut_short, Boot.exit_status = True, None
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.object(tt.linuxref, "qemu_argv",
+                                  lambda *a, **k: ["qemu"]), \
+                mock.patch.object(tt.linuxref, "Boot", Boot), \
+                mock.patch.object(tt.referee, "initramfs",
+                                  lambda out: Path(out)):
+            figs = tt.boot_linux(Path("/k/vmlinuz-6.1"), row, 512, "kvm",
+                                 None, Path(tmp), 60)
+        self.assertEqual(figs["error"], "the referee initramfs never finished")
+
     def test_linux_lpj_at_linux_hz(self):
         # lpj=host at Linux's HZ, not the row's: 2095.2 MHz / 250.
         with mock.patch("tools.lib.hostinfo.tsc_mhz",
