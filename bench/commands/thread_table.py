@@ -231,8 +231,31 @@ def linux_lpj(hz):
 
 
 def boot_linux(vmlinuz, row, mem_mib, accel, lpj, run_dir, timeout):
-    """One Linux boot with the referee's initramfs; its figures."""
+    """One Linux boot with the referee's initramfs; its figures. A boot
+    that reset before the initramfs spoke is booted again, as the referee
+    does (referee.BOOTS), and figures say how many did (resets)."""
     run_dir.mkdir(parents=True, exist_ok=True)
+    for resets in range(referee.BOOTS):
+        if resets:
+            (run_dir / serial.LOG).rename(
+                run_dir / referee.RESET_LOG.format(resets))
+        boot, figs = boot_linux_once(vmlinuz, row, mem_mib, accel, lpj,
+                                     run_dir, timeout)
+        if not (figs["error"] and referee.reset(boot)):
+            break
+    figs.update(cmdline=linuxref.cmdline(lpj, (referee.CMDLINE,)),
+                kernel=vmlinuz.name, resets=resets)
+    # A boot this run did not stop itself (a fatal line stops it too, and
+    # says why) says how it ended: a guest that reset looks, in its
+    # console, like one that hangs.
+    if figs["error"] and (boot.timed_out or not boot.cut_short):
+        figs["error"] += f" ({referee.ended(boot, f'{timeout:g}')}" + \
+            (f"; each of its {resets + 1} boots reset" if resets else "") + ")"
+    return figs
+
+
+def boot_linux_once(vmlinuz, row, mem_mib, accel, lpj, run_dir, timeout):
+    """(the Boot, its figures) of one Linux boot in run_dir."""
     initrd = referee.initramfs(run_dir / "initramfs.gz")
     # dyndbg: each TSC-sync check that passed says so (referee.CMDLINE).
     argv = linuxref.qemu_argv(Machine(row.cpu, row.vcpus, row.nodes),
@@ -243,17 +266,9 @@ def boot_linux(vmlinuz, row, mem_mib, accel, lpj, run_dir, timeout):
         boot.boot(argv, timeout)
     finally:
         initrd.unlink(missing_ok=True)
-    figs = threadtable.linux_figures(
+    return boot, threadtable.linux_figures(
         boot.lines(), (run_dir / serial.LOG).read_text(errors="replace"),
         row.vcpus)
-    figs.update(cmdline=linuxref.cmdline(lpj, (referee.CMDLINE,)),
-                kernel=vmlinuz.name)
-    # A boot this run did not stop itself (a fatal line stops it too, and
-    # says why) says how it ended: a guest that reset looks, in its
-    # console, like one that hangs.
-    if figs["error"] and (boot.timed_out or not boot.cut_short):
-        figs["error"] += f" ({referee.ended(boot, f'{timeout:g}')})"
-    return figs
 
 
 def linux_kernels(args):

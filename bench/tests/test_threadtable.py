@@ -185,22 +185,24 @@ class Rows(unittest.TestCase):
                                                  '+p"'))
         self.assertEqual(figs["sync_checks"], 7)
 
-    def test_linux_that_reset_says_so(self):
-        # Brought up, then reset before the initramfs ran: timed, no
-        # count, and the line says QEMU exited (-no-reboot) rather than
-        # "None APs calibrated".
+    def boot_linux(self, consoles, cut_short=False):
+        """boot_linux() over boots whose consoles are consoles, one per
+        boot, each QEMU exiting 0 by itself (a reset, without the end
+        marker) unless cut_short; (figures, the run folder's files)."""
         row, _ = tt.rows_and_specs(["four-nodes-32"], "tcg", True)[0]
+        left = list(consoles)
 
         class Boot:
-            timed_out = flooded = cut_short = False
-            exit_status, wall = 0, 19.6
+            timed_out = flooded = False
 
             def __init__(self, run_dir, until):
                 self.run_dir = run_dir
+                self.cut_short, self.exit_status = cut_short, \
+                    None if cut_short else 0
+                self.wall = 19.6
 
             def boot(self, argv, timeout):
-                (self.run_dir / "serial.log").write_text(
-                    "\n".join(t for _, t in LINUX_LINES) + "\n")
+                (self.run_dir / "serial.log").write_text(left.pop(0))
 
             def lines(self):
                 return LINUX_LINES
@@ -213,29 +215,43 @@ class Rows(unittest.TestCase):
                                   lambda out: Path(out)):
             figs = tt.boot_linux(Path("/k/vmlinuz-6.1"), row, 512, "kvm",
                                  None, Path(tmp), 60)
+            files = sorted(p.name for p in Path(tmp).iterdir())
+        return figs, files
+
+    def test_linux_that_reset_says_so(self):
+        # Brought up, then reset before the initramfs ran, on every one
+        # of referee.BOOTS boots: timed, no count, and the line says QEMU
+        # exited (-no-reboot) rather than "None APs calibrated".
+        brought_up = "\n".join(t for _, t in LINUX_LINES) + "\n"
+        figs, files = self.boot_linux([brought_up] * 4)
         self.assertEqual(figs["ms"], 2750.0)
         self.assertIsNone(figs["ap_calibrations"])
+        self.assertEqual(figs["resets"], 3)
         self.assertEqual(figs["error"], "the referee initramfs never "
                          "finished (QEMU exited with status 0 after 20 s, "
                          "with no end marker: the guest reset or powered "
-                         "off (-no-reboot))")
+                         "off (-no-reboot); each of its 4 boots reset)")
+        self.assertEqual(files, ["serial.log", "serial.log.reset-1",
+                                 "serial.log.reset-2", "serial.log.reset-3"])
         out = io.StringIO()
         with contextlib.redirect_stdout(out):
             tt.say(7, 40, "calibrating-16 Linux 6.1", figs)
         self.assertEqual(out.getvalue(),
                          "[7/40] calibrating-16 Linux 6.1: 2750.0 ms, APs "
                          f"calibrated unknown: {figs['error']}\n")
-        # One this run stopped at a fatal line says only that line.
-        Boot.cut_short, Boot.exit_status = True, None
-        with tempfile.TemporaryDirectory() as tmp, \
-                mock.patch.object(tt.linuxref, "qemu_argv",
-                                  lambda *a, **k: ["qemu"]), \
-                mock.patch.object(tt.linuxref, "Boot", Boot), \
-                mock.patch.object(tt.referee, "initramfs",
-                                  lambda out: Path(out)):
-            figs = tt.boot_linux(Path("/k/vmlinuz-6.1"), row, 512, "kvm",
-                                 None, Path(tmp), 60)
+
+    def test_linux_that_reset_once_boots_again(self):
+        figs, files = self.boot_linux(["Linux version 6.1\nNetLabel: I",
+                                       REFEREE_TEXT], cut_short=False)
+        self.assertEqual((figs["ap_calibrations"], figs["resets"],
+                          figs["error"]), (3, 1, None))
+        self.assertEqual(files, ["serial.log", "serial.log.reset-1"])
+
+    def test_linux_stopped_at_a_fatal_line_is_not_booted_again(self):
+        figs, files = self.boot_linux(["Kernel panic - not syncing"],
+                                      cut_short=True)
         self.assertEqual(figs["error"], "the referee initramfs never finished")
+        self.assertEqual((figs["resets"], files), (0, ["serial.log"]))
 
     def test_linux_lpj_at_linux_hz(self):
         # lpj=host at Linux's HZ, not the row's: 2095.2 MHz / 250.

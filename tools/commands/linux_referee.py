@@ -122,6 +122,13 @@ def judged(series, release, policy, bringup, linux, ours) -> dict:
     width = max(len(r["what"]) for r in rows)
     said = [f"Linux {release} beside hvprobe lpj_policy={policy} "
             f"bringup={bringup} ({ours['verdict']}):"]
+    if linux.resets:
+        logs = [referee.RESET_LOG.format(n) for n in
+                range(1, linux.resets + 1)]
+        said.append(f"  (Linux reset {linux.resets} time"
+                    f"{'s' if linux.resets != 1 else ''} before this boot; "
+                    f"console{'s' if len(logs) > 1 else ''}: "
+                    f"{', '.join(logs)})")
     for r in rows:
         said.append(f"  {r['verdict']:<12}  {r['what']:<{width}}  Linux "
                     f"{r['linux']}; hvprobe {r['hvprobe']}"

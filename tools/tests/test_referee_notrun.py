@@ -77,6 +77,15 @@ class NotRun(unittest.TestCase):
         self.assertIn("SKIP Linux 6.1: Linux 6.1.0-57-amd64 never finished",
                       text)
 
+    def test_a_linux_that_reset_first_says_so(self):
+        linux = referee.Verdict(cpus=[("0", "4000.00"), ("0", "4010.00")],
+                                bsp_source="lpj_fine", calibrations=1,
+                                resets=2)
+        rc, out, doc = self.referee(linux)
+        self.assertIn("  (Linux reset 2 times before this boot; consoles: "
+                      "serial.log.reset-1, serial.log.reset-2)", out)
+        self.assertEqual(doc["rows"][0]["linux"]["resets"], 2)
+
     def test_a_finished_linux_is_still_judged(self):
         linux = referee.Verdict(cpus=[("0", "4000.00"), ("0", "4000.00")],
                                 bsp_source="lpj_fine", calibrations=0)
@@ -107,26 +116,49 @@ class Ending(unittest.TestCase):
     mid-line (a guest reset under -no-reboot) is not a timeout."""
 
     def boot(self, script, timeout=60):
+        """referee.run() over a QEMU that is script, run in the run
+        folder (self.dir)."""
         d = Path(self.enterContext(tempfile.TemporaryDirectory()))
+        self.dir = d / "b"
+        argv = ["sh", "-c", f"cd {self.dir} && {script}"]
         with mock.patch.object(referee, "initramfs", lambda out: Path(out)), \
                 mock.patch.object(referee.qemu, "qemu_argv",
-                                  lambda *a, **k: (["sh", "-c", script], None)):
-            verdict = referee.run("vmlinuz", referee.qemu.Machine(), d / "b",
-                                  timeout=timeout)
-        return verdict, referee.ending(d / "b")
+                                  lambda *a, **k: (argv, None)):
+            verdict = referee.run("vmlinuz", referee.qemu.Machine(),
+                                  self.dir, timeout=timeout)
+        return verdict, referee.ending(self.dir)
 
     def test_a_reset_mid_line_says_qemu_exited(self):
         verdict, why = self.boot("printf 'Linux version 6.1\\nACPI: PCI: I'")
         self.assertIsNone(verdict)
         self.assertRegex(why, r"^QEMU exited with status 0 after \d+ s, "
                               r"with no end marker: the guest reset or "
-                              r"powered off \(-no-reboot\)$")
+                              r"powered off \(-no-reboot\); each of its 4 "
+                              r"boots reset$")
+        # Every reset's console is kept beside the last one's.
+        self.assertEqual(sorted(p.name for p in self.dir.glob("serial.log*")),
+                         ["serial.log", "serial.log.reset-1",
+                          "serial.log.reset-2", "serial.log.reset-3"])
 
-    def test_a_timeout_says_so(self):
+    def test_a_boot_that_reset_once_is_booted_again(self):
+        marks = f"{referee.BEGIN}\\nprocessor : 0\\nbogomips : 4000.00" \
+            f"\\n{referee.END}\\n"
+        verdict, why = self.boot(
+            "if [ -e once ]; then printf '" + marks + "'; "
+            "else : > once; printf 'Linux version 6.1\\nNetLabel: I'; fi")
+        self.assertEqual((verdict.resets, len(verdict.cpus), why),
+                         (1, 1, ""))
+        self.assertEqual(verdict.to_json()["resets"], 1)
+        self.assertEqual((self.dir / "serial.log.reset-1").read_text(),
+                         "Linux version 6.1\nNetLabel: I")
+
+    def test_a_timeout_is_not_booted_again(self):
         verdict, why = self.boot("echo 'Linux version 6.1'; exec sleep 60",
                                  timeout=1)
         self.assertIsNone(verdict)
         self.assertEqual(why, "still running after 1 s")
+        self.assertEqual([p.name for p in self.dir.glob("serial.log*")],
+                         ["serial.log"])
 
     def test_the_row_names_why(self):
         def boot(vmlinuz, machine, run_dir, kvm_ok, timeout):
