@@ -36,7 +36,7 @@ from tools.lib.base import jsonfile, signals
 from tools.lib.base.exits import EXIT_INTERRUPTED
 from tools.lib.analysis import figures, results
 from tools.lib.hostkernels import hostkernel, nested
-from tools.lib.launch import guest, qemu
+from tools.lib.launch import guest, qemu, serial
 from tools.lib.launch import kvm as kvm_lib
 from tools.lib.base.status import Status
 
@@ -47,6 +47,8 @@ TIMEOUT_S = 300
 # One nested scenario: four L2 boots (two Linux, two hvprobe) under an L1
 # that may itself run under TCG.
 NESTED_TIMEOUT_S = 1200
+# L1 boots one host kernel's scenarios may take (run_nested()).
+L1_BOOTS = 2
 
 
 def parse_args(argv):
@@ -199,24 +201,44 @@ def run_scenarios(scenarios, folder, done) -> None:
 
 def run_nested(host, mine, folder):
     """{scenario: exit status or None} of host's scenarios, run inside
-    one boot of it as L1; each scenario's folder lands in folder."""
+    one boot of it as L1; each scenario's folder lands in folder. An L1
+    that ends before its scenarios do (under a TCG L0 it sometimes
+    resets while an L2 boots) is booted again for those it never
+    finished, up to L1_BOOTS boots in all."""
     try:
         kernel = hostkernel.resolve(host)
     except hostkernel.HostKernelError as err:
         print(f"host kernel {host}: {err}; its scenarios are not run")
         return dict.fromkeys(mine)
     l0 = nested.choose_l0(*kvm_lib.flavour_works(ROOT, hostinfo.qemu_version()))
-    print(f"L1 {kernel.describe()} under {l0.accel} ({l0.why}): "
-          f"{len(mine)} scenario(s)", flush=True)
-    commands = [[sys.executable, str(TOOLS / "linux-referee"),
-                 *s.argv(folder)] for s in mine]
-    try:
-        outcome = nested.run(kernel, commands, folder,
-                             NESTED_TIMEOUT_S * len(commands), l0)
-    except nested.NestedError as err:
-        print(f"L1 {host}: {err}")
-        return dict.fromkeys(mine)
-    return dict(zip(mine, outcome.statuses))
+    done: dict = dict.fromkeys(mine)
+    left = list(mine)
+    for boot in range(1, L1_BOOTS + 1):
+        own = f"l1-{host}" + (f"-{boot}" if boot > 1 else "")
+        print(f"L1 {kernel.describe()} under {l0.accel} ({l0.why}): "
+              f"{len(left)} scenario(s); its console: "
+              f"{guest.shown(folder / own / serial.LOG)}", flush=True)
+        commands = [[sys.executable, str(TOOLS / "linux-referee"),
+                     *s.argv(folder)] for s in left]
+        try:
+            outcome = nested.run(kernel, commands, folder,
+                                 NESTED_TIMEOUT_S * len(commands), l0,
+                                 own_dir=own)
+        except nested.NestedError as err:
+            print(f"L1 {host}: {err}")
+            return done
+        done.update(zip(left, outcome.statuses))
+        left = [s for s in left if done[s] is None]
+        if not left:
+            break
+        print(f"L1 {host} ended before {len(left)} of its scenarios did",
+              flush=True)
+        # What the unfinished one wrote stays, beside the folder its
+        # next run makes under its own name.
+        for s in left:
+            if (folder / s.name).exists():
+                (folder / s.name).rename(folder / f"{s.name}.l1-ended-{boot}")
+    return done
 
 
 def main(argv):

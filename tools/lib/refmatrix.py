@@ -111,7 +111,8 @@ def lines(scenario, doc, rc=None) -> list[tuple[str, ...]]:
         said = "never finished" if not linux else \
             f"{linux.get('calibrations')} {linux.get('bsp_lpj_source')}" \
             + (" (TSC unstable)" if unstable else "")
-        verdict = "agree" if row.get("agree") else "DISAGREE"
+        verdict = "NOT RUN" if row.get("not_run") else \
+            "agree" if row.get("agree") else "DISAGREE"
         out.append(head + (row["series"], row.get("release") or "?", said,
                            row["policy"], f"{ours.get('calibrations')} "
                            f"{ours.get('bsp_lpj_source')}", ours.get("verdict")
@@ -154,6 +155,9 @@ def table(results) -> list[str]:
 
 
 def agreed(results) -> tuple[int, int]:
-    """(scenarios whose every row agrees, scenarios judged)."""
+    """(scenarios whose every row was judged and agrees, scenarios): a
+    Linux that never finished judged nothing, so its scenario does not
+    agree."""
     judged = [doc for _, doc, _ in results if doc is not None]
-    return sum(1 for doc in judged if doc.get("agree")), len(results)
+    return sum(1 for doc in judged if doc.get("agree") and
+               not doc.get("not_run")), len(results)

@@ -136,6 +136,20 @@ class Qemu(unittest.TestCase):
         cmdline = argv[argv.index("-append") + 1]
         self.assertIn("hvprobe.ro=/usr,/c", cmdline.split())
 
+    def test_l1_writes_into_the_folder_it_is_given(self):
+        # Two L1 boots in one share (the referee matrix's host kernels)
+        # each keep their own console, statuses and facts.
+        kernel = hostkernel.HostKernel("6.12", Path("/k/vmlinuz"), None, "r")
+        argv = nested.qemu_argv(kernel, Path("/s/i.gz"), Path("/s"),
+                                nested.choose_l0(None, False),
+                                ro=[Path("/usr")], own_dir="l1-6.12")
+        self.assertIn("hvprobe.own=l1-6.12",
+                      argv[argv.index("-append") + 1].split())
+        self.assertNotIn("/l1/", nested.INIT)
+        for path in ('"/share/$own/l1.json"', '"/share/$own/status"',
+                     '"$share/$own/job.sh"'):
+            self.assertIn(path, nested.INIT)
+
     def test_a_comma_in_a_path_is_refused(self):
         kernel = hostkernel.HostKernel("6.12", Path("/k/vmlinuz"), None, "r")
         with self.assertRaisesRegex(nested.NestedError, "comma"):

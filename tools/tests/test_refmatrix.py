@@ -116,6 +116,22 @@ class Table(unittest.TestCase):
                                     (hv, referee_doc(hv61=(1, "lpj_fine")),
                                      1), (freq, None, None)]), (1, 3))
 
+    def test_a_linux_that_never_finished_is_not_run_not_agreed(self):
+        # tools/linux-referee keeps "agree" true for a series it could not
+        # judge (it disagreed with nothing) and names it in not_run: the
+        # table says NOT RUN and the scenario is not counted as agreeing.
+        tcg = rm.scenarios(())[0]
+        doc = referee_doc()
+        doc["rows"][0].update(linux=None, not_run="Linux 6.1 never "
+                              "finished (QEMU exited with status 0)")
+        del doc["rows"][0]["agree"]
+        doc["not_run"] = ["6.1"]
+        rows = rm.lines(tcg, doc)
+        self.assertEqual((rows[0][6], rows[0][-1]), ("never finished",
+                                                     "NOT RUN"))
+        self.assertEqual(rows[1][-1], "agree")
+        self.assertEqual(rm.agreed([(tcg, doc, 3)]), (0, 1))
+
 
 class Words(unittest.TestCase):
     def test_the_table_reads_the_referees_words(self):
@@ -179,6 +195,44 @@ class Command(unittest.TestCase):
             doc = json.loads((folder / "matrix.json").read_text())
             self.assertEqual((doc["agree"], doc["total"]), (1, 3))
             self.assertEqual(len(args.scenarios), 3)
+
+    def test_an_l1_that_ends_early_is_booted_again_for_the_rest(self):
+        # L1 6.1 reset during the second of three scenarios: the first
+        # keeps its result; the other two run in a second L1 boot, with
+        # its own console folder, and the half-written folder is kept
+        # aside, not read as the scenario's.
+        mine = [s for s in rm.scenarios(("6.1",))
+                if s.flavour == "kvm"] + \
+            [s for s in rm.scenarios(("6.1",))
+             if s.name == "l1-6.1-hv-1node"]
+        calls = []
+
+        def fake_run(kernel, commands, share, timeout, l0, own_dir):
+            calls.append((own_dir, [c[c.index("--name") + 1]
+                                    for c in commands]))
+            if len(calls) == 1:
+                (Path(share) / "l1-6.1-kvm-4node").mkdir()
+                return mock.Mock(statuses=[0, None, None])
+            return mock.Mock(statuses=[0, 1])
+
+        with tempfile.TemporaryDirectory() as tmp, \
+                mock.patch.object(lr.hostkernel, "resolve"), \
+                mock.patch.object(lr.hostinfo, "qemu_version",
+                                  return_value=(10, 0, 2)), \
+                mock.patch.object(lr.kvm_lib, "flavour_works",
+                                  return_value=("kvm_pvm", True)), \
+                mock.patch.object(lr.nested, "run", fake_run), \
+                contextlib.redirect_stdout(io.StringIO()) as out:
+            done = lr.run_nested("6.1", mine, Path(tmp))
+            left = sorted(p.name for p in Path(tmp).iterdir())
+        self.assertEqual(calls, [
+            ("l1-6.1", ["l1-6.1-kvm-1node", "l1-6.1-kvm-4node",
+                        "l1-6.1-hv-1node"]),
+            ("l1-6.1-2", ["l1-6.1-kvm-4node", "l1-6.1-hv-1node"])])
+        self.assertEqual([done[s] for s in mine], [0, 0, 1])
+        self.assertEqual(left, ["l1-6.1-kvm-4node.l1-ended-1"])
+        self.assertIn("L1 6.1 ended before 2 of its scenarios did",
+                      out.getvalue())
 
     def test_an_interrupted_matrix_keeps_what_it_measured(self):
         # Ctrl-C (or SIGTERM, which entry.py turns into the same) during

@@ -216,11 +216,13 @@ while read -r kind file; do
 	esac
 	insmod "/modules/$file" 2>/tmp/insmod || say "insmod $file: $(cat /tmp/insmod)"
 done < /modules/order
+own=l1
 set -- $(cat /proc/cmdline)
 for word; do
 	case "$word" in
 	hvprobe.share=*) share=${word#*=} ;;
 	hvprobe.ro=*) ro=${word#*=} ;;
+	hvprobe.own=*) own=${word#*=} ;;
 	esac
 done
 o=trans=virtio,version=9p2000.L,msize=262144
@@ -252,10 +254,10 @@ pmu=$(cat /sys/module/kvm/parameters/enable_pmu 2>/dev/null)
 read -r up _ < /proc/uptime
 printf '{"release":"%s","vendor":"%s","module":"%s","enable_pmu":"%s","kvm":%s,"boot_s":%s}\n' \
 	"$(uname -r)" "$vendor" "$module" "$pmu" \
-	"$([ -c /dev/kvm ] && echo true || echo false)" "$up" > /share/l1/l1.json
+	"$([ -c /dev/kvm ] && echo true || echo false)" "$up" > "/share/$own/l1.json"
 say "Linux $(uname -r) up in ${up} s; KVM: $module, enable_pmu=$pmu"
-chroot /host /bin/sh "$share/l1/job.sh"
-echo $? > /share/l1/status
+chroot /host /bin/sh "$share/$own/job.sh"
+echo $? > "/share/$own/status"
 sync
 poweroff -f
 """
@@ -301,11 +303,12 @@ def job_script(commands, share, env) -> str:
 
 
 def qemu_argv(kernel, initrd, share, l0, binary="qemu-system-x86_64",
-              ro=None) -> list[str]:
+              ro=None, own_dir=L1_DIR) -> list[str]:
     """QEMU's command line for L1: ro (default exports()) shared
     read-only as ro0, ro1, ... and named in that order on L1's command
     line, share read-write as mapped-xattr (L1's owners and modes are
-    attributes, never a real setuid file or device node here)."""
+    attributes, never a real setuid file or device node here), and
+    share/own_dir named as L1's own folder."""
     ro = exports() if ro is None else ro
     for path in (share, *ro):
         if "," in str(path):
@@ -313,7 +316,8 @@ def qemu_argv(kernel, initrd, share, l0, binary="qemu-system-x86_64",
                               "line separate paths with commas; this one "
                               "holds a comma")
     cmdline = ("console=ttyS0 panic=-1 quiet loglevel=4 "
-               f"hvprobe.share={share} hvprobe.ro={','.join(map(str, ro))}")
+               f"hvprobe.share={share} hvprobe.ro={','.join(map(str, ro))} "
+               f"hvprobe.own={own_dir}")
     shares = []
     for i, path in enumerate(ro):
         shares += ["-virtfs", f"local,path={path},mount_tag=ro{i},"
@@ -371,10 +375,11 @@ class Outcome:
 
 
 def run(kernel, commands, share, timeout, l0, stream=sys.stdout,
-        env=None) -> Outcome:
+        env=None, own_dir=L1_DIR) -> Outcome:
     """Boot kernel as L1 under l0 and run commands (argv lists, run in
     this checkout) in it, one after another; share is the read-write
-    folder they write into (it must be inside this machine's root).
+    folder they write into (it must be inside this machine's root), and
+    share/own_dir L1's own (its console, the job, the statuses).
     Returns an Outcome; NestedError when L1 never got to them."""
     share = Path(share).resolve()
     ro = exports()
@@ -382,7 +387,7 @@ def run(kernel, commands, share, timeout, l0, stream=sys.stdout,
         raise NestedError(f"{share}: L1 takes the share's and the "
                           "shared folders' paths on its kernel command "
                           "line, which splits at spaces")
-    own = share / L1_DIR
+    own = share / own_dir
     own.mkdir(parents=True, exist_ok=True)
     for stale in (STATUS, STATUS + ".each", INFO):
         (own / stale).unlink(missing_ok=True)
@@ -396,7 +401,7 @@ def run(kernel, commands, share, timeout, l0, stream=sys.stdout,
     (own / JOB).write_text(job_script(commands, own, environment))
     initrd = initramfs(kernel, own / "initramfs.gz")
     console = Console(own, kernel.label, stream)
-    argv = qemu_argv(kernel, initrd, share, l0, ro=ro)
+    argv = qemu_argv(kernel, initrd, share, l0, ro=ro, own_dir=own_dir)
     start = time.monotonic()
     try:
         console.boot(argv, timeout + L1_BOOT_S, cwd=ROOT)
