@@ -72,6 +72,10 @@ def parse_args(argv):
     p.add_argument("--quick", action="store_true",
                    help="4 and 8 vCPUs instead of 16 and 32, one run: a "
                         "test of the command, not the thread's figures")
+    p.add_argument("--vcpus", type=int, metavar="N",
+                   help="every row on N vCPUs, one package per node and at "
+                        "most N nodes (an L2 under a TCG-nested L1 is "
+                        "reliable only with as many as L1 has: 2)")
     p.add_argument("--runs", type=int, metavar="N",
                    help="boots per line (default: 3, 1 with --quick)")
     p.add_argument("--rows", metavar="LIST",
@@ -115,6 +119,8 @@ def parse_args(argv):
         args.runs = 1 if args.quick else 3
     if args.runs < 1:
         p.error("--runs must be positive")
+    if args.vcpus is not None and args.vcpus < 1:
+        p.error("--vcpus must be positive")
     args.rows = list(threadtable.ROWS) if args.rows is None else \
         [r for r in args.rows.split(",") if r]
     unknown = [r for r in args.rows if r not in threadtable.ROWS]
@@ -126,21 +132,25 @@ def parse_args(argv):
     return args
 
 
-def rows_and_specs(names, accel, quick=False, cpu=None):
+def rows_and_specs(names, accel, quick=False, cpu=None, vcpus=None):
     """[(threadtable.Row, its scenario RunSpec)] for the named rows; cpu,
-    when given, is every row's CPU model instead of the scenario's."""
+    when given, is every row's CPU model instead of the scenario's, and
+    vcpus every row's vCPUs (nodes cut to as many)."""
     specs = {s.variant: s for s in scen.load_scenario(threadtable.SCENARIO)}
     out = []
     for name in names:
         spec = specs[name]
         if cpu:
             spec = dataclasses.replace(spec, cpu=cpu)
+        if vcpus:
+            spec = dataclasses.replace(spec, vcpus=vcpus,
+                                       numa=min(spec.numa, vcpus))
         row = threadtable.Row(name, spec.cpu_for(accel), spec.vcpus,
                               max(spec.numa, 1),
                               f"lpj={hostinfo.HOST_LPJ}" in spec.cmdline,
                               threadtable.ROWS[name])
         out.append((row, spec))
-    if quick:
+    if quick and not vcpus:
         threadtable.quick_rows([r for r, _ in out])
     return out
 
@@ -180,6 +190,8 @@ def inner_argv(args, output) -> list[str]:
     for flag in ("quick", "hyperv", "linux_hz", "no_linux"):
         if getattr(args, flag):
             argv.append("--" + flag.replace("_", "-"))
+    if args.vcpus:
+        argv += ["--vcpus", str(args.vcpus)]
     return argv
 
 
@@ -215,7 +227,8 @@ def run_nested(args):
     rows = threadtable.rows_from_json(doc["rows"])
     releases = {s: v["release"] for s, v in doc.get("linux", {}).items()}
     print("\n" + "\n".join(threadtable.table(
-        rows, doc.get("runs", args.runs), releases, "kvm", args.quick)))
+        rows, doc.get("runs", args.runs), releases, "kvm", args.quick,
+        args.vcpus)))
     jsonfile.write(out, {**doc, "host_kernel": kernel.describe()})
     print(f"raw timings: {shown(out)}", flush=True)
     rc = outcome.statuses[0]
@@ -288,7 +301,8 @@ def linux_kernels(args):
 def write_timings(args, rows, kernels, releases):
     """Every raw timing, as JSON, to --output."""
     doc = {"schema": 1, "benchmark": "lpj-thread-table",
-           "accel": args.accel, "quick": args.quick, "runs": args.runs,
+           "accel": args.accel, "quick": args.quick, "vcpus": args.vcpus,
+           "runs": args.runs,
            "finished": datetime.datetime.now().isoformat(timespec="seconds"),
            "linux": {s: {"vmlinuz": str(v), "release": releases[s]}
                      for s, v in kernels.items()},
@@ -311,7 +325,8 @@ def main(argv):
         return run_nested(args)
     kernels, releases = linux_kernels(args)
     pairs = rows_and_specs(args.rows, args.accel, args.quick,
-                           threadtable.HYPERV_CPU if args.hyperv else None)
+                           threadtable.HYPERV_CPU if args.hyperv else None,
+                           args.vcpus)
     for row, _ in pairs:
         for series, vmlinuz in kernels.items():
             row.linux_hz[series] = threadtable.config_hz(vmlinuz)
@@ -353,7 +368,8 @@ def main(argv):
                     say(done, total, f"{row.name} Linux {series}", figs)
     rows = [row for row, _ in pairs]
     print("\n" + "\n".join(threadtable.table(rows, args.runs, releases,
-                                             args.accel, args.quick)))
+                                             args.accel, args.quick,
+                                             args.vcpus)))
     write_timings(args, rows, kernels, releases)
     if failed:
         print(f"bench/thread-table: {failed} boot{'s' if failed != 1 else ''}"

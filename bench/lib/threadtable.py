@@ -217,13 +217,16 @@ def lines_of(row, releases):
     return out
 
 
-def table(rows, runs, releases, accel, quick=False):
+def table(rows, runs, releases, accel, quick=False, vcpus=None):
     """The whole table as lines. releases: series -> the release that
-    booted, for the Linux lines; quick: the rows have QUICK_VCPUS."""
+    booted, for the Linux lines; quick: the rows have QUICK_VCPUS;
+    vcpus: every row has that many (--vcpus)."""
+    shape = f" (--vcpus {vcpus}: {vcpus} vCPUs and at most {vcpus} " \
+        "nodes where the thread had 16 and 32 vCPUs)" if vcpus else \
+        " (--quick: 4 and 8 vCPUs where the thread had 16 and 32)" \
+        if quick else ""
     out = [f"The lpj thread's table: {accel.upper()}, q35, {runs} run"
-           f"{'s' if runs != 1 else ''} per line"
-           + (" (--quick: 4 and 8 vCPUs where the thread had 16 and 32)"
-              if quick else ""), HEADER]
+           f"{'s' if runs != 1 else ''} per line{shape}", HEADER]
     for row in rows:
         out += lines_of(row, releases)
     out += [

@@ -141,6 +141,30 @@ class Rows(unittest.TestCase):
         self.assertEqual([(r.vcpus, r.nodes) for r, _ in quick],
                          [(4, 1), (8, 4)])
 
+    def test_every_row_on_n_vcpus(self):
+        # --vcpus 2 (a nested L2 no wider than L1): each row on 2 vCPUs,
+        # a row of four nodes on two, in hvprobe's boots as in Linux's,
+        # and the table says so.
+        pairs = tt.rows_and_specs(["calibrating-16", "four-nodes-32"], "kvm",
+                                  True, tab.HYPERV_CPU, vcpus=2)
+        self.assertEqual([(r.vcpus, r.nodes, s.vcpus, s.numa)
+                          for r, s in pairs], [(2, 1, 2, 1), (2, 2, 2, 2)])
+        one = tt.hvprobe_spec(pairs[1][1], pairs[1][0], "linux-6.1", "serial",
+                              "kvm", 60, 1)
+        self.assertEqual((one.vcpus, one.numa, one.cpu),
+                         (2, 2, tab.HYPERV_CPU))
+        self.assertIn("(--vcpus 2: 2 vCPUs and at most 2 nodes where the "
+                      "thread had 16 and 32 vCPUs)",
+                      tab.table([r for r, _ in pairs], 1, {}, "kvm", True,
+                                2)[0])
+        args = tt.parse_args(["--quick", "--hyperv", "--host-kernel", "6.12",
+                              "--vcpus", "2", "--no-build"])
+        self.assertEqual(tt.inner_argv(args, Path("/r/t.json"))[-2:],
+                         ["--vcpus", "2"])
+        with contextlib.redirect_stderr(io.StringIO()), \
+                self.assertRaises(SystemExit):
+            tt.parse_args(["--vcpus", "0"])
+
     def test_hvprobe_spec_names_policy_and_bringup(self):
         row, spec = tt.rows_and_specs(["four-nodes-32"], "tcg", True)[0]
         one = tt.hvprobe_spec(spec, row, "linux-6.5", "linux-6.5", "tcg",
