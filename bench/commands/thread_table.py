@@ -178,13 +178,13 @@ def linux_hz(hzs):
     return found.pop()
 
 
-def inner_argv(args, output) -> list[str]:
-    """bench/thread-table's command line inside L1: this one's, without
-    --host-kernel, under L1's KVM, its JSON to output and its run
-    folders beside it (L1's own temporary folder dies with L1, and a
-    boot that went wrong there is read from its serial.log here)."""
+def inner_argv(args, output, row) -> list[str]:
+    """bench/thread-table's command line inside L1 for one row: this
+    one's, without --host-kernel, under L1's KVM, its JSON to output and
+    its run folders beside it (L1's own temporary folder dies with L1,
+    and a boot that went wrong there is read from its serial.log here)."""
     argv = [sys.executable, str(ROOT / "bench" / "thread-table"),
-            "--no-build", "--accel", "kvm", "--rows", ",".join(args.rows),
+            "--no-build", "--accel", "kvm", "--rows", row,
             "--runs", str(args.runs), "--timeout", f"{args.timeout:g}",
             "--output", str(output), "--keep", str(output.parent / "runs")]
     for flag in ("quick", "hyperv", "linux_hz", "no_linux"):
@@ -196,9 +196,12 @@ def inner_argv(args, output) -> list[str]:
 
 
 def run_nested(args):
-    """The table inside one boot of --host-kernel as L1: Linux's images
-    fetched here (L1 has the checkout, not apt), the table printed from
-    what L1 wrote; the exit status of the run inside."""
+    """The table inside --host-kernel as L1, one inner run per row:
+    Linux's images fetched here (L1 has the checkout, not apt), the table
+    printed from what L1 wrote. An L1 that ends before its rows do (under
+    a TCG L0 it dies every few L2 boots) is booted again for the rest, as
+    long as the boot before finished one; the exit status is the worst
+    row's, EXIT_FAILED for a row that never finished."""
     try:
         kernel = hostkernel.resolve(args.host_kernel)
     except hostkernel.HostKernelError as err:
@@ -207,32 +210,55 @@ def run_nested(args):
     out = Path(args.output)
     share = out.parent / (out.stem + "-l1")
     share.mkdir(parents=True, exist_ok=True)
-    inner = share / "thread-table.json"
     l0 = nested.choose_l0(*kvm_lib.flavour_works(ROOT,
                                                  hostinfo.qemu_version()))
     print(f"inside L1 {kernel.describe()} under {l0.accel} ({l0.why})",
           flush=True)
-    boots = args.runs * len(args.rows) * (len(threadtable.CONFIGS) + 2)
-    try:
-        outcome = nested.run(kernel, [inner_argv(args, inner)], share,
-                             boots * args.timeout, l0)
-    except nested.NestedError as err:
-        raise CannotRun(f"L1 {args.host_kernel}: {err}") from None
-    try:
-        doc = json.loads(inner.read_text())
-    except (OSError, ValueError) as err:
-        print(f"bench/thread-table: L1 wrote no table ({err}); its exit "
-              f"status {outcome.statuses[0]}", file=sys.stderr)
+    per_row = args.runs * (len(threadtable.CONFIGS) + 2) * args.timeout
+    status: dict = dict.fromkeys(args.rows)
+    left, boot = list(args.rows), 1
+    while left:
+        own = nested.L1_DIR + (f"-{boot}" if boot > 1 else "")
+        commands = [inner_argv(args, share / f"{row}.json", row)
+                    for row in left]
+        try:
+            outcome = nested.run(kernel, commands, share,
+                                 per_row * len(left), l0, own_dir=own)
+        except nested.NestedError as err:
+            raise CannotRun(f"L1 {args.host_kernel}: {err}") from None
+        status.update(zip(left, outcome.statuses))
+        finished = len(left) - outcome.statuses.count(None)
+        left = [row for row in left if status[row] is None]
+        if left:
+            print(f"bench/thread-table: L1 ended before {len(left)} of its "
+                  f"rows did ({', '.join(left)}); its console: "
+                  f"{shown(share / own / serial.LOG)}", file=sys.stderr,
+                  flush=True)
+        if not finished:
+            break
+        boot += 1
+    docs = []
+    for row in args.rows:
+        try:
+            docs.append(json.loads((share / f"{row}.json").read_text()))
+        except (OSError, ValueError):
+            pass
+    if not docs:
+        print("bench/thread-table: L1 wrote no row", file=sys.stderr)
         return EXIT_FAILED
-    rows = threadtable.rows_from_json(doc["rows"])
-    releases = {s: v["release"] for s, v in doc.get("linux", {}).items()}
+    rows = [r for doc in docs for r in threadtable.rows_from_json(doc["rows"])]
+    releases = {s: v["release"] for doc in docs
+                for s, v in doc.get("linux", {}).items()}
     print("\n" + "\n".join(threadtable.table(
-        rows, doc.get("runs", args.runs), releases, "kvm", args.quick,
+        rows, docs[0].get("runs", args.runs), releases, "kvm", args.quick,
         args.vcpus)))
-    jsonfile.write(out, {**doc, "host_kernel": kernel.describe()})
+    jsonfile.write(out, {**docs[0], "rows": [threadtable.row_json(r)
+                                             for r in rows],
+                         "host_kernel": kernel.describe(),
+                         "unfinished_rows": left})
     print(f"raw timings: {shown(out)}", flush=True)
-    rc = outcome.statuses[0]
-    return EXIT_FAILED if rc is None else rc
+    statuses = list(status.values())
+    return EXIT_FAILED if None in statuses else max(statuses)
 
 
 def linux_lpj(hz):

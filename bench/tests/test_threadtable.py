@@ -159,8 +159,8 @@ class Rows(unittest.TestCase):
                                 2)[0])
         args = tt.parse_args(["--quick", "--hyperv", "--host-kernel", "6.12",
                               "--vcpus", "2", "--no-build"])
-        self.assertEqual(tt.inner_argv(args, Path("/r/t.json"))[-2:],
-                         ["--vcpus", "2"])
+        self.assertEqual(tt.inner_argv(args, Path("/r/t.json"),
+                                       "preset-16")[-2:], ["--vcpus", "2"])
         with contextlib.redirect_stderr(io.StringIO()), \
                 self.assertRaises(SystemExit):
             tt.parse_args(["--vcpus", "0"])
@@ -405,7 +405,7 @@ class HyperV(unittest.TestCase):
                                   "--runs", "2", "--output", str(out)])
             got = {}
 
-            def run(kernel, commands, share, timeout, l0):
+            def run(kernel, commands, share, timeout, l0, own_dir):
                 got["commands"], got["share"] = commands, share
                 inner = Path(commands[0][commands[0].index("--output") + 1])
                 inner.write_text(json.dumps({
@@ -424,6 +424,8 @@ class HyperV(unittest.TestCase):
                                                              why="test")), \
                     mock.patch.object(tt.kvm_lib, "flavour_works",
                                       return_value=("kvm_pvm", False)), \
+                    mock.patch.object(tt.hostinfo, "qemu_version",
+                                      return_value=(10, 0, 2)), \
                     mock.patch.object(tt.nested, "run", run), \
                     contextlib.redirect_stdout(said):
                 rc = tt.run_nested(args)
@@ -446,6 +448,55 @@ class HyperV(unittest.TestCase):
             self.assertIn("four-nodes-32: 32 vCPUs on 4 nodes", text)
         self.assertEqual(tab.rows_from_json([tab.row_json(row)])[0].hvprobe,
                          row.hvprobe)
+
+    def test_an_l1_that_dies_is_booted_again_for_the_rows_left(self):
+        # L1 dies during the second of three rows, then during the first
+        # of the two left, then finishes: one inner run per row, three L1
+        # boots, each with its own folder, and one table of all three.
+        row = Table().row()
+        boots = []
+
+        def run(kernel, commands, share, timeout, l0, own_dir):
+            names = [c[c.index("--rows") + 1] for c in commands]
+            boots.append((own_dir, names))
+            finish = 1
+            for c in commands[:finish]:
+                Path(c[c.index("--output") + 1]).write_text(json.dumps({
+                    "rows": [tab.row_json(row)], "runs": 1, "linux": {}}))
+            return mock.Mock(statuses=[0] * finish +
+                             [None] * (len(commands) - finish))
+
+        with tempfile.TemporaryDirectory() as tmp:
+            out = Path(tmp) / "t.json"
+            args = tt.parse_args(["--host-kernel", "6.12", "--rows",
+                                  "calibrating-16,preset-16,one-node-32",
+                                  "--output", str(out)])
+            with mock.patch.object(tt.hostkernel, "resolve",
+                                   return_value=mock.Mock(
+                                       describe=lambda: "Debian 6.12")), \
+                    mock.patch.object(tt, "linux_kernels",
+                                      return_value=({}, {})), \
+                    mock.patch.object(tt.nested, "choose_l0",
+                                      return_value=mock.Mock(accel="tcg",
+                                                             why="test")), \
+                    mock.patch.object(tt.kvm_lib, "flavour_works",
+                                      return_value=("kvm_pvm", False)), \
+                    mock.patch.object(tt.hostinfo, "qemu_version",
+                                      return_value=(10, 0, 2)), \
+                    mock.patch.object(tt.nested, "run", run), \
+                    contextlib.redirect_stdout(io.StringIO()) as said, \
+                    contextlib.redirect_stderr(io.StringIO()) as err:
+                rc = tt.run_nested(args)
+            doc = json.loads(out.read_text())
+        self.assertEqual(boots, [
+            ("l1", ["calibrating-16", "preset-16", "one-node-32"]),
+            ("l1-2", ["preset-16", "one-node-32"]),
+            ("l1-3", ["one-node-32"])])
+        self.assertEqual((rc, len(doc["rows"]), doc["unfinished_rows"]),
+                         (0, 3, []))
+        self.assertIn("L1 ended before 2 of its rows did (preset-16, "
+                      "one-node-32)", err.getvalue())
+        self.assertEqual(said.getvalue().count("four-nodes-32: "), 3)
 
 
 class CommandLine(unittest.TestCase):
