@@ -14,6 +14,7 @@ from unittest import mock
 from tools.commands import linux_referee as lr
 from tools.lib import referee
 from tools.lib import refmatrix as rm
+from tools.lib.hostkernels import nested
 
 
 def referee_doc(linux61=(2, "lpj_fine", None), hv61=(2, "lpj_fine"),
@@ -49,29 +50,31 @@ class Scenarios(unittest.TestCase):
                           for s in all_[:2]],
                          [("tcg-1node", 8, 1, None), ("tcg-4node", 8, 4, None)])
         by_name = {s.name: s for s in all_}
-        s = by_name["l1-6.12-hv-alone-4node"]
+        s = by_name["l1-6.12-hv-alone-2node"]
+        # Nested, no more vCPUs than L1 has: one package per node.
         self.assertEqual((s.host, s.vcpus, s.nodes, s.flavour),
-                         ("6.12", 4, 4, "hv-alone"))
+                         ("6.12", nested.L1_VCPUS, 2, "hv-alone"))
+        self.assertNotIn("l1-6.12-hv-alone-4node", by_name)
         self.assertEqual(s.cpu, "host,-arch-capabilities,hv-relaxed,"
                                 "hv-vpindex,hv-time,kvm=off")
         self.assertNotIn("hv-frequencies", s.cpu)
         self.assertIn("hv-frequencies",
                       by_name["l1-6.1-hv-freq-1node"].cpu)
-        self.assertIn("-kvmclock", by_name["l1-6.1-no-kvmclock-4node"].cpu)
-        self.assertEqual(by_name["l1-6.12-hv-freq-no-kvmclock-4node"].cpu,
+        self.assertIn("-kvmclock", by_name["l1-6.1-no-kvmclock-2node"].cpu)
+        self.assertEqual(by_name["l1-6.12-hv-freq-no-kvmclock-2node"].cpu,
                          "host,-arch-capabilities,-kvmclock,hv-relaxed,"
                          "hv-vpindex,hv-time,hv-frequencies")
         self.assertEqual(s.argv("/r"), [
             "--no-build", "--results", "/r", "--name",
-            "l1-6.12-hv-alone-4node", "--smp", "4", "--numa", "4", "--accel",
+            "l1-6.12-hv-alone-2node", "--smp", "2", "--numa", "2", "--accel",
             "kvm", "--cpu", s.cpu])
         self.assertEqual(all_[0].argv("/r")[-2:], ["--accel", "tcg"])
 
     def test_pick(self):
         names = [s.name for s in rm.pick(rm.scenarios(("6.12",)),
-                                         ["tcg-*", "*hv-alone-4node"])]
+                                         ["tcg-*", "*hv-alone-2node"])]
         self.assertEqual(names, ["tcg-1node", "tcg-4node",
-                                 "l1-6.12-hv-alone-4node"])
+                                 "l1-6.12-hv-alone-2node"])
         self.assertEqual(len(rm.pick(rm.scenarios(("6.1",)), None)), 16)
 
 
@@ -188,7 +191,7 @@ class Command(unittest.TestCase):
                               "--only", "l1-*-kvm-*"])
             self.assertEqual(ran, ["tcg-1node"])
             self.assertEqual(nested_calls, [
-                ("6.12", ["l1-6.12-kvm-1node", "l1-6.12-kvm-4node"])])
+                ("6.12", ["l1-6.12-kvm-1node", "l1-6.12-kvm-2node"])])
             self.assertEqual(rc, 1)     # the nested two left no result
             self.assertIn("1 of 3 scenarios agree", out.getvalue())
             [folder] = Path(tmp).glob("referee-matrix-*")
@@ -211,7 +214,7 @@ class Command(unittest.TestCase):
             calls.append((own_dir, [c[c.index("--name") + 1]
                                     for c in commands]))
             if len(calls) == 1:
-                (Path(share) / "l1-6.1-kvm-4node").mkdir()
+                (Path(share) / "l1-6.1-kvm-2node").mkdir()
                 return mock.Mock(statuses=[0, None, None])
             return mock.Mock(statuses=[0, 1])
 
@@ -226,12 +229,47 @@ class Command(unittest.TestCase):
             done = lr.run_nested("6.1", mine, Path(tmp))
             left = sorted(p.name for p in Path(tmp).iterdir())
         self.assertEqual(calls, [
-            ("l1-6.1", ["l1-6.1-kvm-1node", "l1-6.1-kvm-4node",
+            ("l1-6.1", ["l1-6.1-kvm-1node", "l1-6.1-kvm-2node",
                         "l1-6.1-hv-1node"]),
-            ("l1-6.1-2", ["l1-6.1-kvm-4node", "l1-6.1-hv-1node"])])
+            ("l1-6.1-2", ["l1-6.1-kvm-2node", "l1-6.1-hv-1node"])])
         self.assertEqual([done[s] for s in mine], [0, 0, 1])
-        self.assertEqual(left, ["l1-6.1-kvm-4node.l1-ended-1"])
+        self.assertEqual(left, ["l1-6.1-kvm-2node.l1-ended-1"])
         self.assertIn("L1 6.1 ended before 2 of its scenarios did",
+                      out.getvalue())
+
+    def test_l1_is_booted_again_while_each_boot_finishes_one(self):
+        # Dying after one scenario each time, L1 is booted once per
+        # scenario; a boot that finishes none is the last.
+        mine = [s for s in rm.scenarios(("6.12",)) if s.flavour == "kvm"] + \
+            [s for s in rm.scenarios(("6.12",)) if s.flavour == "hv"]
+        runs = []
+
+        def one_each(kernel, commands, share, timeout, l0, own_dir):
+            runs.append((own_dir, len(commands)))
+            return mock.Mock(statuses=[0] + [None] * (len(commands) - 1))
+
+        def none_after_two(kernel, commands, share, timeout, l0, own_dir):
+            runs.append((own_dir, len(commands)))
+            first = [0] if len(runs) <= 2 else [None]
+            return mock.Mock(statuses=first + [None] * (len(commands) - 1))
+
+        for fake, boots, finished in ((one_each, 4, 4),
+                                      (none_after_two, 3, 2)):
+            runs.clear()
+            with tempfile.TemporaryDirectory() as tmp, \
+                    mock.patch.object(lr.hostkernel, "resolve"), \
+                    mock.patch.object(lr.hostinfo, "qemu_version",
+                                      return_value=(10, 0, 2)), \
+                    mock.patch.object(lr.kvm_lib, "flavour_works",
+                                      return_value=("kvm_pvm", True)), \
+                    mock.patch.object(lr.nested, "run", fake), \
+                    contextlib.redirect_stdout(io.StringIO()) as out:
+                done = lr.run_nested("6.12", mine, Path(tmp))
+            self.assertEqual(len(runs), boots)
+            self.assertEqual(runs[0], ("l1-6.12", 4))
+            self.assertEqual(runs[1], ("l1-6.12-2", 3))
+            self.assertEqual(sum(v == 0 for v in done.values()), finished)
+        self.assertIn("finished none of them: not booted again",
                       out.getvalue())
 
     def test_an_interrupted_matrix_keeps_what_it_measured(self):
