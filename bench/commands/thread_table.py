@@ -230,8 +230,10 @@ def run_nested(args):
         finished = len(left) - outcome.statuses.count(None)
         left = [row for row in left if status[row] is None]
         if left:
+            broke = f", its kernel: {outcome.broken}" if outcome.broken \
+                else ""
             print(f"bench/thread-table: L1 ended before {len(left)} of its "
-                  f"rows did ({', '.join(left)}); its console: "
+                  f"rows did ({', '.join(left)}{broke}); its console: "
                   f"{shown(share / own / serial.LOG)}", file=sys.stderr,
                   flush=True)
         if not finished:

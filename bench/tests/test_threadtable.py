@@ -463,8 +463,11 @@ class HyperV(unittest.TestCase):
             for c in commands[:finish]:
                 Path(c[c.index("--output") + 1]).write_text(json.dumps({
                     "rows": [tab.row_json(row)], "runs": 1, "linux": {}}))
+            broken = "watchdog: BUG: soft lockup" if len(boots) == 1 \
+                else None
             return mock.Mock(statuses=[0] * finish +
-                             [None] * (len(commands) - finish))
+                             [None] * (len(commands) - finish),
+                             broken=broken)
 
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "t.json"
@@ -495,7 +498,10 @@ class HyperV(unittest.TestCase):
         self.assertEqual((rc, len(doc["rows"]), doc["unfinished_rows"]),
                          (0, 3, []))
         self.assertIn("L1 ended before 2 of its rows did (preset-16, "
-                      "one-node-32)", err.getvalue())
+                      "one-node-32, its kernel: watchdog: BUG: soft lockup)",
+                      err.getvalue())
+        self.assertIn("L1 ended before 1 of its rows did (one-node-32); ",
+                      err.getvalue())
         self.assertEqual(said.getvalue().count("four-nodes-32: "), 3)
 
 

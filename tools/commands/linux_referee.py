@@ -231,8 +231,9 @@ def run_nested(host, mine, folder):
         left = [s for s in left if done[s] is None]
         if not left:
             break
-        print(f"L1 {host} ended before {len(left)} of its scenarios did",
-              flush=True)
+        print(f"L1 {host} ended before {len(left)} of its scenarios did"
+              + (f" (its kernel: {outcome.broken})" if outcome.broken
+                 else ""), flush=True)
         # What the unfinished one wrote stays, beside the folder its
         # next run makes under its own name.
         for s in left:

@@ -150,6 +150,23 @@ class Qemu(unittest.TestCase):
                      '"$share/$own/job.sh"'):
             self.assertIn(path, nested.INIT)
 
+    def test_l1_that_breaks_ends_its_run(self):
+        # L1's own kernel locking up ends the run at once; the same words
+        # in its job's output (a guest's console quoted) do not.
+        with tempfile.TemporaryDirectory() as tmp:
+            console = nested.Console(Path(tmp), "6.1", None)
+            self.assertFalse(console.line(
+                b"", "NOT RUN  6.1: ... last lines: [   5.1] Kernel panic - "
+                "not syncing: x", 1.0))
+            self.assertFalse(console.line(b"", "[   26.692192] kvm [153]: "
+                                          "vcpu0, Unhandled WRMSR", 1.0))
+            self.assertIsNone(console.broken)
+            self.assertTrue(console.line(
+                b"", "[  524.966144] watchdog: BUG: soft lockup - CPU#1 "
+                "stuck for 26s! [khugepaged:36]", 2.0))
+            self.assertEqual(console.broken, "watchdog: BUG: soft lockup - "
+                             "CPU#1 stuck for 26s! [khugepaged:36]")
+
     def test_a_comma_in_a_path_is_refused(self):
         kernel = hostkernel.HostKernel("6.12", Path("/k/vmlinuz"), None, "r")
         with self.assertRaisesRegex(nested.NestedError, "comma"):

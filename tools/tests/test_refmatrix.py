@@ -215,8 +215,9 @@ class Command(unittest.TestCase):
                                     for c in commands]))
             if len(calls) == 1:
                 (Path(share) / "l1-6.1-kvm-2node").mkdir()
-                return mock.Mock(statuses=[0, None, None])
-            return mock.Mock(statuses=[0, 1])
+                return mock.Mock(statuses=[0, None, None],
+                                 broken="Kernel panic - not syncing: x")
+            return mock.Mock(statuses=[0, 1], broken=None)
 
         with tempfile.TemporaryDirectory() as tmp, \
                 mock.patch.object(lr.hostkernel, "resolve"), \
@@ -234,8 +235,8 @@ class Command(unittest.TestCase):
             ("l1-6.1-2", ["l1-6.1-kvm-2node", "l1-6.1-hv-1node"])])
         self.assertEqual([done[s] for s in mine], [0, 0, 1])
         self.assertEqual(left, ["l1-6.1-kvm-2node.l1-ended-1"])
-        self.assertIn("L1 6.1 ended before 2 of its scenarios did",
-                      out.getvalue())
+        self.assertIn("L1 6.1 ended before 2 of its scenarios did (its "
+                      "kernel: Kernel panic - not syncing: x)", out.getvalue())
 
     def test_l1_is_booted_again_while_each_boot_finishes_one(self):
         # Dying after one scenario each time, L1 is booted once per
@@ -246,12 +247,14 @@ class Command(unittest.TestCase):
 
         def one_each(kernel, commands, share, timeout, l0, own_dir):
             runs.append((own_dir, len(commands)))
-            return mock.Mock(statuses=[0] + [None] * (len(commands) - 1))
+            return mock.Mock(statuses=[0] + [None] * (len(commands) - 1),
+                             broken=None)
 
         def none_after_two(kernel, commands, share, timeout, l0, own_dir):
             runs.append((own_dir, len(commands)))
             first = [0] if len(runs) <= 2 else [None]
-            return mock.Mock(statuses=first + [None] * (len(commands) - 1))
+            return mock.Mock(statuses=first + [None] * (len(commands) - 1),
+                             broken=None)
 
         for fake, boots, finished in ((one_each, 4, 4),
                                       (none_after_two, 3, 2)):

@@ -34,6 +34,7 @@ import gzip
 import io
 import json
 import os
+import re
 import shlex
 import sys
 import time
@@ -350,17 +351,32 @@ def readable(folder) -> None:
             pass
 
 
+# L1's own kernel (its lines open with printk's stamp; its job's never
+# do) saying it is broken. Under a TCG L0 an L2 sometimes corrupts L1's
+# memory, and L1 then panics (and, with panic=-1 under -no-reboot, ends)
+# or locks up (khugepaged stuck for minutes), after which its job is
+# not worth the rest of the timeout.
+L1_BROKEN = re.compile(r"^\[\s*\d+\.\d+\] (watchdog: BUG: soft lockup.*|"
+                       r"Kernel panic - not syncing.*)")
+
+
 class Console(serial.Console):
-    """L1's serial console, each line shown with the kernel's label."""
+    """L1's serial console, each line shown with the kernel's label; it
+    ends at L1's own kernel saying it is broken (L1_BROKEN), which
+    broken then holds."""
 
     def __init__(self, run_dir, label, stream) -> None:
         super().__init__(run_dir)
         self.label, self.stream = label, stream
+        self.broken: str | None = None
 
     def line(self, raw, text, stamp) -> bool:
         if text and self.stream is not None:
             print(f"[L1 {self.label}] {escaped(text)}", file=self.stream,
                   flush=True)
+        if m := L1_BROKEN.match(text):
+            self.broken = escaped(m.group(1))
+            return True
         return False
 
 
@@ -372,6 +388,7 @@ class Outcome:
     kernel: hostkernel.HostKernel
     wall_s: float
     console: Path           # L1's serial log
+    broken: str | None = None   # what L1's kernel said when it broke
 
 
 def run(kernel, commands, share, timeout, l0, stream=sys.stdout,
@@ -425,7 +442,7 @@ def run(kernel, commands, share, timeout, l0, stream=sys.stdout,
     except OSError:
         each = ""
     return Outcome(statuses(each, len(commands)), info, l0, kernel, wall,
-                   own / serial.LOG)
+                   own / serial.LOG, console.broken)
 
 
 def statuses(text, n) -> list[int | None]:
