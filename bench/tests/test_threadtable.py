@@ -39,6 +39,24 @@ def hvprobe_doc(total_us=952000, hz=1000, sources=("lpj_fine", "calibrate",
         return resultset.doc_from_log(path, [])
 
 
+@contextlib.contextmanager
+def nested_l1(run):
+    """run_nested() with run standing for nested.run() and nothing of
+    this machine read: its host kernel, Linux's images, L0, QEMU."""
+    with contextlib.ExitStack() as stack:
+        for target, name, value in (
+                (tt.hostkernel, "resolve",
+                 mock.Mock(describe=lambda: "Debian 6.12")),
+                (tt, "linux_kernels", ({}, {})),
+                (tt.nested, "choose_l0", mock.Mock(accel="tcg", why="test")),
+                (tt.kvm_lib, "flavour_works", ("kvm_pvm", False)),
+                (tt.hostinfo, "qemu_version", (10, 0, 2))):
+            stack.enter_context(mock.patch.object(target, name,
+                                                  return_value=value))
+        stack.enter_context(mock.patch.object(tt.nested, "run", run))
+        yield
+
+
 # Linux 6.1 on four packages of two CPUs: the boot CPU from the TSC's
 # rate, CPU 1 copies it, CPUs 2, 4 and 6 (each the first of its
 # package) calibrate, 3, 5 and 7 copy theirs.
@@ -414,19 +432,7 @@ class HyperV(unittest.TestCase):
                 return mock.Mock(statuses=[0])
 
             said = io.StringIO()
-            with mock.patch.object(tt.hostkernel, "resolve",
-                                   return_value=mock.Mock(
-                                       describe=lambda: "Debian 6.12")), \
-                    mock.patch.object(tt, "linux_kernels",
-                                      return_value=({}, {})), \
-                    mock.patch.object(tt.nested, "choose_l0",
-                                      return_value=mock.Mock(accel="tcg",
-                                                             why="test")), \
-                    mock.patch.object(tt.kvm_lib, "flavour_works",
-                                      return_value=("kvm_pvm", False)), \
-                    mock.patch.object(tt.hostinfo, "qemu_version",
-                                      return_value=(10, 0, 2)), \
-                    mock.patch.object(tt.nested, "run", run), \
+            with nested_l1(run), \
                     contextlib.redirect_stdout(said):
                 rc = tt.run_nested(args)
             self.assertEqual(rc, 0)
@@ -474,19 +480,7 @@ class HyperV(unittest.TestCase):
             args = tt.parse_args(["--host-kernel", "6.12", "--rows",
                                   "calibrating-16,preset-16,one-node-32",
                                   "--output", str(out)])
-            with mock.patch.object(tt.hostkernel, "resolve",
-                                   return_value=mock.Mock(
-                                       describe=lambda: "Debian 6.12")), \
-                    mock.patch.object(tt, "linux_kernels",
-                                      return_value=({}, {})), \
-                    mock.patch.object(tt.nested, "choose_l0",
-                                      return_value=mock.Mock(accel="tcg",
-                                                             why="test")), \
-                    mock.patch.object(tt.kvm_lib, "flavour_works",
-                                      return_value=("kvm_pvm", False)), \
-                    mock.patch.object(tt.hostinfo, "qemu_version",
-                                      return_value=(10, 0, 2)), \
-                    mock.patch.object(tt.nested, "run", run), \
+            with nested_l1(run), \
                     contextlib.redirect_stdout(io.StringIO()) as said, \
                     contextlib.redirect_stderr(io.StringIO()) as err:
                 rc = tt.run_nested(args)

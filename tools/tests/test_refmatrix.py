@@ -17,6 +17,19 @@ from tools.lib import refmatrix as rm
 from tools.lib.hostkernels import nested
 
 
+@contextlib.contextmanager
+def nested_l1(run):
+    """run_nested() with run standing for nested.run() and nothing of
+    this machine read: its host kernel, KVM, QEMU."""
+    with mock.patch.object(lr.hostkernel, "resolve"), \
+            mock.patch.object(lr.hostinfo, "qemu_version",
+                              return_value=(10, 0, 2)), \
+            mock.patch.object(lr.kvm_lib, "flavour_works",
+                              return_value=("kvm_pvm", True)), \
+            mock.patch.object(lr.nested, "run", run):
+        yield
+
+
 def referee_doc(linux61=(2, "lpj_fine", None), hv61=(2, "lpj_fine"),
                 linux612=(0, "lpj_fine", None), hv612=(0, "lpj_fine"),
                 beyond=("agree", "agree", "not compared")):
@@ -219,13 +232,7 @@ class Command(unittest.TestCase):
                                  broken="Kernel panic - not syncing: x")
             return mock.Mock(statuses=[0, 1], broken=None)
 
-        with tempfile.TemporaryDirectory() as tmp, \
-                mock.patch.object(lr.hostkernel, "resolve"), \
-                mock.patch.object(lr.hostinfo, "qemu_version",
-                                  return_value=(10, 0, 2)), \
-                mock.patch.object(lr.kvm_lib, "flavour_works",
-                                  return_value=("kvm_pvm", True)), \
-                mock.patch.object(lr.nested, "run", fake_run), \
+        with tempfile.TemporaryDirectory() as tmp, nested_l1(fake_run), \
                 contextlib.redirect_stdout(io.StringIO()) as out:
             done = lr.run_nested("6.1", mine, Path(tmp))
             left = sorted(p.name for p in Path(tmp).iterdir())
@@ -259,13 +266,7 @@ class Command(unittest.TestCase):
         for fake, boots, finished in ((one_each, 4, 4),
                                       (none_after_two, 3, 2)):
             runs.clear()
-            with tempfile.TemporaryDirectory() as tmp, \
-                    mock.patch.object(lr.hostkernel, "resolve"), \
-                    mock.patch.object(lr.hostinfo, "qemu_version",
-                                      return_value=(10, 0, 2)), \
-                    mock.patch.object(lr.kvm_lib, "flavour_works",
-                                      return_value=("kvm_pvm", True)), \
-                    mock.patch.object(lr.nested, "run", fake), \
+            with tempfile.TemporaryDirectory() as tmp, nested_l1(fake), \
                     contextlib.redirect_stdout(io.StringIO()) as out:
                 done = lr.run_nested("6.12", mine, Path(tmp))
             self.assertEqual(len(runs), boots)
