@@ -54,16 +54,14 @@ bool refclock_counts(struct refclock *r, const char *why_not)
 
 struct ref_pair clock_read_pair(u64 (*read)(void))
 {
-	struct ref_pair best = { 0, 0 };
-	u64 width = ~0ULL;
+	struct ref_pair best = { 0, 0, ~0ULL };
 
 	for (int i = 0; i < PAIR_TRIES; i++) {
 		u64 before = rdtsc(), ref = read(), after = rdtsc();
 
-		if (after - before < width) {
-			width = after - before;
-			best = (struct ref_pair){ before + width / 2, ref };
-		}
+		if (after - before < best.width)
+			best = (struct ref_pair){ before + (after - before) / 2, ref,
+						  after - before };
 	}
 	return best;
 }
@@ -72,24 +70,38 @@ struct ref_pair clock_read_pair(u64 (*read)(void))
 #define WRAP_CHECK_AFTER_TICKS 1024
 
 /*
+ * Each end of a window is placed only to within its pair's bracket, and a
+ * reference that exits to the hypervisor on every read is slow to read:
+ * Hyper-V's reference counter MSR, where KVM gives no valid TSC page
+ * (kvm_hv_setup_tsc_page() without a master clock), takes a nested exit
+ * each time. So a window lasts at least BRACKETS_PER_WINDOW of the first
+ * bracket, two ends within 0.1 % of it, but no more than WINDOW_STRETCH_MAX
+ * times what was asked, so that no reference holds a boot for long.
+ */
+#define BRACKETS_PER_WINDOW 1000
+#define WINDOW_STRETCH_MAX 16
+
+/*
  * One window; *clean is false when some step between two reads took,
  * by the TSC, more than half a wrap at the rate seen before it, so that
  * whole wraps may have gone uncounted.
  */
-static u64 measure_window(const struct refclock *r, u64 window_us, bool *clean)
+static struct tsc_measurement measure_window(const struct refclock *r, u64 window_us, bool *clean)
 {
-	u64 want = r->hz * window_us / US_PER_SECOND, got = 0, prev, prev_tsc;
+	u64 want = r->hz * window_us / US_PER_SECOND, got = 0, prev, prev_tsc, min_span;
 	u64 half_wrap = r->bits <= 32 ? 1ULL << (r->bits - 1) : 0;
 	struct ref_pair start, end;
+	u64 span;
 
 	*clean = true;
 	if (r->start)
 		r->start();
 	start = clock_read_pair(r->read);
+	min_span = start.width * BRACKETS_PER_WINDOW;
 	/* Step through the window so that a narrow counter's wraps are all seen. */
 	prev = start.ref;
 	prev_tsc = start.tsc;
-	while (got < want) {
+	while (got < want || (prev_tsc - start.tsc < min_span && got < want * WINDOW_STRETCH_MAX)) {
 		u64 now = r->read(), tsc = rdtsc();
 
 		if (half_wrap && got >= WRAP_CHECK_AFTER_TICKS &&
@@ -103,7 +115,12 @@ static u64 measure_window(const struct refclock *r, u64 window_us, bool *clean)
 	got += refclock_delta(prev, end.ref, r->bits);
 	if (r->stop)
 		r->stop();
-	return (end.tsc - start.tsc) * r->hz / got;
+	span = end.tsc - start.tsc;
+	return (struct tsc_measurement){
+		.hz = span * r->hz / got,
+		.window_us = got * US_PER_SECOND / r->hz,
+		.uncertainty_ppm = (start.width + end.width) / 2 * 1000000 / span,
+	};
 }
 
 /*
@@ -118,22 +135,29 @@ static u64 measure_window(const struct refclock *r, u64 window_us, bool *clean)
 #define NARROW_COUNTER_WINDOWS 3
 #define MEASURE_TRIES 8
 
-u64 clock_measure_tsc_hz(const struct refclock *r, u64 window_us)
+struct tsc_measurement clock_measure_tsc(const struct refclock *r, u64 window_us)
 {
 	u32 wanted = r->bits <= NARROW_COUNTER_BITS ? NARROW_COUNTER_WINDOWS : 1, clean_windows = 0;
-	u64 best_clean = ~0ULL, best_any = ~0ULL;
+	struct tsc_measurement best_clean = { .hz = ~0ULL }, best_any = { .hz = ~0ULL };
 
 	for (u32 i = 0; i < MEASURE_TRIES && clean_windows < wanted; i++) {
 		bool clean;
-		u64 hz = measure_window(r, window_us, &clean);
+		struct tsc_measurement m = measure_window(r, window_us, &clean);
 
-		best_any = MIN(best_any, hz);
+		if (m.hz < best_any.hz)
+			best_any = m;
 		if (clean) {
-			best_clean = MIN(best_clean, hz);
+			if (m.hz < best_clean.hz)
+				best_clean = m;
 			clean_windows++;
 		}
 	}
 	return clean_windows ? best_clean : best_any;
+}
+
+u64 clock_measure_tsc_hz(const struct refclock *r, u64 window_us)
+{
+	return clock_measure_tsc(r, window_us).hz;
 }
 
 /* CPUID.15H: TSC = crystal * EBX / EAX, when all three are stated. */

@@ -119,7 +119,19 @@ static inline const struct refclock *clock_reference(void)
 {
 	return clock_have_ref() ? clock_refclock(clock.ref) : NULL;
 }
-/* TSC Hz measured against r over window_us microseconds. */
+/*
+ * TSC Hz measured against r over at least window_us microseconds (longer
+ * for a reference slow to read: see clock.c), the window it took and how
+ * far the two ends' brackets leave the rate uncertain.
+ */
+struct tsc_measurement {
+	u64 hz;
+	u64 window_us;
+	u64 uncertainty_ppm;
+};
+
+struct tsc_measurement clock_measure_tsc(const struct refclock *r, u64 window_us);
+/* The same, its rate alone. */
 u64 clock_measure_tsc_hz(const struct refclock *r, u64 window_us);
 /* Elapsed reference ticks from a to b, a counter of the given width. */
 static inline u64 refclock_delta(u64 a, u64 b, u32 bits)
@@ -136,6 +148,7 @@ u64 refclock_time_us(const struct refclock *r, void (*fn)(void *arg), void *arg)
 struct ref_pair {
 	u64 tsc;
 	u64 ref;
+	u64 width; /* TSC cycles between the two reads around ref */
 };
 
 struct ref_pair clock_read_pair(u64 (*read)(void));
