@@ -230,10 +230,9 @@ def run_nested(args):
         finished = len(left) - outcome.statuses.count(None)
         left = [row for row in left if status[row] is None]
         if left:
-            broke = f", its kernel: {outcome.broken}" if outcome.broken \
-                else ""
             print(f"bench/thread-table: L1 ended before {len(left)} of its "
-                  f"rows did ({', '.join(left)}{broke}); its console: "
+                  f"rows did ({', '.join(left)}; {outcome.why_ended()}); "
+                  "its console: "
                   f"{shown(share / own / serial.LOG)}", file=sys.stderr,
                   flush=True)
         if not finished:
@@ -290,7 +289,7 @@ def boot_linux(vmlinuz, row, mem_mib, accel, lpj, run_dir, timeout):
     # says why) says how it ended: a guest that reset looks, in its
     # console, like one that hangs.
     if figs["error"] and (boot.timed_out or not boot.cut_short):
-        figs["error"] += f" ({referee.ended(boot, f'{timeout:g}')}" + \
+        figs["error"] += f" ({serial.ended(boot, f'{timeout:g}')}" + \
             (f"; each of its {resets + 1} boots reset" if resets else "") + ")"
     return figs
 

@@ -14,6 +14,7 @@ from unittest import mock
 from bench.commands import thread_table as tt
 from bench.lib import threadtable as tab
 from tools.lib import referee
+from tools.lib.hostkernels import nested
 from tools.lib.analysis import resultset
 
 
@@ -471,9 +472,10 @@ class HyperV(unittest.TestCase):
                     "rows": [tab.row_json(row)], "runs": 1, "linux": {}}))
             broken = "watchdog: BUG: soft lockup" if len(boots) == 1 \
                 else None
-            return mock.Mock(statuses=[0] * finish +
-                             [None] * (len(commands) - finish),
-                             broken=broken)
+            return nested.Outcome([0] * finish +
+                                  [None] * (len(commands) - finish), {}, l0,
+                                  kernel, 40.0, Path("serial.log"), broken,
+                                  "still running after 900 s")
 
         with tempfile.TemporaryDirectory() as tmp:
             out = Path(tmp) / "t.json"
@@ -492,10 +494,10 @@ class HyperV(unittest.TestCase):
         self.assertEqual((rc, len(doc["rows"]), doc["unfinished_rows"]),
                          (0, 3, []))
         self.assertIn("L1 ended before 2 of its rows did (preset-16, "
-                      "one-node-32, its kernel: watchdog: BUG: soft lockup)",
+                      "one-node-32; its kernel: watchdog: BUG: soft lockup)",
                       err.getvalue())
-        self.assertIn("L1 ended before 1 of its rows did (one-node-32); ",
-                      err.getvalue())
+        self.assertIn("L1 ended before 1 of its rows did (one-node-32; "
+                      "still running after 900 s); ", err.getvalue())
         self.assertEqual(said.getvalue().count("four-nodes-32: "), 3)
 
 

@@ -232,8 +232,7 @@ def run_nested(host, mine, folder):
         if not left:
             break
         print(f"L1 {host} ended before {len(left)} of its scenarios did"
-              + (f" (its kernel: {outcome.broken})" if outcome.broken
-                 else ""), flush=True)
+              f" ({outcome.why_ended()})", flush=True)
         # What the unfinished one wrote stays, beside the folder its
         # next run makes under its own name.
         for s in left:

@@ -371,21 +371,6 @@ class Boot(serial.Console):
             (self.run_dir / STALL).write_text("\n".join(lines) + "\n")
 
 
-def ended(boot, timeout) -> str:
-    """Why boot stopped: its time ran out, it flooded, or QEMU exited,
-    which without the end marker is a guest that reset or powered off
-    (QEMU runs with -no-reboot)."""
-    if boot.timed_out:
-        return f"still running after {timeout} s"
-    if boot.flooded:
-        return "stopped: it printed more than a boot's output may"
-    took = f" after {boot.wall:.0f} s" if boot.wall is not None else ""
-    if boot.exit_status == 0:
-        return f"QEMU exited with status 0{took}, with no end marker: " \
-            "the guest reset or powered off (-no-reboot)"
-    return f"QEMU exited with status {boot.exit_status}{took}"
-
-
 def ending(run_dir) -> str:
     """What ended() wrote for a boot in run_dir, or "" (none written)."""
     try:
@@ -430,7 +415,7 @@ def run(vmlinuz, machine, run_dir, kvm_ok=False, cmdline="",
             break
         resets += 1
         (run_dir / serial.LOG).rename(run_dir / RESET_LOG.format(resets))
-    why = ended(boot, timeout)
+    why = serial.ended(boot, timeout)
     if resets:
         why += f"; each of its {resets + 1} boots reset"
     (run_dir / ENDED).write_text(why + "\n")

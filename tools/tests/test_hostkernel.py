@@ -266,6 +266,35 @@ class L1(unittest.TestCase):
             nested.run(kernel, [], "/tmp/a b", 1, nested.choose_l0(None, 0))
 
 
+class L1Ends(unittest.TestCase):
+    """What nested.run() says of an L1 whose QEMU stopped before its
+    commands did: here a fake QEMU that writes L1's own files for the
+    first command and exits, as a guest that resets under -no-reboot."""
+
+    def test_an_l1_that_resets_says_qemu_exited(self):
+        kernel = hostkernel.HostKernel("6.12", Path("/k/vmlinuz"), None, "r")
+        with tempfile.TemporaryDirectory() as tmp:
+            own = Path(tmp) / nested.L1_DIR
+            fake = ["sh", "-c", f"echo '{{}}' > {own}/{nested.INFO}; "
+                    f"echo 0 0 > {own}/{nested.STATUS}.each"]
+
+            def initramfs(kernel, out):
+                Path(out).write_bytes(b"")
+                return Path(out)
+            with mock.patch.object(nested, "exports", return_value=[]), \
+                    mock.patch.object(nested, "initramfs", initramfs), \
+                    mock.patch.object(nested, "qemu_argv",
+                                      return_value=fake), \
+                    mock.patch.object(nested.owner, "hand_over"):
+                outcome = nested.run(kernel, [["true"], ["true"]], tmp, 30,
+                                     nested.choose_l0(None, False),
+                                     stream=io.StringIO())
+        self.assertEqual(outcome.statuses, [0, None])
+        self.assertRegex(outcome.why_ended(),
+                         r"^QEMU exited with status 0 after \d+ s, with no "
+                         r"end marker: the guest reset or powered off")
+
+
 class RunInside(unittest.TestCase):
     def test_the_same_command_less_the_host_options(self):
         argv = ["--no-build", "--host-kernel", "6.12", "--results=x",

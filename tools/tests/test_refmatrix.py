@@ -17,6 +17,10 @@ from tools.lib import refmatrix as rm
 from tools.lib.hostkernels import nested
 
 
+L1_RESET = ("QEMU exited with status 0 after 40 s, with no end marker: "
+            "the guest reset or powered off (-no-reboot)")
+
+
 @contextlib.contextmanager
 def nested_l1(run):
     """run_nested() with run standing for nested.run() and nothing of
@@ -228,8 +232,10 @@ class Command(unittest.TestCase):
                                     for c in commands]))
             if len(calls) == 1:
                 (Path(share) / "l1-6.1-kvm-2node").mkdir()
-                return mock.Mock(statuses=[0, None, None],
-                                 broken="Kernel panic - not syncing: x")
+                return nested.Outcome([0, None, None], {}, l0, kernel, 40.0,
+                                      Path("serial.log"),
+                                      "Kernel panic - not syncing: x",
+                                      L1_RESET)
             return mock.Mock(statuses=[0, 1], broken=None)
 
         with tempfile.TemporaryDirectory() as tmp, nested_l1(fake_run), \
@@ -254,14 +260,16 @@ class Command(unittest.TestCase):
 
         def one_each(kernel, commands, share, timeout, l0, own_dir):
             runs.append((own_dir, len(commands)))
-            return mock.Mock(statuses=[0] + [None] * (len(commands) - 1),
-                             broken=None)
+            return nested.Outcome([0] + [None] * (len(commands) - 1), {},
+                                  l0, kernel, 40.0, Path("serial.log"),
+                                  ended=L1_RESET)
 
         def none_after_two(kernel, commands, share, timeout, l0, own_dir):
             runs.append((own_dir, len(commands)))
             first = [0] if len(runs) <= 2 else [None]
-            return mock.Mock(statuses=first + [None] * (len(commands) - 1),
-                             broken=None)
+            return nested.Outcome(first + [None] * (len(commands) - 1), {},
+                                  l0, kernel, 40.0, Path("serial.log"),
+                                  ended=L1_RESET)
 
         for fake, boots, finished in ((one_each, 4, 4),
                                       (none_after_two, 3, 2)):
@@ -275,6 +283,9 @@ class Command(unittest.TestCase):
             self.assertEqual(sum(v == 0 for v in done.values()), finished)
         self.assertIn("finished none of them: not booted again",
                       out.getvalue())
+        # A silent end says how L1's QEMU stopped.
+        self.assertIn(f"L1 6.12 ended before 3 of its scenarios did "
+                      f"({L1_RESET})", out.getvalue())
 
     def test_an_interrupted_matrix_keeps_what_it_measured(self):
         # Ctrl-C (or SIGTERM, which entry.py turns into the same) during

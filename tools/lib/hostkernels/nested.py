@@ -389,6 +389,12 @@ class Outcome:
     wall_s: float
     console: Path           # L1's serial log
     broken: str | None = None   # what L1's kernel said when it broke
+    ended: str = ""             # how L1's QEMU stopped (serial.ended())
+
+    def why_ended(self) -> str:
+        """Why L1 stopped, for a run it did not finish: what its kernel
+        said, or else how its QEMU stopped."""
+        return f"its kernel: {self.broken}" if self.broken else self.ended
 
 
 def run(kernel, commands, share, timeout, l0, stream=sys.stdout,
@@ -420,8 +426,9 @@ def run(kernel, commands, share, timeout, l0, stream=sys.stdout,
     console = Console(own, kernel.label, stream)
     argv = qemu_argv(kernel, initrd, share, l0, ro=ro, own_dir=own_dir)
     start = time.monotonic()
+    limit = timeout + L1_BOOT_S
     try:
-        console.boot(argv, timeout + L1_BOOT_S, cwd=ROOT)
+        console.boot(argv, limit, cwd=ROOT)
     except serial.CannotStart as err:
         raise NestedError(str(err)) from None
     finally:
@@ -442,7 +449,8 @@ def run(kernel, commands, share, timeout, l0, stream=sys.stdout,
     except OSError:
         each = ""
     return Outcome(statuses(each, len(commands)), info, l0, kernel, wall,
-                   own / serial.LOG, console.broken)
+                   own / serial.LOG, console.broken,
+                   serial.ended(console, f"{limit:g}"))
 
 
 def statuses(text, n) -> list[int | None]:

@@ -183,6 +183,21 @@ def read_times(text) -> list[tuple[float, str]]:
     return out
 
 
+def ended(console, timeout) -> str:
+    """Why a console's QEMU stopped: its time ran out, it flooded, or
+    QEMU exited, which before the guest said it was done is a guest that
+    reset or powered off (QEMU runs with -no-reboot)."""
+    if console.timed_out:
+        return f"still running after {timeout} s"
+    if console.flooded:
+        return "stopped: it printed more than a boot's output may"
+    took = f" after {console.wall:.0f} s" if console.wall is not None else ""
+    if console.exit_status == 0:
+        return f"QEMU exited with status 0{took}, with no end marker: " \
+            "the guest reset or powered off (-no-reboot)"
+    return f"QEMU exited with status {console.exit_status}{took}"
+
+
 class Console:
     """One QEMU process whose stdout is a guest's serial port. A subclass
     sees each line (line()), may end the run early (line() returns True,
