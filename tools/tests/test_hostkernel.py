@@ -295,6 +295,47 @@ class L1Ends(unittest.TestCase):
                          r"end marker: the guest reset or powered off")
 
 
+class L1Hangs(unittest.TestCase):
+    """nested.Console.stopped(): an L1 whose QEMU used under 5 % of a
+    CPU over L1_IDLE_S is hung; a busy one, or one idle for less, is
+    not. The clock and the CPU reading are the test's."""
+
+    def ask(self, samples):
+        """stopped() at each (seconds, CPU seconds) of samples; the last
+        answer and the console."""
+        clock = iter([t for t, _ in samples])
+        cpu = iter([c for _, c in samples])
+        with tempfile.TemporaryDirectory() as tmp:
+            console = nested.Console(tmp, "6.12", None,
+                                     cpu_s=lambda pid: next(cpu))
+            with mock.patch.object(nested.time, "monotonic",
+                                   lambda: next(clock)):
+                answers = [console.stopped() for _ in samples]
+        return answers, console
+
+    def test_an_idle_l1_is_hung_after_the_idle_time(self):
+        step = nested.L1_IDLE_S / 4
+        answers, console = self.ask([(i * step, 100.0 + i * 0.1)
+                                     for i in range(6)])
+        self.assertEqual(answers, [False] * 4 + [True, True])
+        self.assertEqual(console.hung, "hung: its QEMU used 0.4 s of CPU in "
+                         f"the last {nested.L1_IDLE_S} s")
+
+    def test_a_busy_l1_or_one_idle_for_less_is_not(self):
+        step = nested.L1_IDLE_S / 4
+        busy = [(i * step, i * step * 0.9) for i in range(12)]
+        # Busy for a while, then idle for three quarters of the time.
+        paused = busy[:5] + [(t, busy[4][1]) for t, _ in busy[5:8]]
+        for samples in (busy, paused):
+            answers, console = self.ask(samples)
+            self.assertEqual((any(answers), console.hung), (False, None))
+
+    def test_the_cpu_of_a_process_from_proc(self):
+        own = nested.process_cpu_s(os.getpid())
+        self.assertGreater(own, 0.0)
+        self.assertEqual(nested.process_cpu_s(2 ** 22 + 1), 0.0)
+
+
 class RunInside(unittest.TestCase):
     def test_the_same_command_less_the_host_options(self):
         argv = ["--no-build", "--host-kernel", "6.12", "--results=x",

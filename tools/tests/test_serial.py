@@ -7,6 +7,7 @@ import sys
 import tempfile
 import unittest
 from pathlib import Path
+from unittest import mock
 
 from tools.lib.launch import serial
 
@@ -30,6 +31,18 @@ class Stopper(serial.Console):
     def line(self, raw, text, stamp):
         self.seen.append((raw, text))
         return text == "stop here"
+
+
+class Asker(serial.Console):
+    """Stops at its third asking, with no line to go by."""
+
+    def __init__(self, run_dir):
+        super().__init__(run_dir)
+        self.asked = 0
+
+    def stopped(self):
+        self.asked += 1
+        return self.asked == 3
 
 
 class Console(unittest.TestCase):
@@ -69,6 +82,17 @@ class Console(unittest.TestCase):
         self.assertFalse(run.timed_out)
         self.assertLess(run.wall, 10)
         self.assertNotEqual(run.exit_status, 0)     # killed
+
+    def test_stopped_is_asked_between_lines_and_ends_the_run(self):
+        # The fake says nothing for 30 s after its first lines: the run is
+        # asked all the same, and ends at the third asking.
+        run = Asker(self.dir)
+        with mock.patch.object(serial, "POLL_S", 0.2):
+            run.boot(self.fake(30), timeout=20)
+        self.assertEqual(run.asked, 3)
+        self.assertTrue(run.cut_short)
+        self.assertFalse(run.timed_out)
+        self.assertLess(run.wall, 10)
 
     def test_deadline(self):
         run = serial.Console(self.dir)

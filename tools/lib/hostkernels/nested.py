@@ -360,15 +360,53 @@ L1_BROKEN = re.compile(r"^\[\s*\d+\.\d+\] (watchdog: BUG: soft lockup.*|"
                        r"Kernel panic - not syncing.*)")
 
 
+# L1 can also hang with every vCPU halted, its job waiting on an L2 that
+# will never answer: its QEMU then uses no CPU, where running an L2 under
+# TCG keeps a core busy. Idle this long, twice the longest wait of a
+# command inside (the referee's 300 s for one Linux boot), L1 is hung.
+L1_IDLE_S = 600
+L1_IDLE_CPU_SHARE = 0.05
+
+
+def process_cpu_s(pid) -> float:
+    """CPU seconds pid has used (user and system, from /proc/PID/stat);
+    0.0 once it is gone."""
+    try:
+        text = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return 0.0
+    # Fields 14 and 15, counted after the command name's closing ")".
+    fields = text[text.rindex(")") + 2:].split()
+    return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
+
 class Console(serial.Console):
     """L1's serial console, each line shown with the kernel's label; it
     ends at L1's own kernel saying it is broken (L1_BROKEN), which
-    broken then holds."""
+    broken then holds, or at L1's QEMU idle for L1_IDLE_S (hung says
+    so)."""
 
-    def __init__(self, run_dir, label, stream) -> None:
+    def __init__(self, run_dir, label, stream, cpu_s=process_cpu_s) -> None:
         super().__init__(run_dir)
         self.label, self.stream = label, stream
         self.broken: str | None = None
+        self.hung: str | None = None
+        self.cpu_s = cpu_s
+        self.cpu_seen: list[tuple[float, float]] = []  # (when, CPU seconds)
+
+    def stopped(self) -> bool:
+        now, cpu = time.monotonic(), self.cpu_s(self.pid)
+        self.cpu_seen.append((now, cpu))
+        old = [s for s in self.cpu_seen if now - s[0] >= L1_IDLE_S]
+        if not old:
+            return False
+        self.cpu_seen = self.cpu_seen[len(old) - 1:]
+        since, used = now - old[-1][0], cpu - old[-1][1]
+        if used >= since * L1_IDLE_CPU_SHARE:
+            return False
+        self.hung = (f"hung: its QEMU used {used:.1f} s of CPU in the last "
+                     f"{since:.0f} s")
+        return True
 
     def line(self, raw, text, stamp) -> bool:
         if text and self.stream is not None:
@@ -389,7 +427,7 @@ class Outcome:
     wall_s: float
     console: Path           # L1's serial log
     broken: str | None = None   # what L1's kernel said when it broke
-    ended: str = ""             # how L1's QEMU stopped (serial.ended())
+    ended: str = ""             # how L1 stopped: hung, or serial.ended()
 
     def why_ended(self) -> str:
         """Why L1 stopped, for a run it did not finish: what its kernel
@@ -450,7 +488,7 @@ def run(kernel, commands, share, timeout, l0, stream=sys.stdout,
         each = ""
     return Outcome(statuses(each, len(commands)), info, l0, kernel, wall,
                    own / serial.LOG, console.broken,
-                   serial.ended(console, f"{limit:g}"))
+                   console.hung or serial.ended(console, f"{limit:g}"))
 
 
 def statuses(text, n) -> list[int | None]:

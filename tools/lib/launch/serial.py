@@ -43,6 +43,8 @@ EXIT_WAIT_S = 5
 # whole suite prints well under 1 MiB.
 MAX_OUTPUT = 64 << 20
 MAX_LINE = 256 << 10
+# How often a running console is asked whether to stop (Console.stopped()).
+POLL_S = 30
 
 
 def flood_mark() -> str:
@@ -226,6 +228,11 @@ class Console:
         """The deadline came before QEMU exited."""
         self.timed_out = True
 
+    def stopped(self) -> bool:
+        """Asked every POLL_S seconds while QEMU runs, lines or not: True
+        ends the run now (the subclass keeps why)."""
+        return False
+
     def boot(self, argv, timeout, cwd=None) -> None:
         """Run QEMU (argv) until it exits, the deadline passes or line()
         ends the run; QEMU is killed if it still runs. CannotStart when
@@ -261,6 +268,7 @@ class Console:
         sel = selectors.DefaultSelector()
         sel.register(fd, selectors.EVENT_READ)
         pending, ended, total = b"", False, 0
+        next_poll = start + POLL_S
         while not ended:
             now = time.monotonic()
             deadline = self.deadline(start, timeout)
@@ -268,7 +276,12 @@ class Console:
                 self.expired()
                 self.cut_short = True
                 break
-            if not sel.select(deadline - now):
+            if now >= next_poll:
+                next_poll = now + POLL_S
+                if self.stopped():
+                    self.cut_short = True
+                    break
+            if not sel.select(min(deadline, next_poll) - now):
                 continue
             chunk = os.read(fd, 65536)
             if not chunk:
