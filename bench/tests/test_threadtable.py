@@ -216,6 +216,9 @@ class Rows(unittest.TestCase):
             def lines(self):
                 return LINUX_LINES
 
+            def killed(self):
+                return None
+
         with tempfile.TemporaryDirectory() as tmp, \
                 mock.patch.object(tt.linuxref, "qemu_argv", argv), \
                 mock.patch.object(tt.linuxref, "Boot", Boot), \
@@ -249,6 +252,9 @@ class Rows(unittest.TestCase):
 
             def lines(self):
                 return LINUX_LINES
+
+            def killed(self):
+                return None
 
         with tempfile.TemporaryDirectory() as tmp, \
                 mock.patch.object(tt.linuxref, "qemu_argv",

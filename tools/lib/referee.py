@@ -392,8 +392,9 @@ def stall(run_dir) -> list[str]:
 
 def reset(boot) -> bool:
     """Whether a boot that never reached its end marker ended because the
-    guest reset: QEMU exited by itself, with status 0 (-no-reboot)."""
-    return not boot.cut_short and boot.exit_status == 0
+    guest reset: QEMU exited by itself, with status 0 (-no-reboot), and
+    no signal ended it."""
+    return not boot.cut_short and boot.exit_status == 0 and not boot.killed()
 
 
 def run(vmlinuz, machine, run_dir, kvm_ok=False, cmdline="",

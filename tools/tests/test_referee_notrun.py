@@ -140,6 +140,17 @@ class Ending(unittest.TestCase):
                          ["serial.log", "serial.log.reset-1",
                           "serial.log.reset-2", "serial.log.reset-3"])
 
+    def test_a_qemu_ended_by_a_signal_is_no_reset(self):
+        # QEMU exits with status 0 on SIGTERM as well, and says why.
+        verdict, why = self.boot(
+            "printf 'Linux version 6.1\\n'; printf 'qemu-system-x86_64: "
+            "terminating on signal 15 from pid 7 (bash)\\n' >&2")
+        self.assertIsNone(verdict)
+        self.assertRegex(why, r"^QEMU exited after \d+ s: qemu-system-x86_64: "
+                              r"terminating on signal 15 from pid 7 \(bash\)$")
+        self.assertEqual([p.name for p in self.dir.glob("serial.log*")],
+                         ["serial.log"])
+
     def test_a_boot_that_reset_once_is_booted_again(self):
         marks = f"{referee.BEGIN}\\nprocessor : 0\\nbogomips : 4000.00" \
             f"\\n{referee.END}\\n"

@@ -33,6 +33,7 @@ from typing import Any
 
 from ..analysis import ktap
 from ..base.exits import CannotWrite
+from ..base.text import escaped
 
 LOG, TIMES, STDERR = "serial.log", "serial.times", "qemu.stderr"
 # A QEMU whose stdout has closed is on its way out; this long is waited.
@@ -194,6 +195,8 @@ def ended(console, timeout) -> str:
     if console.flooded:
         return "stopped: it printed more than a boot's output may"
     took = f" after {console.wall:.0f} s" if console.wall is not None else ""
+    if killed := console.killed():
+        return f"QEMU exited{took}: {killed}"
     if console.exit_status == 0:
         return f"QEMU exited with status 0{took}, with no end marker: " \
             "the guest reset or powered off (-no-reboot)"
@@ -261,6 +264,13 @@ class Console:
         path = self.run_dir / STDERR
         text = path.read_text(errors="replace") if path.exists() else ""
         return text.strip().splitlines()
+
+    def killed(self) -> str | None:
+        """QEMU's own line saying a signal ended it, or None: it exits
+        with status 0 on SIGTERM, as when the guest powers off."""
+        said = [line for line in self.stderr_lines()
+                if "terminating on signal" in line]
+        return escaped(said[-1]) if said else None
 
     def _stream(self, proc, log, times, timeout) -> None:
         start = time.monotonic()
