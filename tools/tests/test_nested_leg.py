@@ -52,6 +52,13 @@ def rows_of(label, resolve=None, boot=None, ci=None, share_files=None):
             for n, c, v, t in rows], ctx
 
 
+def l1_ran(statuses, ended=""):
+    """An L1 boot's Outcome: each command's status, None where L1 ended
+    first."""
+    return nested.Outcome(statuses, {}, None, None, 30.0, Path("c.log"),
+                          ended=ended)
+
+
 def no_kernel(label, log):
     raise hostkernel.HostKernelError("no such series")
 
@@ -81,7 +88,7 @@ class Leg(unittest.TestCase):
                                           "host-probe@6.1")])
 
     def test_booted_leg_judges_each_run(self):
-        outcome = SimpleNamespace(statuses=[0, 1, 0], console="c.log")
+        outcome = l1_ran([0, 1, 0])
         doc = {"verdict": "pass", "tests": [], "crash": None,
                "host_checks": [{"status": "pass"}]}
         rows, ctx = rows_of(
@@ -100,6 +107,38 @@ class Leg(unittest.TestCase):
         self.assertEqual(rows[2][1:3], ((2, 0, 1), "pass"))
         self.assertEqual(ctx.seen["a@6.1"], doc)
         self.assertIn("6.1", ctx.nested)
+
+
+    def test_an_l1_that_ends_is_booted_again_for_the_runs_left(self):
+        # The first boot ends after run a, the second finishes the rest;
+        # b's partial folder is kept beside the one its second run makes.
+        boots = []
+
+        def boot(kernel, commands, share, timeout, l0, stream, own_dir):
+            boots.append((own_dir, len(commands)))
+            if len(boots) == 1:
+                (share / "b").mkdir(parents=True)
+                return l1_ran([0, None, None], ended="QEMU exited with "
+                              "status 0 after 30 s")
+            return l1_ran([1, 0])
+        rows, ctx = rows_of("6.1", boot=boot)
+        self.assertEqual(boots, [("l1", 3), ("l1-2", 2)])
+        outcome, _ = ctx.nested["6.1"]
+        self.assertEqual((outcome.statuses, outcome.wall_s),
+                         ([0, 1, 0], 60.0))
+        self.assertEqual(rows[1][3], "inside L1 (Linux 6.1 (stand-in)): "
+                         "exit status 1; console c.log\n")
+
+    def test_an_l1_that_finishes_nothing_is_not_booted_again(self):
+        boots = []
+
+        def boot(kernel, commands, share, timeout, l0, stream, own_dir):
+            boots.append(own_dir)
+            return l1_ran([0, None, None] if len(boots) == 1
+                          else [None, None])
+        rows, _ = rows_of("6.1", boot=boot)
+        self.assertEqual(boots, ["l1", "l1-2"])
+        self.assertEqual(rows[1][1:3], ((0, 1, 0), "no result"))
 
 
 if __name__ == "__main__":

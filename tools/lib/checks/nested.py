@@ -3,6 +3,7 @@
 kernel, one after another inside one boot of it as L1, with the host
 probe and (under REFEREE_L1) the referee beside them."""
 
+import dataclasses
 import json
 import os
 import sys
@@ -25,6 +26,10 @@ NESTED_TIMEOUT_S = 180
 # (300 s each: tools/lib/referee.py, tools/commands/linux_referee.py);
 # beyond them, the tool's start inside L1.
 REFEREE_LEG_S = 2 * referee_boot.TIMEOUT_S + NESTED_TIMEOUT_S
+# Under a TCG L0 an L2 now and then takes L1 down with it (an L1 reset,
+# lockup or panic: docs/lpj.md). L1 is booted again for the runs left,
+# as long as the boot before finished one, up to this many boots.
+L1_BOOTS = 3
 
 
 def leg_timeout(runs, referee) -> int:
@@ -76,15 +81,48 @@ def leg(label, runs, log_dir,
     share = log_dir / f"on-{label}"
     commands = leg_commands(runs, share, referee)
     l0 = nested.choose_l0(kvm.flavour()["module"], ctx.kvm[0])
+    folders = [run.name for run in runs] + ["host-probe"] + \
+        ([REFEREE] if referee else [])
     try:
-        outcome = nested.run(kernel, commands, share,
-                             leg_timeout(len(runs), referee), l0,
-                             stream=None)
+        outcome = run_legs(label, kernel, commands, folders, share, l0,
+                           leg_timeout(len(runs), referee))
     except (nested.NestedError, OSError) as err:
         return same_rows(names, results.Counts(failed=1), "no L1",
                          f"{err}\n")
     ctx.nested[label] = (outcome, [run.name for run in runs])
     return leg_rows(label, names, runs, share, outcome, kernel, ctx)
+
+
+def run_legs(label, kernel, commands, folders, share, l0,
+             timeout) -> nested.Outcome:
+    """commands inside L1, booted again (in share/l1-N) for the ones an
+    L1 that ended left, as long as it finished one, up to L1_BOOTS; each
+    unfinished command's folder (folders, one per command) is kept as
+    FOLDER.l1-ended-N. The last boot's Outcome, with every command's
+    status and the boots' time added up."""
+    left = list(range(len(commands)))
+    statuses: list[int | None] = [None] * len(commands)
+    wall = 0.0
+    for boot in range(1, L1_BOOTS + 1):
+        own = nested.L1_DIR if boot == 1 else f"{nested.L1_DIR}-{boot}"
+        outcome = nested.run(kernel, [commands[i] for i in left], share,
+                             timeout, l0, stream=None, own_dir=own)
+        wall += outcome.wall_s
+        for i, status in zip(left, outcome.statuses):
+            statuses[i] = status
+        unfinished = [i for i in left if statuses[i] is None]
+        if not unfinished or len(unfinished) == len(left) or \
+                boot == L1_BOOTS:
+            break
+        print(f"host kernel {label}: L1 ended before {len(unfinished)} of "
+              f"its runs did ({outcome.why_ended()}); booting it again for "
+              "them", flush=True)
+        for i in unfinished:
+            folder = share / folders[i]
+            if folder.exists():
+                folder.rename(share / f"{folders[i]}.l1-ended-{boot}")
+        left = unfinished
+    return dataclasses.replace(outcome, statuses=statuses, wall_s=wall)
 
 
 def same_rows(names, counts, verdict,
