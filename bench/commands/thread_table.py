@@ -199,9 +199,9 @@ def run_nested(args):
     """The table inside --host-kernel as L1, one inner run per row:
     Linux's images fetched here (L1 has the checkout, not apt), the table
     printed from what L1 wrote. An L1 that ends before its rows do (under
-    a TCG L0 it dies every few L2 boots) is booted again for the rest, as
-    long as the boot before finished one; the exit status is the worst
-    row's, EXIT_FAILED for a row that never finished."""
+    a TCG L0 it dies every few L2 boots) is booted again for the rest
+    (nested.run_until_done()); the exit status is the worst row's,
+    EXIT_FAILED for a row that never finished."""
     try:
         kernel = hostkernel.resolve(args.host_kernel)
     except hostkernel.HostKernelError as err:
@@ -215,29 +215,17 @@ def run_nested(args):
     print(f"inside L1 {kernel.describe()} under {l0.accel} ({l0.why})",
           flush=True)
     per_row = args.runs * (len(threadtable.CONFIGS) + 2) * args.timeout
-    status: dict = dict.fromkeys(args.rows)
-    left, boot = list(args.rows), 1
-    while left:
-        own = nested.L1_DIR + (f"-{boot}" if boot > 1 else "")
-        commands = [inner_argv(args, share / f"{row}.json", row)
-                    for row in left]
-        try:
-            outcome = nested.run(kernel, commands, share,
-                                 per_row * len(left), l0, own_dir=own)
-        except nested.NestedError as err:
-            raise CannotRun(f"L1 {args.host_kernel}: {err}") from None
-        status.update(zip(left, outcome.statuses))
-        finished = len(left) - outcome.statuses.count(None)
-        left = [row for row in left if status[row] is None]
-        if left:
-            print(f"bench/thread-table: L1 ended before {len(left)} of its "
-                  f"rows did ({', '.join(left)}; {outcome.why_ended()}); "
-                  "its console: "
-                  f"{shown(share / own / serial.LOG)}", file=sys.stderr,
-                  flush=True)
-        if not finished:
-            break
-        boot += 1
+    commands = [inner_argv(args, share / f"{row}.json", row)
+                for row in args.rows]
+    try:
+        outcome = nested.run_until_done(
+            kernel, commands, args.rows, [per_row] * len(args.rows), share,
+            l0, log=lambda line: print(f"bench/thread-table: {line}",
+                                       file=sys.stderr, flush=True))
+    except nested.NestedError as err:
+        raise CannotRun(f"L1 {args.host_kernel}: {err}") from None
+    left = [row for row, rc in zip(args.rows, outcome.statuses)
+            if rc is None]
     docs = []
     for row in args.rows:
         try:
@@ -258,8 +246,7 @@ def run_nested(args):
                          "host_kernel": kernel.describe(),
                          "unfinished_rows": left})
     print(f"raw timings: {shown(out)}", flush=True)
-    statuses = list(status.values())
-    return EXIT_FAILED if None in statuses else max(statuses)
+    return EXIT_FAILED if left else max(outcome.statuses)
 
 
 def linux_lpj(hz):

@@ -430,13 +430,14 @@ class HyperV(unittest.TestCase):
                                   "--runs", "2", "--output", str(out)])
             got = {}
 
-            def run(kernel, commands, share, timeout, l0, own_dir):
+            def run(kernel, commands, share, timeout, l0, stream, own_dir):
                 got["commands"], got["share"] = commands, share
                 inner = Path(commands[0][commands[0].index("--output") + 1])
                 inner.write_text(json.dumps({
                     "rows": [tab.row_json(row)], "runs": 2,
                     "linux": {"6.1": {"release": "6.1.0-57-cloud-amd64"}}}))
-                return mock.Mock(statuses=[0])
+                return nested.Outcome([0], {}, l0, kernel, 1.0,
+                                      Path("serial.log"))
 
             said = io.StringIO()
             with nested_l1(run), \
@@ -469,7 +470,7 @@ class HyperV(unittest.TestCase):
         row = Table().row()
         boots = []
 
-        def run(kernel, commands, share, timeout, l0, own_dir):
+        def run(kernel, commands, share, timeout, l0, stream, own_dir):
             names = [c[c.index("--rows") + 1] for c in commands]
             boots.append((own_dir, names))
             finish = 1
@@ -499,11 +500,11 @@ class HyperV(unittest.TestCase):
             ("l1-3", ["one-node-32"])])
         self.assertEqual((rc, len(doc["rows"]), doc["unfinished_rows"]),
                          (0, 3, []))
-        self.assertIn("L1 ended before 2 of its rows did (preset-16, "
-                      "one-node-32; its kernel: watchdog: BUG: soft lockup)",
+        self.assertIn("L1 ended before 2 of its 3 commands did (preset-16, "
+                      "one-node-32; its kernel: watchdog: BUG: soft lockup;",
                       err.getvalue())
-        self.assertIn("L1 ended before 1 of its rows did (one-node-32; "
-                      "still running after 900 s); ", err.getvalue())
+        self.assertIn("L1 ended before 1 of its 3 commands did (one-node-32; "
+                      "still running after 900 s;", err.getvalue())
         self.assertEqual(said.getvalue().count("four-nodes-32: "), 3)
 
 

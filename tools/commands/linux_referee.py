@@ -202,48 +202,28 @@ def run_nested(host, mine, folder):
     """{scenario: exit status or None} of host's scenarios, run inside
     one boot of it as L1; each scenario's folder lands in folder. An L1
     that ends before its scenarios do (under a TCG L0 it dies every few
-    L2 boots) is booted again for those it never finished, as long as
-    the boot before finished one."""
+    L2 boots) is booted again for those left (nested.run_until_done())."""
     try:
         kernel = hostkernel.resolve(host)
     except hostkernel.HostKernelError as err:
         print(f"host kernel {host}: {err}; its scenarios are not run")
         return dict.fromkeys(mine)
     l0 = nested.choose_l0(*kvm_lib.flavour_works(ROOT, hostinfo.qemu_version()))
-    done: dict = dict.fromkeys(mine)
-    left, boot = list(mine), 1
-    while left:
-        own = f"l1-{host}" + (f"-{boot}" if boot > 1 else "")
-        print(f"L1 {kernel.describe()} under {l0.accel} ({l0.why}): "
-              f"{len(left)} scenario(s); its console: "
-              f"{guest.shown(folder / own / serial.LOG)}", flush=True)
-        commands = [[sys.executable, str(TOOLS / "linux-referee"),
-                     *s.argv(folder)] for s in left]
-        try:
-            outcome = nested.run(kernel, commands, folder,
-                                 NESTED_TIMEOUT_S * len(commands), l0,
-                                 own_dir=own)
-        except nested.NestedError as err:
-            print(f"L1 {host}: {err}")
-            return done
-        done.update(zip(left, outcome.statuses))
-        finished = len(left) - outcome.statuses.count(None)
-        left = [s for s in left if done[s] is None]
-        if not left:
-            break
-        print(f"L1 {host} ended before {len(left)} of its scenarios did"
-              f" ({outcome.why_ended()})", flush=True)
-        # What the unfinished one wrote stays, beside the folder its
-        # next run makes under its own name.
-        for s in left:
-            if (folder / s.name).exists():
-                (folder / s.name).rename(folder / f"{s.name}.l1-ended-{boot}")
-        if not finished:
-            print(f"L1 {host} finished none of them: not booted again",
-                  flush=True)
-            break
-        boot += 1
-    return done
+    own = f"l1-{host}"
+    print(f"L1 {kernel.describe()} under {l0.accel} ({l0.why}): "
+          f"{len(mine)} scenario(s); its console: "
+          f"{guest.shown(folder / own / serial.LOG)}", flush=True)
+    commands = [[sys.executable, str(TOOLS / "linux-referee"),
+                 *s.argv(folder)] for s in mine]
+    try:
+        outcome = nested.run_until_done(
+            kernel, commands, [s.name for s in mine],
+            [NESTED_TIMEOUT_S] * len(mine), folder, l0, own_dir=own,
+            log=lambda line: print(f"L1 {host}: {line}", flush=True))
+    except nested.NestedError as err:
+        print(f"L1 {host}: {err}")
+        return dict.fromkeys(mine)
+    return dict(zip(mine, outcome.statuses))
 
 
 def main(argv):

@@ -52,11 +52,15 @@ def rows_of(label, resolve=None, boot=None, ci=None, share_files=None):
             for n, c, v, t in rows], ctx
 
 
-def l1_ran(statuses, ended=""):
+def l1_ran(statuses, ended="", timed_out=False):
     """An L1 boot's Outcome: each command's status, None where L1 ended
     first."""
     return nested.Outcome(statuses, {}, None, None, 30.0, Path("c.log"),
-                          ended=ended)
+                          ended=ended, timed_out=timed_out)
+
+
+RESET = "QEMU exited with status 0 after 30 s, with no end marker: " \
+    "the guest reset or powered off (-no-reboot)"
 
 
 def no_kernel(label, log):
@@ -103,7 +107,7 @@ class Leg(unittest.TestCase):
         self.assertEqual(rows[0][1:3], ((1, 0, 0), "pass"))
         self.assertEqual(rows[1][1:3], ((0, 1, 0), "no result"))
         self.assertEqual(rows[1][3], "inside L1 (Linux 6.1 (stand-in)): "
-                         "exit status 1; console c.log\n")
+                         "exited 1; console c.log\n")
         self.assertEqual(rows[2][1:3], ((2, 0, 1), "pass"))
         self.assertEqual(ctx.seen["a@6.1"], doc)
         self.assertIn("6.1", ctx.nested)
@@ -127,18 +131,61 @@ class Leg(unittest.TestCase):
         self.assertEqual((outcome.statuses, outcome.wall_s),
                          ([0, 1, 0], 60.0))
         self.assertEqual(rows[1][3], "inside L1 (Linux 6.1 (stand-in)): "
-                         "exit status 1; console c.log\n")
+                         "exited 1; console c.log\n")
 
-    def test_an_l1_that_finishes_nothing_is_not_booted_again(self):
+    def test_an_l1_that_ends_in_the_referee_twice_gets_a_third_boot(self):
+        # make check once went red on this: the first boot finished all
+        # but the referee, the second ended in it too, and the leg gave
+        # up; a boot that finishes none proves nothing under a TCG L0.
+        boots = []
+        referee_doc = {"rows": [{"series": "6.1", "policy": "linux-6.1",
+                                 "release": "6.1.0-test",
+                                 "hvprobe": {"verdict": "pass"},
+                                 "comparisons": []}]}
+
+        def boot(kernel, commands, share, timeout, l0, stream, own_dir):
+            boots.append((own_dir, len(commands)))
+            if len(boots) == 1:
+                return l1_ran([0, 0, 0, None], ended=RESET)
+            if len(boots) == 2:
+                return l1_ran([None], ended=RESET)
+            (share / REFEREE).mkdir(parents=True)
+            (share / REFEREE / "referee.json").write_text(
+                json.dumps(referee_doc))
+            return l1_ran([0])
+        rows, ctx = rows_of(REFEREE_L1, boot=boot)
+        self.assertEqual(boots, [("l1", 4), ("l1-2", 1), ("l1-3", 1)])
+        self.assertEqual(rows[-1][:3], (f"{REFEREE}@{REFEREE_L1}",
+                                        (1, 0, 0), "pass"))
+        self.assertEqual(ctx.nested[REFEREE_L1][0].boots, 3)
+
+    def test_a_run_l1_never_let_finish_says_how_l1_ended(self):
         boots = []
 
         def boot(kernel, commands, share, timeout, l0, stream, own_dir):
             boots.append(own_dir)
             return l1_ran([0, None, None] if len(boots) == 1
-                          else [None, None])
+                          else [None, None], ended=RESET)
         rows, _ = rows_of("6.1", boot=boot)
-        self.assertEqual(boots, ["l1", "l1-2"])
+        # Two boots in a row that finish none are the last.
+        self.assertEqual(boots, ["l1", "l1-2", "l1-3"])
         self.assertEqual(rows[1][1:3], ((0, 1, 0), "no result"))
+        self.assertEqual(rows[1][3], "inside L1 (Linux 6.1 (stand-in)): "
+                         "did not finish: 3 L1 boots ended first, the "
+                         f"last ({RESET}); console c.log\n")
+        self.assertEqual(rows[2][3], "inside L1 the row did not finish: "
+                         f"3 L1 boots ended first, the last ({RESET}) "
+                         "and left no probe.txt\n")
+
+    def test_the_referee_row_says_how_l1_ended(self):
+        # An L1 that ran out of its time is not booted again.
+        rows, _ = rows_of(REFEREE_L1, boot=lambda *a, **k: l1_ran(
+            [0, 0, 0, None], ended="still running after 900 s",
+            timed_out=True))
+        self.assertEqual(rows[-1][1:], (
+            (0, 1, 0), "no result", "tools/linux-referee did not finish: "
+            "L1 ended first, the last (still running after 900 s) and "
+            "wrote no referee.json\n"))
 
 
 if __name__ == "__main__":

@@ -227,7 +227,7 @@ class Command(unittest.TestCase):
              if s.name == "l1-6.1-hv-1node"]
         calls = []
 
-        def fake_run(kernel, commands, share, timeout, l0, own_dir):
+        def fake_run(kernel, commands, share, timeout, l0, stream, own_dir):
             calls.append((own_dir, [c[c.index("--name") + 1]
                                     for c in commands]))
             if len(calls) == 1:
@@ -236,7 +236,8 @@ class Command(unittest.TestCase):
                                       Path("serial.log"),
                                       "Kernel panic - not syncing: x",
                                       L1_RESET)
-            return mock.Mock(statuses=[0, 1], broken=None)
+            return nested.Outcome([0, 1], {}, l0, kernel, 40.0,
+                                  Path("serial.log"))
 
         with tempfile.TemporaryDirectory() as tmp, nested_l1(fake_run), \
                 contextlib.redirect_stdout(io.StringIO()) as out:
@@ -248,23 +249,28 @@ class Command(unittest.TestCase):
             ("l1-6.1-2", ["l1-6.1-kvm-2node", "l1-6.1-hv-1node"])])
         self.assertEqual([done[s] for s in mine], [0, 0, 1])
         self.assertEqual(left, ["l1-6.1-kvm-2node.l1-ended-1"])
-        self.assertIn("L1 6.1 ended before 2 of its scenarios did (its "
-                      "kernel: Kernel panic - not syncing: x)", out.getvalue())
+        self.assertIn("L1 6.1: L1 ended before 2 of its 3 commands did "
+                      "(l1-6.1-kvm-2node, l1-6.1-hv-1node; its kernel: "
+                      "Kernel panic - not syncing: x; its console: "
+                      "serial.log); booting it again",
+                      out.getvalue())
 
     def test_l1_is_booted_again_while_each_boot_finishes_one(self):
         # Dying after one scenario each time, L1 is booted once per
-        # scenario; a boot that finishes none is the last.
+        # scenario; the second boot in a row that finishes none is the
+        # last.
         mine = [s for s in rm.scenarios(("6.12",)) if s.flavour == "kvm"] + \
             [s for s in rm.scenarios(("6.12",)) if s.flavour == "hv"]
         runs = []
 
-        def one_each(kernel, commands, share, timeout, l0, own_dir):
+        def one_each(kernel, commands, share, timeout, l0, stream, own_dir):
             runs.append((own_dir, len(commands)))
             return nested.Outcome([0] + [None] * (len(commands) - 1), {},
                                   l0, kernel, 40.0, Path("serial.log"),
                                   ended=L1_RESET)
 
-        def none_after_two(kernel, commands, share, timeout, l0, own_dir):
+        def none_after_two(kernel, commands, share, timeout, l0, stream,
+                           own_dir):
             runs.append((own_dir, len(commands)))
             first = [0] if len(runs) <= 2 else [None]
             return nested.Outcome(first + [None] * (len(commands) - 1), {},
@@ -272,7 +278,7 @@ class Command(unittest.TestCase):
                                   ended=L1_RESET)
 
         for fake, boots, finished in ((one_each, 4, 4),
-                                      (none_after_two, 3, 2)):
+                                      (none_after_two, 4, 2)):
             runs.clear()
             with tempfile.TemporaryDirectory() as tmp, nested_l1(fake), \
                     contextlib.redirect_stdout(io.StringIO()) as out:
@@ -281,11 +287,13 @@ class Command(unittest.TestCase):
             self.assertEqual(runs[0], ("l1-6.12", 4))
             self.assertEqual(runs[1], ("l1-6.12-2", 3))
             self.assertEqual(sum(v == 0 for v in done.values()), finished)
-        self.assertIn("finished none of them: not booted again",
-                      out.getvalue())
+        self.assertIn("not booting it again: two boots in a row finished "
+                      "none", out.getvalue())
         # A silent end says how L1's QEMU stopped.
-        self.assertIn(f"L1 6.12 ended before 3 of its scenarios did "
-                      f"({L1_RESET})", out.getvalue())
+        self.assertIn(f"L1 6.12: L1 ended before 3 of its 4 commands did "
+                      f"(l1-6.12-kvm-2node, l1-6.12-hv-1node, "
+                      f"l1-6.12-hv-2node; {L1_RESET}; its console: "
+                      "serial.log)", out.getvalue())
 
     def test_an_interrupted_matrix_keeps_what_it_measured(self):
         # Ctrl-C (or SIGTERM, which entry.py turns into the same) during

@@ -3,7 +3,6 @@
 kernel, one after another inside one boot of it as L1, with the host
 probe and (under REFEREE_L1) the referee beside them."""
 
-import dataclasses
 import json
 import os
 import sys
@@ -27,15 +26,16 @@ NESTED_TIMEOUT_S = 180
 # beyond them, the tool's start inside L1.
 REFEREE_LEG_S = 2 * referee_boot.TIMEOUT_S + NESTED_TIMEOUT_S
 # Under a TCG L0 an L2 now and then takes L1 down with it (an L1 reset,
-# lockup or panic: docs/lpj.md). L1 is booted again for the runs left,
-# as long as the boot before finished one, up to this many boots.
-L1_BOOTS = 3
+# lockup or panic: docs/lpj.md). L1 is booted again for the runs left
+# (nested.run_until_done()), up to this many boots.
+L1_BOOTS = 4
 
 
-def leg_timeout(runs, referee) -> int:
-    """An L1 leg's time: each of its runs and the host probe, and the
-    referee's boots where the leg runs it."""
-    return NESTED_TIMEOUT_S * (runs + 1) + (REFEREE_LEG_S if referee else 0)
+def leg_timeouts(runs, referee) -> list[int]:
+    """Each command's share of its L1's time: each run and the host
+    probe, and the referee's boots where the leg runs it."""
+    return [NESTED_TIMEOUT_S] * (runs + 1) + ([REFEREE_LEG_S] if referee
+                                              else [])
 
 
 def leg_commands(runs, share, referee) -> list[list[str]]:
@@ -84,45 +84,16 @@ def leg(label, runs, log_dir,
     folders = [run.name for run in runs] + ["host-probe"] + \
         ([REFEREE] if referee else [])
     try:
-        outcome = run_legs(label, kernel, commands, folders, share, l0,
-                           leg_timeout(len(runs), referee))
+        outcome = nested.run_until_done(
+            kernel, commands, folders, leg_timeouts(len(runs), referee),
+            share, l0, max_boots=L1_BOOTS, stream=None,
+            log=lambda line: print(f"host kernel {label}: {line}",
+                                   flush=True))
     except (nested.NestedError, OSError) as err:
         return same_rows(names, results.Counts(failed=1), "no L1",
                          f"{err}\n")
     ctx.nested[label] = (outcome, [run.name for run in runs])
     return leg_rows(label, names, runs, share, outcome, kernel, ctx)
-
-
-def run_legs(label, kernel, commands, folders, share, l0,
-             timeout) -> nested.Outcome:
-    """commands inside L1, booted again (in share/l1-N) for the ones an
-    L1 that ended left, as long as it finished one, up to L1_BOOTS; each
-    unfinished command's folder (folders, one per command) is kept as
-    FOLDER.l1-ended-N. The last boot's Outcome, with every command's
-    status and the boots' time added up."""
-    left = list(range(len(commands)))
-    statuses: list[int | None] = [None] * len(commands)
-    wall = 0.0
-    for boot in range(1, L1_BOOTS + 1):
-        own = nested.L1_DIR if boot == 1 else f"{nested.L1_DIR}-{boot}"
-        outcome = nested.run(kernel, [commands[i] for i in left], share,
-                             timeout, l0, stream=None, own_dir=own)
-        wall += outcome.wall_s
-        for i, status in zip(left, outcome.statuses):
-            statuses[i] = status
-        unfinished = [i for i in left if statuses[i] is None]
-        if not unfinished or len(unfinished) == len(left) or \
-                boot == L1_BOOTS:
-            break
-        print(f"host kernel {label}: L1 ended before {len(unfinished)} of "
-              f"its runs did ({outcome.why_ended()}); booting it again for "
-              "them", flush=True)
-        for i in unfinished:
-            folder = share / folders[i]
-            if folder.exists():
-                folder.rename(share / f"{folders[i]}.l1-ended-{boot}")
-        left = unfinished
-    return dataclasses.replace(outcome, statuses=statuses, wall_s=wall)
 
 
 def same_rows(names, counts, verdict,
@@ -167,18 +138,30 @@ def leg_rows(label, names, runs, share, outcome, kernel,
             doc = json.loads(path.read_text())
         except (OSError, ValueError):
             doc = None
-        text = f"inside L1 ({kernel.describe()}): exit status {rc}; " \
-            f"console {outcome.console}\n"
+        text = f"inside L1 ({kernel.describe()}): " \
+            f"{exited(rc, outcome)}; console {outcome.console}\n"
         rows.append((name, *judged(name, rc, text, doc, ctx.seen)))
     rows.append((f"host-probe@{label}",
-                 *probe_row(share, outcome.statuses[len(runs)])))
+                 *probe_row(share, exited(outcome.statuses[len(runs)],
+                                          outcome))))
     if label == REFEREE_L1:
-        rows.append((names[-1], *referee_counts(share / REFEREE,
-                                                outcome.statuses[-1])))
+        rc = outcome.statuses[-1]
+        rows.append((names[-1], *referee_counts(share / REFEREE, rc,
+                                                exited(rc, outcome))))
     return rows
 
 
-def probe_row(share, rc) -> tuple[results.Counts, str, str]:
+def exited(rc, outcome) -> str:
+    """How a command inside L1 ended: its exit status, or, for one L1
+    never let finish, how the last of the boots that ran it ended."""
+    if rc is not None:
+        return f"exited {rc}"
+    boots = f"{outcome.boots} L1 boots" if outcome.boots > 1 else "L1"
+    return f"did not finish: {boots} ended first, the last " \
+        f"({outcome.why_ended()})"
+
+
+def probe_row(share, exit_text) -> tuple[results.Counts, str, str]:
     """The host-probe row that ran inside L1 (python3 -m
     tools.lib.probe.probecheck), from the counts and text it left in share."""
     try:
@@ -191,7 +174,7 @@ def probe_row(share, rc) -> tuple[results.Counts, str, str]:
     try:
         text = (share / "host-probe" / "probe.txt").read_text()
     except OSError:
-        text = f"inside L1 the row exited {rc} and left no probe.txt\n"
+        text = f"inside L1 the row {exit_text} and left no probe.txt\n"
     return counts, verdict, text
 
 

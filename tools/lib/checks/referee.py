@@ -34,8 +34,10 @@ def referee_command(results_dir, *args) -> list[str]:
             "--results", str(results_dir), "--name", REFEREE, *args]
 
 
-def referee_counts(folder, rc) -> tuple[results.Counts, str, str]:
-    """A row from tools/linux-referee's referee.json: per Linux series,
+def referee_counts(folder, rc, exit_text=None
+                   ) -> tuple[results.Counts, str, str]:
+    """A row from tools/linux-referee's referee.json (rc its exit status,
+    exit_text how it ended where it ran in L1): per Linux series,
     hvprobe's run passed, and each comparison (tools/lib/referee.py's
     COMPARISONS) a pass where the two agree, a fail where not, and a
     skip with its reason where a side did not print its input. Exit 3
@@ -45,7 +47,8 @@ def referee_counts(folder, rc) -> tuple[results.Counts, str, str]:
     except (OSError, ValueError):
         doc = None
     if doc is None:
-        why = f"tools/linux-referee exited {rc} and wrote no referee.json"
+        why = f"tools/linux-referee {exit_text or f'exited {rc}'} and " \
+            "wrote no referee.json"
         if rc == 3 and os.environ.get("CI") != "true":
             return results.Counts(skipped=1), Status.SKIP, why + "\n"
         return results.Counts(failed=1), "no result", why + "\n"

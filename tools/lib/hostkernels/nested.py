@@ -38,11 +38,12 @@ import re
 import shlex
 import sys
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ... import ROOT
 from ..launch import serial
+from ..launch.guest import shown
 from ..base import owner
 from ..base.text import escaped
 from . import hostkernel
@@ -428,6 +429,8 @@ class Outcome:
     console: Path           # L1's serial log
     broken: str | None = None   # what L1's kernel said when it broke
     ended: str = ""             # how L1 stopped: hung, or serial.ended()
+    timed_out: bool = False     # it ran out of the time it was given
+    boots: int = 1              # L1 boots that ran the commands
 
     def why_ended(self) -> str:
         """Why L1 stopped, for a run it did not finish: what its kernel
@@ -488,7 +491,72 @@ def run(kernel, commands, share, timeout, l0, stream=sys.stdout,
         each = ""
     return Outcome(statuses(each, len(commands)), info, l0, kernel, wall,
                    own / serial.LOG, console.broken,
-                   console.hung or serial.ended(console, f"{limit:g}"))
+                   console.hung or serial.ended(console, f"{limit:g}"),
+                   console.timed_out)
+
+
+def run_until_done(kernel, commands, names, timeouts, share, l0, *,
+                   max_boots=None, stream=sys.stdout, own_dir=L1_DIR,
+                   log=print) -> Outcome:
+    """run() for commands, each with a name (its folder in share) and
+    its share of the time (timeouts, in s), and L1 booted again, in
+    share/OWN_DIR-N, for the ones an L1 that ended left. A boot that ran
+    out of its time is the last (another would too), as is the second
+    in a row that finished none, and boot max_boots where one is given.
+    Each unfinished command's folder is kept as NAME.l1-ended-N. Returns
+    the last boot's Outcome with every command's status, the boots'
+    time added up and their count; NestedError where the first boot
+    never got to the commands. log gets a line per end of L1."""
+    left = list(range(len(commands)))
+    done: list[int | None] = [None] * len(commands)
+    wall, boot, barren, outcome = 0.0, 1, 0, None
+    while True:
+        own = own_dir if boot == 1 else f"{own_dir}-{boot}"
+        try:
+            this = run(kernel, [commands[i] for i in left], share,
+                       sum(timeouts[i] for i in left), l0, stream=stream,
+                       own_dir=own)
+        except NestedError as err:
+            if outcome is None:
+                raise
+            log(f"L1 did not come up again: {err}")
+            boot -= 1
+            break
+        outcome, wall = this, wall + this.wall_s
+        for i, status in zip(left, this.statuses):
+            done[i] = status
+        unfinished = [i for i in left if done[i] is None]
+        barren = barren + 1 if len(unfinished) == len(left) else 0
+        if not unfinished:
+            break
+        said = (f"L1 ended before {len(unfinished)} of its "
+                f"{len(commands)} commands did "
+                f"({', '.join(names[i] for i in unfinished)}; "
+                f"{this.why_ended()}; its console: {shown(this.console)})")
+        if last := last_boot(this, barren, boot, max_boots):
+            log(f"{said}; not booting it again: {last}")
+            break
+        log(f"{said}; booting it again for them")
+        for i in unfinished:
+            folder = Path(share) / names[i]
+            if folder.exists():
+                folder.rename(folder.with_name(
+                    f"{names[i]}.l1-ended-{boot}"))
+        left, boot = unfinished, boot + 1
+    return replace(outcome, statuses=done, wall_s=wall, boots=boot)
+
+
+def last_boot(outcome, barren, boot, max_boots) -> str | None:
+    """Why an L1 that ended with commands left is not booted again, or
+    None: under a TCG L0 an L2 now and then takes L1 down with it, so
+    one boot that finished none proves nothing, two in a row do."""
+    if outcome.timed_out:
+        return "it ran out of its time"
+    if barren >= 2:
+        return "two boots in a row finished none"
+    if boot == max_boots:
+        return f"that was boot {boot} of {max_boots}"
+    return None
 
 
 def statuses(text, n) -> list[int | None]:
