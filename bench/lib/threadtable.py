@@ -162,8 +162,10 @@ def cell(runs):
     elif not ms:
         med = low = "FAIL"
     else:
-        med = f"{statistics.median(ms):.1f}" + ("*" if len(ms) < len(runs)
-                                                 else "")
+        # A run may give a time and still fail (Linux brought its CPUs
+        # up and never finished its initramfs): marked, never whole.
+        failed = any(r.get("ms") is None or r.get("error") for r in runs)
+        med = f"{statistics.median(ms):.1f}" + ("*" if failed else "")
         low = f"{min(ms):.1f}"
     cal = agreed(runs, "ap_calibrations")
     return med, low, cal, (str(hz.pop()) if len(hz) == 1 else
@@ -249,8 +251,9 @@ def table(rows, runs, releases, accel, quick=False, vcpus=None):
         "unstable). sync: ms the",
         "control CPU spent in those checks, inside the bring-up time "
         "(hvprobe's tsc_sync_us;",
-        "Linux prints no time for it). *: some runs failed, FAIL: all did, "
-        "-: not run.",
+        "Linux prints no time for it). *: a run failed (its error is in the "
+        "JSON), FAIL: none",
+        "gave a time, -: not run.",
     ]
     return out
 

@@ -330,6 +330,17 @@ class Table(unittest.TestCase):
         row.linux_hz = {"6.1": 250, "6.12": 250}
         return row
 
+    def test_a_run_with_a_time_and_an_error_is_marked(self):
+        # Linux 6.12 under L1 once brought its CPUs up and never
+        # finished its initramfs: a time, no count, and the line must
+        # not pass for a whole run.
+        row = self.row()
+        row.linux["6.12"] = [{"ms": 3587.8, "ap_calibrations": None,
+                              "error": "the referee initramfs never "
+                              "finished (still running after 300 s)"}]
+        body = tab.table([row], 1, {}, "kvm")[4:4 + len(tab.CONFIGS) + 2]
+        self.assertEqual(body[7].split()[-3:], ["-", "3587.8*", "3587.8"])
+
     def test_lines_say_who_and_hz(self):
         lines = tab.table([self.row()], 2, {"6.1": "6.1.0-57-cloud-amd64"},
                           "tcg")
