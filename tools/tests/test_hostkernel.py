@@ -258,6 +258,9 @@ class L1(unittest.TestCase):
         self.assertEqual(argv[argv.index("-accel") + 1], "tcg")
         self.assertEqual(argv[argv.index("-cpu") + 1], "max")
         self.assertIn("hvprobe.share=/s", argv[argv.index("-append") + 1])
+        # QEMU's log of L1's resets, where a triple fault shows.
+        self.assertEqual(argv[argv.index("-d") + 1], "cpu_reset")
+        self.assertEqual(argv[argv.index("-D") + 1], "/s/l1/qemu.log")
 
     def test_a_share_with_spaces_is_refused(self):
         kernel = hostkernel.HostKernel("6.12", Path("/k/vmlinuz"), None, "r")
@@ -271,12 +274,16 @@ class L1Ends(unittest.TestCase):
     commands did: here a fake QEMU that writes L1's own files for the
     first command and exits, as a guest that resets under -no-reboot."""
 
-    def test_an_l1_that_resets_says_qemu_exited(self):
+    def ended(self, qemu_log=None):
+        """outcome.why_ended() of an L1 whose fake QEMU finished the first
+        of two commands and exited 0, having logged qemu_log."""
         kernel = hostkernel.HostKernel("6.12", Path("/k/vmlinuz"), None, "r")
         with tempfile.TemporaryDirectory() as tmp:
             own = Path(tmp) / nested.L1_DIR
             fake = ["sh", "-c", f"echo '{{}}' > {own}/{nested.INFO}; "
-                    f"echo 0 0 > {own}/{nested.STATUS}.each"]
+                    f"echo 0 0 > {own}/{nested.STATUS}.each" +
+                    (f"; printf '{qemu_log}' > {own}/{nested.QEMU_LOG}"
+                     if qemu_log is not None else "")]
 
             def initramfs(kernel, out):
                 Path(out).write_bytes(b"")
@@ -290,9 +297,20 @@ class L1Ends(unittest.TestCase):
                                      nested.choose_l0(None, False),
                                      stream=io.StringIO())
         self.assertEqual(outcome.statuses, [0, None])
-        self.assertRegex(outcome.why_ended(),
-                         r"^QEMU exited with status 0 after \d+ s, with no "
-                         r"end marker: the guest reset or powered off")
+        return outcome.why_ended()
+
+    def test_an_l1_that_resets_says_qemu_exited(self):
+        for log in (None, "CPU Reset (CPU 0)\nEIP=0000fff0\n"):
+            self.assertRegex(self.ended(log),
+                             r"^QEMU exited with status 0 after \d+ s, with "
+                             r"no end marker: the guest reset or powered off")
+
+    def test_an_l1_that_triple_faulted_says_so(self):
+        # What QEMU 10's TCG logs under -d cpu_reset before it resets a
+        # CPU that faulted delivering a double fault.
+        self.assertRegex(self.ended("CPU Reset (CPU 1)\nTriple fault\n"),
+                         r"^QEMU exited after \d+ s: L1 triple-faulted "
+                         r"\(its QEMU's log: .*/l1/qemu.log\)$")
 
 
 class L1Hangs(unittest.TestCase):

@@ -70,6 +70,12 @@ L1_BOOT_S = 120
 # L1's own folder in the share: its console, the job, what it said.
 L1_DIR = "l1"
 STATUS, INFO, JOB = "status", "l1.json", "job.sh"
+# QEMU's own log of L1 (-d cpu_reset): the CPU state at each reset, and
+# under TCG the line x86's exception code writes before it resets a CPU
+# that faulted while delivering a double fault (a triple fault, SDM
+# vol. 3A 6.15, interrupt 8); a guest that resets by itself leaves none.
+QEMU_LOG = "qemu.log"
+TRIPLE_FAULT = "Triple fault"
 # Lines of L1's console that say it is in trouble, shown whatever else.
 PREFIX = "hvprobe-l1:"
 # An L1 needs vendor modules that only load under the matching vendor.
@@ -331,7 +337,8 @@ def qemu_argv(kernel, initrd, share, l0, binary="qemu-system-x86_64",
             "-nodefaults", "-display", "none", "-monitor", "none",
             "-serial", "stdio", "-no-reboot",
             "-kernel", str(kernel.vmlinuz), "-initrd", str(initrd),
-            "-append", cmdline, *shares]
+            "-append", cmdline, *shares,
+            "-d", "cpu_reset", "-D", str(Path(share) / own_dir / QEMU_LOG)]
 
 
 def readable(folder) -> None:
@@ -453,7 +460,7 @@ def run(kernel, commands, share, timeout, l0, stream=sys.stdout,
                           "line, which splits at spaces")
     own = share / own_dir
     own.mkdir(parents=True, exist_ok=True)
-    for stale in (STATUS, STATUS + ".each", INFO):
+    for stale in (STATUS, STATUS + ".each", INFO, QEMU_LOG):
         (own / stale).unlink(missing_ok=True)
     nested = {"host_kernel": kernel.label, "package": kernel.package,
               "version": kernel.version, "l0": l0.to_json(),
@@ -491,8 +498,26 @@ def run(kernel, commands, share, timeout, l0, stream=sys.stdout,
         each = ""
     return Outcome(statuses(each, len(commands)), info, l0, kernel, wall,
                    own / serial.LOG, console.broken,
-                   console.hung or serial.ended(console, f"{limit:g}"),
-                   console.timed_out)
+                   console.hung or triple_fault(console, own) or
+                   serial.ended(console, f"{limit:g}"), console.timed_out)
+
+
+def triple_fault(console, own) -> str | None:
+    """How L1 ended where its QEMU logged a triple fault in it before it
+    exited, else None. Only TCG logs one: KVM reports a shutdown, which
+    QEMU turns into a reset without a word."""
+    log = own / QEMU_LOG
+    try:
+        with open(log, "rb") as f:
+            faulted = any(line.rstrip() == TRIPLE_FAULT.encode()
+                          for line in f)
+    except OSError:
+        return None
+    if not faulted or console.timed_out or console.exit_status is None:
+        return None
+    took = f" after {console.wall:.0f} s" if console.wall is not None else ""
+    return f"QEMU exited{took}: L1 triple-faulted (its QEMU's log: " \
+        f"{shown(log)})"
 
 
 def run_until_done(kernel, commands, names, timeouts, share, l0, *,
