@@ -210,7 +210,8 @@ def machine_lines(ctx):
                      f"L1 under {outcome.l0.accel} ({info.get('module')}, "
                      f"enable_pmu={info.get('enable_pmu')}), up in "
                      f"{info.get('boot_s')} s, {outcome.wall_s:.0f} s in "
-                     f"all: {', '.join(names)}, host-probe")
+                     f"all{boots_of(outcome)}: {', '.join(names)}, "
+                     "host-probe")
         counted = nmi_cancels(outcome.console.parent.parent)
         if counted:
             lines.append(f"host kernel {label}: {counted[0]} VM-entries "
@@ -218,6 +219,11 @@ def machine_lines(ctx):
                          f"injection, for {counted[2]} NMI injections "
                          "(kvm_inject_nmi) in nmi_storm's window")
     return lines + coverage.lines(docs, skipped)
+
+
+def boots_of(outcome) -> str:
+    """The L1 boots a leg took, where L1 was booted again."""
+    return f" over {outcome.boots} L1 boots" if outcome.boots > 1 else ""
 
 
 def timed(step, *args):

@@ -548,6 +548,35 @@ class MachineLines(unittest.TestCase):
             "not run under KVM (kvm_pvm): exceptions: INT3",
             "not run: x2apic-300: needs QEMU >= 8.0, found 7.2"])
 
+    # Each L1 by name, and how many boots of it the leg took when L1
+    # had to be booted again.
+    def lines(self, boots):
+        from tools.lib.hostkernels import nested
+        outcome = nested.Outcome(
+            [0], {"release": "6.12.95", "module": "kvm_amd",
+                  "enable_pmu": "N", "boot_s": 5.2},
+            nested.choose_l0(None, False), None, 121.4,
+            Path("/nonexistent/on-6.12/l1/serial.log"), boots=boots)
+        ctx = Context(kvm=(False, "no /dev/kvm"), qemu=(10, 0))
+        ctx.nested["6.12"] = (outcome, ["l1-all"])
+        with mock.patch.object(check.kvm, "flavour", return_value={
+                    "module": None, "enable_pmu": None, "kernel": "6.1"}), \
+                mock.patch.object(check.hostinfo, "qemu_version",
+                                  return_value=(10, 0, 2)):
+            return [line for line in check.machine_lines(ctx)
+                    if line.startswith("host kernel 6.12")]
+
+    def test_one_boot(self):
+        self.assertEqual(self.lines(1), [
+            "host kernel 6.12: Linux 6.12.95 as L1 under tcg (kvm_amd, "
+            "enable_pmu=N), up in 5.2 s, 121 s in all: l1-all, host-probe"])
+
+    def test_booted_again(self):
+        self.assertEqual(self.lines(3), [
+            "host kernel 6.12: Linux 6.12.95 as L1 under tcg (kvm_amd, "
+            "enable_pmu=N), up in 5.2 s, 121 s in all over 3 L1 boots: "
+            "l1-all, host-probe"])
+
 
 if __name__ == "__main__":
     unittest.main()
