@@ -506,18 +506,17 @@ def triple_fault(console, own) -> str | None:
     """How L1 ended where its QEMU logged a triple fault in it before it
     exited, else None. Only TCG logs one: KVM reports a shutdown, which
     QEMU turns into a reset without a word."""
+    if console.timed_out or console.exit_status is None:
+        return None
     log = own / QEMU_LOG
     try:
         with open(log, "rb") as f:
-            faulted = any(line.rstrip() == TRIPLE_FAULT.encode()
-                          for line in f)
+            if not any(line.rstrip() == TRIPLE_FAULT.encode() for line in f):
+                return None
     except OSError:
         return None
-    if not faulted or console.timed_out or console.exit_status is None:
-        return None
-    took = f" after {console.wall:.0f} s" if console.wall is not None else ""
-    return f"QEMU exited{took}: L1 triple-faulted (its QEMU's log: " \
-        f"{shown(log)})"
+    return f"QEMU exited{serial.after(console)}: L1 triple-faulted (its " \
+        f"QEMU's log: {shown(log)})"
 
 
 def run_until_done(kernel, commands, names, timeouts, share, l0, *,

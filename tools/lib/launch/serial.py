@@ -186,6 +186,11 @@ def read_times(text) -> list[tuple[float, str]]:
     return out
 
 
+def after(console) -> str:
+    """" after N s" of a console's QEMU, where it ran to an end."""
+    return f" after {console.wall:.0f} s" if console.wall is not None else ""
+
+
 def ended(console, timeout) -> str:
     """Why a console's QEMU stopped: its time ran out, it flooded, or
     QEMU exited, which before the guest said it was done is a guest that
@@ -194,7 +199,7 @@ def ended(console, timeout) -> str:
         return f"still running after {timeout} s"
     if console.flooded:
         return "stopped: it printed more than a boot's output may"
-    took = f" after {console.wall:.0f} s" if console.wall is not None else ""
+    took = after(console)
     if killed := console.killed():
         return f"QEMU exited{took}: {killed}"
     if console.exit_status == 0:
