@@ -146,7 +146,7 @@ DEFINE_TEST(hv, "the hypervisor is recognised and its clocks agree", 0)
 	struct json j;
 
 	if (clock_have_ref())
-		m = clock_measure_tsc(clock_reference(), WINDOW_US);
+		m = clock_measure_tsc_median(clock_reference(), WINDOW_US);
 	detection();
 	hyperv_checks();
 	kvm_checks();

@@ -9,7 +9,8 @@
  * runs at hz= by the TSC those references confirmed. A missing timer (pit=off,
  * hpet=off, Hyper-V Gen2) is a SKIP that says why. A reference made of the
  * TSC itself, slow to read, checks that a window stretches past its
- * brackets and says honestly how far they leave it.
+ * brackets and says honestly how far they leave it; one that steps once
+ * checks that a median of windows does not read the step.
  */
 #include "kernel/kernel.h"
 #include "kernel/lib/json.h"
@@ -19,7 +20,6 @@
 #include "kernel/x86/x86.h"
 
 #define WINDOW_US 25000
-#define RUNS 3
 #define AGREEMENT_PCT 2
 #define TICK_WINDOW_US 200000
 #define TICK_TOLERANCE_PCT 10
@@ -39,17 +39,6 @@
 #define TIMERS_MAX 16
 
 static u64 measured[TIMERS_MAX]; /* by choice - 1 */
-
-/* The median of RUNS measurements against r. */
-static u64 measure(const struct refclock *r)
-{
-	u64 v[RUNS];
-
-	for (int i = 0; i < RUNS; i++)
-		v[i] = clock_measure_tsc_hz(r, WINDOW_US);
-	sort_u64(v, RUNS);
-	return percentile_u64(v, RUNS, 50);
-}
 
 /* HLT until jiffies moves past j; the TSC then. */
 static u64 next_edge(u64 j)
@@ -149,6 +138,63 @@ static void check_slow_reference(void)
 	report_prefix_pop();
 }
 
+/*
+ * The TSC against itself, but a clock that steps forward once, halfway
+ * through the first window, by STEP_PCT of a window: as an L2's HPET did
+ * when its L1's clock jumped (kernel/time/clock.c). The step is in one
+ * window of the median's three, which must not read it.
+ */
+#define STEP_PCT 6
+#define STEP_TOLERANCE_PPM 1500
+
+static u64 step_started, step_after, step_ticks;
+static u32 step_windows;
+static bool step_taken;
+
+static void stepping_start(void)
+{
+	if (step_windows++ == 0)
+		step_started = rdtsc();
+}
+
+static u64 stepping_read(void)
+{
+	u64 t = rdtsc();
+
+	if (step_windows == 1 && t - step_started > step_after)
+		step_taken = true;
+	return t / SLOW_TSC_PER_TICK + (step_taken ? step_ticks : 0);
+}
+
+static void check_stepping_reference(void)
+{
+	struct refclock stepping = {
+		.name = "stepping",
+		.present = true,
+		.hz = clock.tsc_hz / SLOW_TSC_PER_TICK,
+		.bits = 64,
+		.read = stepping_read,
+		.start = stepping_start,
+	};
+	u64 truth = stepping.hz * SLOW_TSC_PER_TICK, hz, error_ppm;
+
+	report_prefix_push("stepping");
+	if (!clock.tsc_hz) {
+		report_skip("no TSC rate to make a clock of");
+		report_prefix_pop();
+		return;
+	}
+	step_after = clock.tsc_hz / 1000000 * WINDOW_US / 2;
+	step_ticks = stepping.hz / 1000000 * WINDOW_US * STEP_PCT / 100;
+	hz = clock_measure_tsc_median(&stepping, WINDOW_US).hz;
+	error_ppm = (truth > hz ? truth - hz : hz - truth) * 1000000 / truth;
+	report(step_taken && error_ppm <= STEP_TOLERANCE_PPM,
+	       "a clock that steps %d %% of a window in one of %d windows leaves their median "
+	       "within %d ppm (%llu ppm off)",
+	       STEP_PCT, CLOCK_MEDIAN_WINDOWS, STEP_TOLERANCE_PPM, error_ppm);
+	report_prefix_pop();
+}
+
 /* The i-th reference timer= names (choices 1..n, in the order it lists them). */
 static const struct refclock *timer_at(u32 i)
 {
@@ -174,7 +220,7 @@ static void measure_each(u32 n)
 		if (!r->present) {
 			report_skip("%s", r->absent);
 		} else {
-			measured[i] = measure(r);
+			measured[i] = clock_measure_tsc_median(r, WINDOW_US).hz;
 			report(measured[i] > 0, "TSC measured at %llu Hz (%u-bit, %llu Hz)",
 			       measured[i], r->bits, r->hz);
 		}
@@ -245,5 +291,6 @@ DEFINE_TEST(timers, "every reference timer agrees on the TSC frequency", 0)
 	measure_each(n);
 	report_agreement(n);
 	check_slow_reference();
+	check_stepping_reference();
 	timers_data(n, check_tick());
 }

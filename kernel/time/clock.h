@@ -133,6 +133,9 @@ struct tsc_measurement {
 struct tsc_measurement clock_measure_tsc(const struct refclock *r, u64 window_us);
 /* The same, its rate alone. */
 u64 clock_measure_tsc_hz(const struct refclock *r, u64 window_us);
+/* The measurement of median rate among CLOCK_MEDIAN_WINDOWS of them. */
+#define CLOCK_MEDIAN_WINDOWS 3
+struct tsc_measurement clock_measure_tsc_median(const struct refclock *r, u64 window_us);
 /* Elapsed reference ticks from a to b, a counter of the given width. */
 static inline u64 refclock_delta(u64 a, u64 b, u32 bits)
 {
